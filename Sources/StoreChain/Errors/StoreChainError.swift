@@ -1,0 +1,117 @@
+/// The error every StoreChain API throws: what went wrong, where, and what to do about it.
+///
+/// `code` is an open set (new codes can be added without breaking `switch`es); `location`
+/// says where the problem is (file, line, column, key path, JSON path or character offset);
+/// `suggestion` says what to do.
+///
+/// ```swift
+/// do { try request.validate(against: model) }
+/// catch let error as StoreChainError where error.code == .unknownKeyPath { print(error) }
+/// ```
+public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of problem this is.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let name: String
+        public init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        /// A model file or model definition is invalid.
+        public static let invalidModel = Code("invalid-model")
+        /// A file could not be read or parsed at all.
+        public static let unreadableFile = Code("unreadable-file")
+        /// JSON text is malformed.
+        public static let malformedJSON = Code("malformed-json")
+        /// A predicate's text could not be parsed.
+        public static let predicateSyntax = Code("predicate-syntax")
+        /// A request names an entity the model does not have.
+        public static let unknownEntity = Code("unknown-entity")
+        /// A request names a key path the entity does not have.
+        public static let unknownKeyPath = Code("unknown-key-path")
+        /// Values of incompatible types are compared, or a value has the wrong type.
+        public static let typeMismatch = Code("type-mismatch")
+        /// A request is well-formed but cannot be answered as asked.
+        public static let invalidRequest = Code("invalid-request")
+        /// A value in a data file cannot be converted to its attribute's type.
+        public static let invalidData = Code("invalid-data")
+    }
+
+    /// Where a problem is. Every field is optional; the description prints those present.
+    public struct Location: Hashable, Sendable, CustomStringConvertible {
+        public var file: String?
+        public var line: Int?
+        public var column: Int?
+        /// A key path (`entities.Band.attributes.name`) or JSON path (`$.Band[3].founded`).
+        public var path: String?
+        /// A character offset into a single-line text such as a predicate.
+        public var offset: Int?
+
+        public init(
+            file: String? = nil, line: Int? = nil, column: Int? = nil, path: String? = nil,
+            offset: Int? = nil
+        ) {
+            self.file = file
+            self.line = line
+            self.column = column
+            self.path = path
+            self.offset = offset
+        }
+
+        public var description: String {
+            var parts: [String] = []
+            if let file {
+                var place = file
+                if let line { place += ":\(line)" + (column.map { ":\($0)" } ?? "") }
+                parts.append(place)
+            } else if let line {
+                parts.append("line \(line)" + (column.map { ", column \($0)" } ?? ""))
+            }
+            if let path { parts.append(path) }
+            if let offset { parts.append("offset \(offset)") }
+            return parts.joined(separator: ": ")
+        }
+    }
+
+    public var code: Code
+    /// One sentence saying what is wrong.
+    public var message: String
+    public var location: Location?
+    /// What to do about it, if we can tell.
+    public var suggestion: String?
+    /// A description of the underlying error, if one caused this.
+    public var underlying: String?
+
+    public init(
+        _ code: Code, _ message: String, at location: Location? = nil, suggestion: String? = nil,
+        underlying: String? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.location = location
+        self.suggestion = suggestion
+        self.underlying = underlying
+    }
+
+    public var description: String {
+        var text = ""
+        if let location, !location.description.isEmpty { text = "\(location): " }
+        text += message
+        if let underlying { text += " (\(underlying))" }
+        if let suggestion { text += " — \(suggestion)" }
+        return text
+    }
+}
+
+extension StoreChainError {
+    /// Returns a copy whose location is filled in where this one says nothing.
+    public func located(_ outer: Location) -> StoreChainError {
+        var copy = self
+        var location = copy.location ?? Location()
+        location.file = location.file ?? outer.file
+        location.line = location.line ?? outer.line
+        location.column = location.column ?? outer.column
+        location.path = location.path ?? outer.path
+        location.offset = location.offset ?? outer.offset
+        copy.location = location
+        return copy
+    }
+}

@@ -1,0 +1,149 @@
+/// A fetch request checked against the model and compiled: the filter, the order, the window
+/// and the result form, ready to run over any set of nodes.
+///
+/// Every terminal that evaluates requests in memory runs them through a plan, so all of them
+/// share one set of semantics (the reference the invariant in DESIGN.md speaks of).
+public struct FetchPlan: Sendable {
+    public let request: FetchRequest
+    public let entity: Entity
+    /// The validated predicate, with constants bound to attribute types.
+    public let predicate: CompiledPredicate?
+    private let sortKeys: [SortKey]
+    private let keyReader: ValueAccessor.Single
+    private let properties: [(name: String, read: ValueAccessor.Single)]
+
+    private struct SortKey: Sendable {
+        let read: ValueAccessor.Single
+        let ascending: Bool
+        let caseInsensitive: Bool
+    }
+
+    /// Validates `request` against `model`; nothing runs if it is wrong.
+    ///
+    /// - Throws: `StoreChainError` naming the entity, key path or value at fault.
+    public init(_ request: FetchRequest, model: Model) throws(StoreChainError) {
+        self.request = request
+        entity = try model.requireEntity(request.entity)
+        predicate = try request.predicate.map { predicate throws(StoreChainError) in
+            try CompiledPredicate(predicate, entity: request.entity, model: model)
+        }
+        if let limit = request.fetchLimit, limit < 0 {
+            throw StoreChainError(.invalidRequest, "fetchLimit is \(limit)", suggestion: "use 0 or more, or nil for no limit")
+        }
+        if request.fetchOffset < 0 {
+            throw StoreChainError(.invalidRequest, "fetchOffset is \(request.fetchOffset)", suggestion: "use 0 or more")
+        }
+        var sortKeys: [SortKey] = []
+        for (index, descriptor) in request.sortDescriptors.enumerated() {
+            let path = try Self.resolveToOne(descriptor.keyPath, in: entity, model: model, role: "sortDescriptors[\(index)]")
+            guard let attribute = path.attribute, attribute.type.isOrdered else {
+                throw StoreChainError(
+                    .typeMismatch, "cannot sort by '\(descriptor.keyPath)': it is not an attribute with an order",
+                    at: .init(path: "sortDescriptors[\(index)]"))
+            }
+            if descriptor.caseInsensitive && attribute.type != .string {
+                throw StoreChainError(
+                    .typeMismatch, "case-insensitive sort needs a string, but '\(descriptor.keyPath)' is \(attribute.type.rawValue)",
+                    at: .init(path: "sortDescriptors[\(index)]"))
+            }
+            sortKeys.append(SortKey(read: ValueAccessor.single(path), ascending: descriptor.ascending,
+                caseInsensitive: descriptor.caseInsensitive))
+        }
+        self.sortKeys = sortKeys
+        let keyName = entity.key
+        keyReader = { node, _ in node.id.key ?? node.attributes[keyName] ?? .null }
+        var properties: [(String, ValueAccessor.Single)] = []
+        if case .dictionaries(let names) = request.resultType {
+            for (index, name) in names.enumerated() {
+                let path = try Self.resolveToOne(name, in: entity, model: model, role: "resultType.dictionaries[\(index)]")
+                properties.append((name, ValueAccessor.single(path)))
+            }
+        }
+        self.properties = properties
+        for (index, keyPath) in request.relationshipKeyPathsForPrefetching.enumerated() {
+            let components = keyPath.split(separator: ".").map(String.init)
+            let resolved = try Self.resolve(components, in: entity, model: model, role: "relationshipKeyPathsForPrefetching[\(index)]")
+            guard case .relationship = resolved.terminal else {
+                throw StoreChainError(
+                    .invalidRequest, "'\(keyPath)' is an attribute; only relationships can be prefetched",
+                    at: .init(path: "relationshipKeyPathsForPrefetching[\(index)]"))
+            }
+        }
+    }
+
+    private static func resolve(_ components: [String], in entity: Entity, model: Model, role: String)
+        throws(StoreChainError) -> ResolvedKeyPath
+    {
+        do {
+            return try ResolvedKeyPath(components, from: entity, in: model)
+        } catch {
+            throw error.located(.init(path: role))
+        }
+    }
+
+    private static func resolveToOne(_ keyPath: String, in entity: Entity, model: Model, role: String)
+        throws(StoreChainError) -> ResolvedKeyPath
+    {
+        let components = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let resolved = try resolve(components, in: entity, model: model, role: role)
+        if resolved.isCollection {
+            throw StoreChainError(
+                .invalidRequest, "'\(keyPath)' goes through a to-many relationship and has many values",
+                at: .init(path: role), suggestion: "use a key path through to-one relationships only")
+        }
+        return resolved
+    }
+
+    /// Runs the plan over `nodes` (the entity's objects); `source` supplies related objects.
+    public func execute(over nodes: some Sequence<Node>, source: any NodeSource) -> FetchResult {
+        let window = select(from: nodes, source: source)
+        switch request.resultType {
+        case .objects: return .objects(window)
+        case .objectIDs: return .objectIDs(window.map(\.id))
+        case .count: return .count(window.count)
+        case .dictionaries:
+            return .dictionaries(
+                window.map { node in
+                    Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0.read(node, source)) })
+                })
+        }
+    }
+
+    /// The matching nodes, sorted, within the request's offset and limit.
+    public func select(from nodes: some Sequence<Node>, source: any NodeSource) -> [Node] {
+        var matches = Array(nodes)
+        if let predicate {
+            matches.removeAll { !predicate.evaluate($0, in: source) }
+        }
+        matches = sorted(matches, source: source)
+        let start = min(request.fetchOffset, matches.count)
+        let end = request.fetchLimit.map { min(matches.count, start + $0) } ?? matches.count
+        return Array(matches[start..<end])
+    }
+
+    /// Sorts by the sort descriptors, then by key so the order is always fully determined.
+    private func sorted(_ nodes: [Node], source: any NodeSource) -> [Node] {
+        guard nodes.count > 1 else { return nodes }
+        let readers = sortKeys.map(\.read) + [keyReader]
+        let keys: [[Value]] = nodes.map { node in
+            readers.enumerated().map { index, read in
+                let value = read(node, source)
+                if index < sortKeys.count, sortKeys[index].caseInsensitive, case .string(let text) = value {
+                    return .string(text.lowercased())
+                }
+                return value
+            }
+        }
+        let order = nodes.indices.sorted { left, right in
+            for index in readers.indices {
+                let result = Value.sortCompare(keys[left][index], keys[right][index])
+                if result != 0 {
+                    let ascending = index < sortKeys.count ? sortKeys[index].ascending : true
+                    return ascending ? result < 0 : result > 0
+                }
+            }
+            return false
+        }
+        return order.map { nodes[$0] }
+    }
+}

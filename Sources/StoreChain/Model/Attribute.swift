@@ -1,0 +1,16 @@
+/// A typed attribute of an entity.
+public struct Attribute: Sendable, Hashable {
+    public var name: String
+    public var type: AttributeType
+    /// Whether the attribute may be missing (`nil`).
+    public var isOptional: Bool
+    /// The value used when a record does not give one.
+    public var defaultValue: Value?
+
+    public init(_ name: String, _ type: AttributeType, optional: Bool = false, default defaultValue: Value? = nil) {
+        self.name = name
+        self.type = type
+        self.isOptional = optional
+        self.defaultValue = defaultValue
+    }
+}

@@ -1,0 +1,21 @@
+/// The type of an attribute's values.
+public enum AttributeType: String, Sendable, Hashable, CaseIterable, Codable {
+    case string, integer, double, decimal, boolean, date, data, uuid, url, json
+
+    /// Whether values of this type can be ordered with `<` and sorted.
+    public var isOrdered: Bool {
+        switch self {
+        case .string, .integer, .double, .decimal, .date, .boolean, .uuid, .url: true
+        case .data, .json: false
+        }
+    }
+
+    public var isNumeric: Bool {
+        self == .integer || self == .double || self == .decimal
+    }
+
+    /// Whether an entity's key may have this type.
+    public var canBeKey: Bool {
+        self == .string || self == .integer || self == .uuid
+    }
+}

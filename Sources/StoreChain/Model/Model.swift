@@ -1,0 +1,40 @@
+/// The app's view of the data: entities, attributes and relationships with inverses.
+///
+/// A model is checked when it is made: every relationship must lead to an entity that exists,
+/// every declared inverse must point back, names must be unique, keys must exist.
+///
+/// ```swift
+/// let model = try Model([
+///     Entity("Band", key: "id", attributes: [Attribute("id", .integer), Attribute("name", .string)],
+///            relationships: [Relationship("albums", .toMany(ordered: false), "Album", inverse: "band")]),
+///     Entity("Album", key: "id", attributes: [Attribute("id", .integer)],
+///            relationships: [Relationship("band", .toOne, "Band", inverse: "albums")]),
+/// ])
+/// ```
+public struct Model: Sendable, Hashable {
+    /// Entities in declaration order.
+    public let entities: [Entity]
+    private let entityIndex: [String: Int]
+
+    /// Makes a model, reporting every problem at once.
+    public init(_ entities: [Entity]) throws(ValidationFailure) {
+        let problems = ModelValidator.problems(in: entities)
+        if !problems.isEmpty { throw ValidationFailure(problems) }
+        self.entities = entities
+        self.entityIndex = Dictionary(uniqueKeysWithValues: entities.enumerated().map { ($1.name, $0) })
+    }
+
+    public func entity(named name: String) -> Entity? {
+        entityIndex[name].map { entities[$0] }
+    }
+
+    /// The entity, or an error that suggests the closest name.
+    public func requireEntity(_ name: String) throws(StoreChainError) -> Entity {
+        guard let entity = entity(named: name) else {
+            throw StoreChainError(
+                .unknownEntity, "unknown entity '\(name)'",
+                suggestion: Suggestion.didYouMean(name, in: entities.map(\.name)))
+        }
+        return entity
+    }
+}

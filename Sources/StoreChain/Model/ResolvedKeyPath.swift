@@ -1,0 +1,70 @@
+/// A key path checked against the model: the relationships it goes through and where it ends.
+public struct ResolvedKeyPath: Sendable, Hashable {
+    /// One relationship crossed on the way.
+    public struct Step: Sendable, Hashable {
+        public let relationship: Relationship
+        public let destination: Entity
+    }
+
+    /// Where the key path ends.
+    public enum Terminal: Sendable, Hashable {
+        case attribute(Attribute)
+        case relationship(Relationship)
+    }
+
+    public let components: [String]
+    public let steps: [Step]
+    public let terminal: Terminal
+
+    /// Whether the key path goes through a to-many relationship, so it leads to many values.
+    public var isCollection: Bool {
+        steps.contains { $0.relationship.isToMany }
+    }
+
+    /// The attribute at the end, if it ends at one.
+    public var attribute: Attribute? {
+        if case .attribute(let attribute) = terminal { return attribute }
+        return nil
+    }
+
+    /// Resolves `components` from `entity`, or says which component is wrong.
+    public init(_ components: [String], from entity: Entity, in model: Model) throws(StoreChainError) {
+        var steps: [Step] = []
+        var current = entity
+        let text = components.joined(separator: ".")
+        for (position, name) in components.enumerated() {
+            let isLast = position == components.count - 1
+            if let attribute = current.attribute(named: name) {
+                guard isLast else {
+                    throw StoreChainError(
+                        .unknownKeyPath,
+                        "key path '\(text)' continues after attribute '\(current.name).\(name)', which has no keys",
+                        suggestion: "only relationships can be followed with '.'")
+                }
+                self.init(components: components, steps: steps, terminal: .attribute(attribute))
+                return
+            }
+            guard let relationship = current.relationship(named: name) else {
+                throw StoreChainError(
+                    .unknownKeyPath, "entity '\(current.name)' has no attribute or relationship '\(name)' (in key path '\(text)')",
+                    suggestion: Suggestion.didYouMean(name, in: current.propertyNames))
+            }
+            if isLast {
+                self.init(components: components, steps: steps, terminal: .relationship(relationship))
+                return
+            }
+            guard let destination = model.entity(named: relationship.destination) else {
+                throw StoreChainError(.invalidModel, "relationship '\(name)' leads to unknown entity '\(relationship.destination)'")
+            }
+            steps.append(Step(relationship: relationship, destination: destination))
+            current = destination
+        }
+        throw StoreChainError(.unknownKeyPath, "empty key path")
+    }
+
+    private init(components: [String], steps: [Step], terminal: Terminal) {
+        self.components = components
+        self.steps = steps
+        self.terminal = terminal
+    }
+}

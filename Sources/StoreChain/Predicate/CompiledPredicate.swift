@@ -1,0 +1,113 @@
+/// A predicate checked against an entity and compiled into closures, ready to test nodes.
+///
+/// This is the reference semantics every other evaluation (SQL, remote query parameters) must
+/// agree with.
+///
+/// ```swift
+/// let filter = try CompiledPredicate(predicate, entity: "Album", model: model)
+/// let recent = albums.filter { filter.evaluate($0, in: store) }
+/// ```
+public struct CompiledPredicate: Sendable {
+    typealias Test = @Sendable (Node, any NodeSource) -> Bool
+
+    /// The predicate after validation, with constants bound to the attribute types.
+    public let predicate: FetchPredicate
+    private let test: Test
+
+    /// Validates `predicate` for `entity` and compiles it.
+    public init(_ predicate: FetchPredicate, entity entityName: String, model: Model) throws(StoreChainError) {
+        let entity = try model.requireEntity(entityName)
+        let bound = try PredicateValidator.bind(predicate, entity: entity, model: model)
+        self.predicate = bound
+        self.test = try Self.compile(bound, entity: entity, model: model)
+    }
+
+    /// Whether `node` satisfies the predicate; `source` supplies related objects.
+    public func evaluate(_ node: Node, in source: any NodeSource = EmptyNodeSource()) -> Bool {
+        test(node, source)
+    }
+
+    private static func compile(_ predicate: FetchPredicate, entity: Entity, model: Model) throws(StoreChainError) -> Test {
+        switch predicate {
+        case .true: return { _, _ in true }
+        case .false: return { _, _ in false }
+        case .and(let operands):
+            let tests = try compileAll(operands, entity: entity, model: model)
+            if tests.count == 2 {
+                let (first, second) = (tests[0], tests[1])
+                return { first($0, $1) && second($0, $1) }
+            }
+            return { node, source in tests.allSatisfy { $0(node, source) } }
+        case .or(let operands):
+            let tests = try compileAll(operands, entity: entity, model: model)
+            return { node, source in tests.contains { $0(node, source) } }
+        case .not(let operand):
+            let inner = try compile(operand, entity: entity, model: model)
+            return { !inner($0, $1) }
+        case .comparison(let comparison):
+            return try compile(comparison, entity: entity, model: model)
+        }
+    }
+
+    private static func compileAll(_ operands: [FetchPredicate], entity: Entity, model: Model) throws(StoreChainError)
+        -> [Test]
+    {
+        var tests: [Test] = []
+        for operand in operands { tests.append(try compile(operand, entity: entity, model: model)) }
+        return tests
+    }
+
+    private static func compile(_ comparison: Comparison, entity: Entity, model: Model) throws(StoreChainError) -> Test {
+        let matcher = StringMatcher(comparison.options)
+        let valueTest = try ValueTest.make(comparison, matcher: matcher)
+        let right = try operand(comparison.rhs, entity: entity, model: model, matcher: matcher)
+
+        if comparison.modifier != .direct, case .keyPath(let components) = comparison.lhs {
+            let values = ValueAccessor.many(try ResolvedKeyPath(components, from: entity, in: model))
+            let modifier = comparison.modifier
+            return { node, source in
+                let rhs = right(node, source)
+                let all = values(node, source)
+                switch modifier {
+                case .any: return all.contains { valueTest(matcher.foldValue($0), rhs) }
+                case .all: return all.allSatisfy { valueTest(matcher.foldValue($0), rhs) }
+                case .none, .direct: return !all.contains { valueTest(matcher.foldValue($0), rhs) }
+                }
+            }
+        }
+        let left = try operand(comparison.lhs, entity: entity, model: model, matcher: matcher)
+        return { node, source in valueTest(left(node, source), right(node, source)) }
+    }
+
+    /// Reads one side of a comparison, already folded for the comparison's options.
+    private static func operand(_ expression: PredicateExpression, entity: Entity, model: Model, matcher: StringMatcher)
+        throws(StoreChainError) -> ValueAccessor.Single
+    {
+        let folds = !matcher.options.isEmpty
+        switch expression {
+        case .constant(let value):
+            let folded = matcher.foldValue(value)
+            return { _, _ in folded }
+        case .array:
+            // IN and BETWEEN capture their array when the test is made; nothing to read here.
+            return { _, _ in .null }
+        case .keyPath(let components):
+            let read = ValueAccessor.single(try ResolvedKeyPath(components, from: entity, in: model))
+            guard folds else { return read }
+            return { node, source in matcher.foldValue(read(node, source)) }
+        case .aggregate(let function, let collection, let property):
+            return try ValueAccessor.aggregate(
+                function, collection: collection, property: property, entity: entity, model: model)
+        case .variable(let name):
+            throw StoreChainError(.invalidRequest, "variable $\(name) has no value")
+        }
+    }
+}
+
+extension StringMatcher {
+    /// Folds string values; leaves other values as they are.
+    func foldValue(_ value: Value) -> Value {
+        guard !options.isEmpty, case .string(let string) = value else { return value }
+        return .string(fold(string))
+    }
+}

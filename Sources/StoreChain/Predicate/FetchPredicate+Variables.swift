@@ -1,0 +1,77 @@
+extension FetchPredicate {
+    /// Replaces `$name` variables with values.
+    ///
+    /// ```swift
+    /// let template = try FetchPredicate("year >= $from AND year <= $to")
+    /// let nineties = try template.substituting(["from": 1990, "to": 1999])
+    /// ```
+    /// - Throws: `.invalidRequest` naming a variable that has no value.
+    public func substituting(_ variables: [String: any PredicateArgumentConvertible]) throws(StoreChainError) -> FetchPredicate {
+        let arguments = variables.mapValues(\.predicateArgument)
+        return try map { expression throws(StoreChainError) in
+            guard case .variable(let name) = expression else { return expression }
+            guard let argument = arguments[name] else {
+                throw StoreChainError(
+                    .invalidRequest, "variable $\(name) has no value",
+                    suggestion: Suggestion.closest(to: name, in: arguments.keys).map { "did you mean '\($0)'?" }
+                        ?? "pass a value for '\(name)' to substituting(_:)")
+            }
+            return argument.expression
+        }
+    }
+
+    /// The names of the `$variables` the predicate uses.
+    public var variables: Set<String> {
+        var names: Set<String> = []
+        func collect(_ expression: PredicateExpression) {
+            switch expression {
+            case .variable(let name): names.insert(name)
+            case .array(let elements): elements.forEach(collect)
+            default: break
+            }
+        }
+        forEachComparison { comparison in
+            collect(comparison.lhs)
+            collect(comparison.rhs)
+        }
+        return names
+    }
+
+    /// Calls `body` for every comparison, depth first.
+    public func forEachComparison(_ body: (Comparison) -> Void) {
+        switch self {
+        case .true, .false: break
+        case .and(let operands), .or(let operands): operands.forEach { $0.forEachComparison(body) }
+        case .not(let operand): operand.forEachComparison(body)
+        case .comparison(let comparison): body(comparison)
+        }
+    }
+
+    /// A copy with every comparison's expressions transformed.
+    func map(_ transform: (PredicateExpression) throws(StoreChainError) -> PredicateExpression) throws(StoreChainError) -> FetchPredicate {
+        func mapExpression(_ expression: PredicateExpression) throws(StoreChainError) -> PredicateExpression {
+            if case .array(let elements) = expression {
+                var mapped: [PredicateExpression] = []
+                for element in elements { mapped.append(try mapExpression(element)) }
+                return .array(mapped)
+            }
+            return try transform(expression)
+        }
+        switch self {
+        case .true, .false: return self
+        case .and(let operands):
+            var mapped: [FetchPredicate] = []
+            for operand in operands { mapped.append(try operand.map(transform)) }
+            return .and(mapped)
+        case .or(let operands):
+            var mapped: [FetchPredicate] = []
+            for operand in operands { mapped.append(try operand.map(transform)) }
+            return .or(mapped)
+        case .not(let operand): return .not(try operand.map(transform))
+        case .comparison(var comparison):
+            comparison.lhs = try mapExpression(comparison.lhs)
+            comparison.rhs = try mapExpression(comparison.rhs)
+            return .comparison(comparison)
+        }
+    }
+}

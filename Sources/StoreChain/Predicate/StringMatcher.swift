@@ -1,0 +1,94 @@
+import Foundation
+
+/// String comparison with NSPredicate's options. Strings compare by Unicode scalar (as
+/// NSString's literal comparison and SQLite's BINARY collation do); `[c]` lowercases and `[d]`
+/// removes diacritics from both sides first.
+struct StringMatcher: Sendable {
+    let options: Comparison.Options
+
+    init(_ options: Comparison.Options) {
+        self.options = options
+    }
+
+    /// The form of `string` that comparisons under these options see.
+    func fold(_ string: String) -> String {
+        if options.contains(.diacriticInsensitive) {
+            let folding: String.CompareOptions =
+                options.contains(.caseInsensitive) ? [.diacriticInsensitive, .caseInsensitive] : [.diacriticInsensitive]
+            let folded = string.folding(options: folding, locale: nil)
+            return options.contains(.caseInsensitive) ? folded.lowercased() : folded
+        }
+        return options.contains(.caseInsensitive) ? string.lowercased() : string
+    }
+
+    static func equal(_ a: String, _ b: String) -> Bool {
+        a.utf8.elementsEqual(b.utf8)
+    }
+
+    /// Orders by Unicode scalar value (the same order as UTF-8 bytes).
+    static func compare(_ a: String, _ b: String) -> Int {
+        var left = a.utf8.makeIterator()
+        var right = b.utf8.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil): return 0
+            case (nil, _): return -1
+            case (_, nil): return 1
+            case (let x?, let y?) where x != y: return x < y ? -1 : 1
+            default: continue
+            }
+        }
+    }
+
+    static func beginsWith(_ a: String, _ prefix: String) -> Bool {
+        a.utf8.starts(with: prefix.utf8)
+    }
+
+    static func endsWith(_ a: String, _ suffix: String) -> Bool {
+        let count = suffix.utf8.count
+        return a.utf8.count >= count && a.utf8.suffix(count).elementsEqual(suffix.utf8)
+    }
+
+    static func contains(_ a: String, _ part: String) -> Bool {
+        part.isEmpty || a.utf8.firstRange(of: part.utf8) != nil
+    }
+
+    /// `LIKE`: `*` matches any run of characters, `?` exactly one; the whole string must match.
+    static func like(_ string: String, pattern: String) -> Bool {
+        let text = Array(string.unicodeScalars)
+        let pattern = Array(pattern.unicodeScalars)
+        var t = 0
+        var p = 0
+        var starPattern = -1
+        var starText = 0
+        while t < text.count {
+            if p < pattern.count && (pattern[p] == "?" || (pattern[p] != "*" && pattern[p] == text[t])) {
+                t += 1
+                p += 1
+            } else if p < pattern.count && pattern[p] == "*" {
+                starPattern = p
+                starText = t
+                p += 1
+            } else if starPattern >= 0 {
+                p = starPattern + 1
+                starText += 1
+                t = starText
+            } else {
+                return false
+            }
+        }
+        while p < pattern.count && pattern[p] == "*" { p += 1 }
+        return p == pattern.count
+    }
+
+    /// Checks that a `MATCHES` pattern is a valid regular expression.
+    static func checkRegex(_ pattern: String) throws(StoreChainError) {
+        do {
+            _ = try Regex(pattern)
+        } catch {
+            throw StoreChainError(
+                .typeMismatch, "MATCHES pattern \"\(pattern)\" is not a valid regular expression",
+                underlying: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import Synchronization
+
+/// Answers fetches over a dataset held in memory, with the reference evaluator.
+///
+/// This is the oracle: for the same data, every chain of handlers must return what this store
+/// returns. Safe to use from many tasks; a fetch works on a snapshot, so it never blocks writers.
+///
+/// ```swift
+/// let store = InMemoryStore(model: model, nodes: nodes)
+/// let result = try store.fetch(FetchRequest(entity: "Band", fetchLimit: 10))
+/// ```
+public final class InMemoryStore: Sendable {
+    public let model: Model
+    private let dataset: Mutex<Dataset>
+
+    public init(model: Model, dataset: Dataset = Dataset()) {
+        self.model = model
+        self.dataset = Mutex(dataset)
+    }
+
+    public convenience init(model: Model, nodes: [Node]) {
+        self.init(model: model, dataset: Dataset(nodes))
+    }
+
+    /// Runs a fetch request.
+    ///
+    /// - Throws: `StoreChainError` when the request does not fit the model.
+    public func fetch(_ request: FetchRequest) throws(StoreChainError) -> FetchResult {
+        try execute(FetchPlan(request, model: model))
+    }
+
+    /// Runs an already validated plan.
+    public func execute(_ plan: FetchPlan) -> FetchResult {
+        let snapshot = self.snapshot
+        return plan.execute(over: snapshot.nodes(of: plan.entity.name), source: snapshot)
+    }
+
+    /// The node with this ID, if the store holds it.
+    public func node(for id: ObjectID) -> Node? {
+        dataset.withLock { $0.node(for: id) }
+    }
+
+    /// A copy of everything the store holds at this moment.
+    public var snapshot: Dataset {
+        dataset.withLock { $0 }
+    }
+
+    /// Inserts or replaces nodes.
+    public func upsert(_ nodes: [Node]) {
+        dataset.withLock { dataset in
+            for node in nodes { dataset.upsert(node) }
+        }
+    }
+
+    /// Removes the node with this ID; returns whether there was one.
+    @discardableResult
+    public func remove(_ id: ObjectID) -> Bool {
+        dataset.withLock { $0.remove(id) }
+    }
+}

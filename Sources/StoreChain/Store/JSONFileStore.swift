@@ -1,0 +1,40 @@
+import Foundation
+
+/// A store that loads records from a JSON file (`{"Band": [{…}], "Album": [{…}]}`) and answers
+/// fetches over them with the reference evaluator.
+///
+/// ```swift
+/// let store = try JSONFileStore(contentsOf: URL(filePath: "music.json"), model: model)
+/// let bands = try store.fetch(FetchRequest(entity: "Band"))
+/// ```
+public final class JSONFileStore: Sendable {
+    public let url: URL
+    /// The records, held in memory.
+    public let store: InMemoryStore
+
+    /// Loads and checks the whole file.
+    ///
+    /// - Throws: `StoreChainError` naming the file, and the byte offset (malformed JSON) or
+    ///   JSON path (a value that does not fit the model).
+    public init(contentsOf url: URL, model: Model) throws(StoreChainError) {
+        self.url = url
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw StoreChainError(
+                .unreadableFile, "cannot read the data file", at: .init(file: url.path),
+                suggestion: "check that the path is right and the file is readable", underlying: "\(error)")
+        }
+        let root = try JSONParser().parse(data, source: url.path)
+        let dataset = try RecordLoader(model: model, source: url.path).load(root)
+        store = InMemoryStore(model: model, dataset: dataset)
+    }
+
+    public var model: Model { store.model }
+
+    /// Runs a fetch request over the file's records.
+    public func fetch(_ request: FetchRequest) throws(StoreChainError) -> FetchResult {
+        try store.fetch(request)
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// The identity of an object: its entity and its reference (the backend's key).
+///
+/// Inserted objects carry a temporary reference until a save returns the permanent key.
+public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
+    /// How an object is referred to.
+    public enum Reference: Sendable, Hashable {
+        /// The backend's key.
+        case key(Value)
+        /// A placeholder for an object inserted locally and not yet saved.
+        case temporary(UUID)
+    }
+
+    public let entity: String
+    public let reference: Reference
+
+    public init(entity: String, reference: Reference) {
+        self.entity = entity
+        self.reference = reference
+    }
+
+    /// A permanent ID for the object whose key is `key`.
+    public init(entity: String, key: Value) {
+        self.init(entity: entity, reference: .key(key))
+    }
+
+    /// A new temporary ID, unique in this process.
+    public static func temporary(entity: String) -> ObjectID {
+        ObjectID(entity: entity, reference: .temporary(UUID()))
+    }
+
+    public var isTemporary: Bool {
+        if case .temporary = reference { return true }
+        return false
+    }
+
+    /// The backend's key, or `nil` for a temporary ID.
+    public var key: Value? {
+        if case .key(let key) = reference { return key }
+        return nil
+    }
+
+    /// `Band/42`, or `Band/temp:UUID` for a temporary ID.
+    public var description: String {
+        switch reference {
+        case .key(let key): "\(entity)/\(key)"
+        case .temporary(let uuid): "\(entity)/temp:\(uuid.uuidString)"
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import StoreChain
+import Yams
+
+/// A YAML (or JSON) document read for configuration: each value with its line and column, and
+/// helpers that report problems with file, line and key path.
+struct YAMLDocument {
+    let source: String?
+    let root: Yams.Node?
+
+    /// Parses `text`; JSON is read by the same parser, so it gets line numbers too.
+    init(text: String, source: String?) throws(StoreChainError) {
+        self.source = source
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            throw Self.syntaxError(error, source: source)
+        } catch {
+            throw StoreChainError(.unreadableFile, "cannot parse the file", at: .init(file: source), underlying: "\(error)")
+        }
+    }
+
+    private static func syntaxError(_ error: YamlError, source: String?) -> StoreChainError {
+        let location: StoreChainError.Location
+        let problem: String
+        switch error {
+        case .scanner(_, let text, let mark, _), .parser(_, let text, let mark, _), .composer(_, let text, let mark, _):
+            location = .init(file: source, line: mark.line, column: mark.column)
+            problem = text
+        case .reader(let text, let offset, _, _):
+            location = .init(file: source, offset: offset)
+            problem = text
+        default:
+            location = .init(file: source)
+            problem = "\(error)"
+        }
+        return StoreChainError(
+            .unreadableFile, "the file is not valid YAML or JSON: \(problem)", at: location,
+            suggestion: "fix the syntax at that line (check indentation, colons and quotes)")
+    }
+
+    func location(_ node: Yams.Node?, _ path: String) -> StoreChainError.Location {
+        .init(file: source, line: node?.mark?.line, column: node?.mark?.column, path: path)
+    }
+
+    func problem(_ node: Yams.Node?, _ path: String, _ message: String, _ suggestion: String? = nil)
+        -> StoreChainError
+    {
+        StoreChainError(.invalidModel, message, at: location(node, path), suggestion: suggestion)
+    }
+
+    /// The pairs of a mapping, checking for duplicate and non-string keys.
+    func pairs(_ node: Yams.Node, _ path: String, problems: inout [StoreChainError]) -> [(key: String, keyNode: Yams.Node, value: Yams.Node)]? {
+        guard case .mapping(let mapping) = node else {
+            problems.append(problem(node, path, "expected a mapping of names to values, found \(describe(node))"))
+            return nil
+        }
+        var seen: Set<String> = []
+        var result: [(String, Yams.Node, Yams.Node)] = []
+        for (keyNode, value) in mapping {
+            guard case .scalar(let scalar) = keyNode else {
+                problems.append(problem(keyNode, path, "keys must be plain names, found \(describe(keyNode))"))
+                continue
+            }
+            if !seen.insert(scalar.string).inserted {
+                problems.append(problem(keyNode, join(path, scalar.string), "'\(scalar.string)' appears twice",
+                    "remove or rename one of them"))
+                continue
+            }
+            result.append((scalar.string, keyNode, value))
+        }
+        return result
+    }
+
+    /// The string of a scalar, or a problem.
+    func string(_ node: Yams.Node, _ path: String, problems: inout [StoreChainError]) -> String? {
+        guard case .scalar(let scalar) = node else {
+            problems.append(problem(node, path, "expected a name, found \(describe(node))"))
+            return nil
+        }
+        return scalar.string
+    }
+
+    /// A scalar as JSON, by its resolved YAML tag (`3` integer, `1.5` double, `true`, `null`).
+    func json(_ node: Yams.Node) -> JSONValue? {
+        switch node {
+        case .scalar(let scalar):
+            if scalar.style == .plain {
+                if let integer = Int.construct(from: scalar) { return .integer(integer) }
+                if let double = Double.construct(from: scalar) { return .double(double) }
+                if let flag = Bool.construct(from: scalar) { return .bool(flag) }
+                if scalar.string == "~" || scalar.string == "null" || scalar.string.isEmpty { return .null }
+            }
+            return .string(scalar.string)
+        case .sequence(let sequence):
+            var elements: [JSONValue] = []
+            for element in sequence {
+                guard let value = json(element) else { return nil }
+                elements.append(value)
+            }
+            return .array(elements)
+        case .mapping(let mapping):
+            var members: [String: JSONValue] = [:]
+            for (key, value) in mapping {
+                guard case .scalar(let name) = key, let member = json(value) else { return nil }
+                members[name.string] = member
+            }
+            return .object(members)
+        case .alias:
+            return nil
+        }
+    }
+
+    func describe(_ node: Yams.Node) -> String {
+        switch node {
+        case .scalar(let scalar): "'\(scalar.string)'"
+        case .mapping: "a mapping"
+        case .sequence: "a list"
+        case .alias: "an alias"
+        }
+    }
+
+    func join(_ path: String, _ key: String) -> String {
+        path.isEmpty ? key : "\(path).\(key)"
+    }
+}

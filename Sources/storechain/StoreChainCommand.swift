@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct StoreChainCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "storechain",
+        abstract: "Use a remote web service as a local object graph.",
+        subcommands: [QueryCommand.self, DemoCommand.self]
+    )
+}
