@@ -80,7 +80,7 @@ public struct CompiledPredicate: Sendable {
     }
 
     /// Reads one side of a comparison, already folded for the comparison's options.
-    private static func operand(_ expression: PredicateExpression, entity: Entity, model: Model, matcher: StringMatcher)
+    private static func operand(_ expression: Operand, entity: Entity, model: Model, matcher: StringMatcher)
         throws(StoreChainError) -> ValueAccessor.Single
     {
         let folds = !matcher.options.isEmpty

@@ -13,7 +13,7 @@ extension FetchPredicate: CustomStringConvertible {
     public var description: String { format }
 }
 
-extension PredicateExpression: CustomStringConvertible {
+extension Operand: CustomStringConvertible {
     /// The canonical text of this expression.
     public var description: String {
         var text = ""
@@ -73,7 +73,7 @@ enum PredicatePrinter {
         write(comparison.rhs, into: &text)
     }
 
-    static func write(_ expression: PredicateExpression, into text: inout String) {
+    static func write(_ expression: Operand, into text: inout String) {
         switch expression {
         case .keyPath(let components): writeKeyPath(components, into: &text)
         case .constant(let value): write(value, into: &text)

@@ -23,7 +23,7 @@ extension FetchPredicate {
     /// The names of the `$variables` the predicate uses.
     public var variables: Set<String> {
         var names: Set<String> = []
-        func collect(_ expression: PredicateExpression) {
+        func collect(_ expression: Operand) {
             switch expression {
             case .variable(let name): names.insert(name)
             case .array(let elements): elements.forEach(collect)
@@ -48,10 +48,10 @@ extension FetchPredicate {
     }
 
     /// A copy with every comparison's expressions transformed.
-    func map(_ transform: (PredicateExpression) throws(StoreChainError) -> PredicateExpression) throws(StoreChainError) -> FetchPredicate {
-        func mapExpression(_ expression: PredicateExpression) throws(StoreChainError) -> PredicateExpression {
+    func map(_ transform: (Operand) throws(StoreChainError) -> Operand) throws(StoreChainError) -> FetchPredicate {
+        func mapExpression(_ expression: Operand) throws(StoreChainError) -> Operand {
             if case .array(let elements) = expression {
-                var mapped: [PredicateExpression] = []
+                var mapped: [Operand] = []
                 for element in elements { mapped.append(try mapExpression(element)) }
                 return .array(mapped)
             }

@@ -80,13 +80,13 @@ public struct Comparison: Sendable, Hashable {
     }
 
     public var modifier: Modifier
-    public var lhs: PredicateExpression
+    public var lhs: Operand
     public var op: Operator
-    public var rhs: PredicateExpression
+    public var rhs: Operand
     public var options: Options
 
     public init(
-        _ lhs: PredicateExpression, _ op: Operator, _ rhs: PredicateExpression, options: Options = [],
+        _ lhs: Operand, _ op: Operator, _ rhs: Operand, options: Options = [],
         modifier: Modifier = .direct
     ) {
         self.modifier = modifier
@@ -98,12 +98,12 @@ public struct Comparison: Sendable, Hashable {
 }
 
 /// One side of a comparison.
-public indirect enum PredicateExpression: Sendable, Hashable {
+public indirect enum Operand: Sendable, Hashable {
     /// A key path from the evaluated object, through to-one or to-many relationships.
     case keyPath([String])
     case constant(Value)
     /// An array literal `{1, 2, 3}`, for `IN` and `BETWEEN`.
-    case array([PredicateExpression])
+    case array([Operand])
     /// `$name`, replaced by `FetchPredicate.substituting(_:)` before evaluation.
     case variable(String)
     /// `albums.@count`, `albums.@sum.price`: a function over the values of a to-many key path.

@@ -10,10 +10,10 @@ public enum PredicateArgument: Sendable, Hashable {
         self = value.predicateArgument
     }
 
-    var expression: PredicateExpression {
+    var expression: Operand {
         switch self {
         case .value(let value): .constant(value)
-        case .array(let values): .array(values.map(PredicateExpression.constant))
+        case .array(let values): .array(values.map(Operand.constant))
         }
     }
 }

@@ -10,7 +10,7 @@
 /// // year >= 1990 AND title BEGINSWITH[c] "rue"
 /// ```
 public struct Key<T: PredicateValueConvertible>: Sendable, Hashable {
-    public let expression: PredicateExpression
+    public let expression: Operand
     public let modifier: Comparison.Modifier
 
     /// A key path from the evaluated object, such as `"name"` or `"band.name"`.
@@ -18,12 +18,12 @@ public struct Key<T: PredicateValueConvertible>: Sendable, Hashable {
         self.init(.keyPath(keyPath.split(separator: ".").map(String.init)), modifier: .direct)
     }
 
-    init(_ expression: PredicateExpression, modifier: Comparison.Modifier) {
+    init(_ expression: Operand, modifier: Comparison.Modifier) {
         self.expression = expression
         self.modifier = modifier
     }
 
-    func compare(_ op: Comparison.Operator, _ rhs: PredicateExpression, _ options: Comparison.Options = []) -> FetchPredicate {
+    func compare(_ op: Comparison.Operator, _ rhs: Operand, _ options: Comparison.Options = []) -> FetchPredicate {
         .comparison(Comparison(expression, op, rhs, options: options, modifier: modifier))
     }
 
@@ -140,7 +140,7 @@ public struct ToMany: Sendable, Hashable {
         return Key(.keyPath(components + rest), modifier: modifier)
     }
 
-    private func aggregate<T, R>(_ function: PredicateExpression.Aggregate, _ key: Key<T>) -> Key<R> {
+    private func aggregate<T, R>(_ function: Operand.Aggregate, _ key: Key<T>) -> Key<R> {
         guard case .keyPath(let property) = key.expression else { return Key(key.expression, modifier: .direct) }
         return Key(.aggregate(function, collection: components, property: property), modifier: .direct)
     }

@@ -190,7 +190,7 @@ struct PredicateParser {
         return options
     }
 
-    private mutating func parseExpression() throws(StoreChainError) -> PredicateExpression {
+    private mutating func parseExpression() throws(StoreChainError) -> Operand {
         let token = current
         switch token.kind {
         case .integer(let number):
@@ -227,7 +227,7 @@ struct PredicateParser {
     }
 
     private mutating func argumentExpression(_ letter: Character, _ token: Token) throws(StoreChainError)
-        -> PredicateExpression
+        -> Operand
     {
         guard argumentIndex < arguments.count else {
             throw error("'%\(letter)' has no argument: only \(arguments.count) were given", at: token)
@@ -278,7 +278,7 @@ struct PredicateParser {
         return components
     }
 
-    private mutating func parseKeyPath(startingWith prefix: [String]) throws(StoreChainError) -> PredicateExpression {
+    private mutating func parseKeyPath(startingWith prefix: [String]) throws(StoreChainError) -> Operand {
         var components = prefix
         if prefix.isEmpty {
             if case .identifier(let name) = current.kind {
@@ -311,9 +311,9 @@ struct PredicateParser {
         return .keyPath(components)
     }
 
-    private mutating func parseAggregate(_ name: String, collection: [String]) throws(StoreChainError) -> PredicateExpression {
+    private mutating func parseAggregate(_ name: String, collection: [String]) throws(StoreChainError) -> Operand {
         let token = current
-        guard let function = PredicateExpression.Aggregate(rawValue: name.lowercased()) else {
+        guard let function = Operand.Aggregate(rawValue: name.lowercased()) else {
             throw error(
                 "unknown aggregate '@\(name)': expected @count, @sum, @min, @max or @avg", at: token)
         }
@@ -338,9 +338,9 @@ struct PredicateParser {
         return .aggregate(function, collection: collection, property: property)
     }
 
-    private mutating func parseArray() throws(StoreChainError) -> PredicateExpression {
+    private mutating func parseArray() throws(StoreChainError) -> Operand {
         advance()
-        var elements: [PredicateExpression] = []
+        var elements: [Operand] = []
         if accept(.punctuation("}")) { return .array(elements) }
         while true {
             elements.append(try parseExpression())
@@ -349,7 +349,7 @@ struct PredicateParser {
         }
     }
 
-    private mutating func parseCast() throws(StoreChainError) -> PredicateExpression {
+    private mutating func parseCast() throws(StoreChainError) -> Operand {
         let castToken = current
         advance()
         try expect(.punctuation("("), "'(' after CAST")

@@ -71,7 +71,7 @@ enum PredicateValidator {
             if op == .between && !keyType.isOrdered {
                 throw mismatch("values of type \(keyType.rawValue) have no order, so BETWEEN cannot apply")
             }
-            var bound: [PredicateExpression] = []
+            var bound: [Operand] = []
             for element in elements {
                 bound.append(try bindConstant(element, to: keyType, describing: comparison.lhs))
             }
@@ -79,6 +79,12 @@ enum PredicateValidator {
         default:
             if case .array = rhs { throw mismatch("an array can only be used with IN or BETWEEN") }
             if case .array = lhs { throw mismatch("an array can only be on the right of IN or BETWEEN") }
+            if op.isStringOperator {
+                for (expression, type) in [(comparison.lhs, lhsType), (comparison.rhs, rhsType)]
+                where type != nil && type != .string {
+                    throw mismatch("\(op.rawValue) applies to strings, but \(describe(expression, type)) is not one")
+                }
+            }
             if let keyType {
                 result.lhs = try bindConstant(comparison.lhs, to: keyType, describing: comparison.rhs)
                 result.rhs = try bindConstant(comparison.rhs, to: keyType, describing: comparison.lhs)
@@ -89,17 +95,11 @@ enum PredicateValidator {
                 throw mismatch("\(describe(comparison.lhs, left)) is compared with \(describe(comparison.rhs, right))",
                     "compare values of the same type")
             }
-            if op.isStringOperator {
-                for (expression, type) in [(comparison.lhs, boundLeft), (comparison.rhs, boundRight)]
-                where type != nil && type != .string {
-                    throw mismatch("\(op.rawValue) applies to strings, but \(describe(expression, type)) is not one")
+            if op == .like || op == .matches {
+                guard case .constant(.string(let pattern)) = result.rhs else {
+                    throw mismatch("\(op.rawValue) needs a string pattern on the right")
                 }
-                if op == .like || op == .matches {
-                    guard case .constant(.string(let pattern)) = result.rhs else {
-                        throw mismatch("\(op.rawValue) needs a string pattern on the right")
-                    }
-                    if op == .matches { try StringMatcher.checkRegex(pattern) }
-                }
+                if op == .matches { try StringMatcher.checkRegex(pattern) }
             }
             if op.isOrdering, let type = keyType, !type.isOrdered {
                 throw mismatch("values of type \(type.rawValue) have no order, so \(op.rawValue) cannot apply")
@@ -131,7 +131,7 @@ enum PredicateValidator {
         }
     }
 
-    static func shape(of expression: PredicateExpression, entity: Entity, model: Model) throws(StoreChainError) -> Shape {
+    static func shape(of expression: Operand, entity: Entity, model: Model) throws(StoreChainError) -> Shape {
         switch expression {
         case .constant(let value): return .single(value.type)
         case .array(let elements):
@@ -160,7 +160,7 @@ enum PredicateValidator {
     }
 
     private static func aggregateType(
-        _ function: PredicateExpression.Aggregate, _ collection: [String], _ property: [String], entity: Entity, model: Model
+        _ function: Operand.Aggregate, _ collection: [String], _ property: [String], entity: Entity, model: Model
     ) throws(StoreChainError) -> AttributeType {
         let resolved = try ResolvedKeyPath(collection, from: entity, in: model)
         let text = collection.joined(separator: ".")
@@ -199,15 +199,15 @@ enum PredicateValidator {
         }
     }
 
-    private static func constantType(_ expression: PredicateExpression) throws(StoreChainError) -> AttributeType? {
+    private static func constantType(_ expression: Operand) throws(StoreChainError) -> AttributeType? {
         if case .constant(let value) = expression { return value.type }
         return nil
     }
 
     /// Converts a constant to `type` where a string literal is the only way to write it
     /// (dates, UUIDs, URLs); other types must already match.
-    private static func bindConstant(_ expression: PredicateExpression, to type: AttributeType, describing other: PredicateExpression)
-        throws(StoreChainError) -> PredicateExpression
+    private static func bindConstant(_ expression: Operand, to type: AttributeType, describing other: Operand)
+        throws(StoreChainError) -> Operand
     {
         guard case .constant(let value) = expression, let valueType = value.type, valueType != type else {
             return expression
@@ -229,7 +229,7 @@ enum PredicateValidator {
         a == b || (a.isNumeric && b.isNumeric)
     }
 
-    private static func describe(_ expression: PredicateExpression, _ type: AttributeType?) -> String {
+    private static func describe(_ expression: Operand, _ type: AttributeType?) -> String {
         switch expression {
         case .constant(.null): "nil"
         case .constant: "\(type?.rawValue ?? "nil") \(expression)"

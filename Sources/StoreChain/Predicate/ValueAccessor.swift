@@ -61,7 +61,7 @@ enum ValueAccessor {
 
     /// `albums.@count`, `albums.@sum.price`, …
     static func aggregate(
-        _ function: PredicateExpression.Aggregate, collection: [String], property: [String], entity: Entity, model: Model
+        _ function: Operand.Aggregate, collection: [String], property: [String], entity: Entity, model: Model
     ) throws(StoreChainError) -> Single {
         let collectionPath = try ResolvedKeyPath(collection, from: entity, in: model)
         guard case .relationship(let relationship) = collectionPath.terminal,
@@ -84,7 +84,7 @@ enum ValueAccessor {
         }
     }
 
-    private static func combine(_ function: PredicateExpression.Aggregate, _ values: [Value]) -> Value {
+    private static func combine(_ function: Operand.Aggregate, _ values: [Value]) -> Value {
         switch function {
         case .count: return .integer(values.count)
         case .sum:

@@ -51,7 +51,7 @@ enum ValueTest {
         }
     }
 
-    private static func constants(_ expression: PredicateExpression) -> [Value] {
+    private static func constants(_ expression: Operand) -> [Value] {
         guard case .array(let elements) = expression else { return [] }
         return elements.compactMap {
             if case .constant(let value) = $0 { return value }
