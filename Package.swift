@@ -59,7 +59,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StoreChainCLITests",
-            dependencies: ["StoreChain", "StoreChainDemoBackend"],
+            dependencies: ["storechain", "StoreChain", "StoreChainPipeline", "StoreChainDemoBackend"],
             swiftSettings: swiftSettings
         ),
     ],

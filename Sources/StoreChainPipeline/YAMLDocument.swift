@@ -26,6 +26,11 @@ struct YAMLDocument {
         case .scanner(_, let text, let mark, _), .parser(_, let text, let mark, _), .composer(_, let text, let mark, _):
             location = .init(file: source, line: mark.line, column: mark.column)
             problem = text
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            return StoreChainError(
+                .invalidModel, duplicates.map { "'\($0)'" }.joined(separator: ", ") + " appears twice in one mapping",
+                at: .init(file: source, line: context.mark.line, column: context.mark.column),
+                suggestion: "remove or rename one of them")
         case .reader(let text, let offset, _, _):
             location = .init(file: source, offset: offset)
             problem = text
@@ -48,22 +53,16 @@ struct YAMLDocument {
         StoreChainError(.invalidModel, message, at: location(node, path), suggestion: suggestion)
     }
 
-    /// The pairs of a mapping, checking for duplicate and non-string keys.
+    /// The pairs of a mapping, checking for non-string keys. (Yams already rejects duplicates.)
     func pairs(_ node: Yams.Node, _ path: String, problems: inout [StoreChainError]) -> [(key: String, keyNode: Yams.Node, value: Yams.Node)]? {
         guard case .mapping(let mapping) = node else {
             problems.append(problem(node, path, "expected a mapping of names to values, found \(describe(node))"))
             return nil
         }
-        var seen: Set<String> = []
         var result: [(String, Yams.Node, Yams.Node)] = []
         for (keyNode, value) in mapping {
             guard case .scalar(let scalar) = keyNode else {
                 problems.append(problem(keyNode, path, "keys must be plain names, found \(describe(keyNode))"))
-                continue
-            }
-            if !seen.insert(scalar.string).inserted {
-                problems.append(problem(keyNode, join(path, scalar.string), "'\(scalar.string)' appears twice",
-                    "remove or rename one of them"))
                 continue
             }
             result.append((scalar.string, keyNode, value))
