@@ -31,11 +31,11 @@ public enum ModelFile {
         } catch {
             throw ValidationFailure([
                 StoreChainError(
-                    .unreadableFile, "cannot read the model file", at: .init(file: url.path),
+                    .unreadableFile, "cannot read the model file", at: .init(file: url.relativePath),
                     suggestion: "check the path and that the file is readable UTF-8 text", underlying: "\(error)")
             ])
         }
-        return try parse(text, source: url.path)
+        return try parse(text, source: url.relativePath)
     }
 
     /// Parses model file text; `source` names it in errors.

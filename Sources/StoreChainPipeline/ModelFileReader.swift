@@ -25,7 +25,9 @@ struct ModelFileReader {
         problems.append(document.problem(node, path, message, suggestion))
     }
 
-    private mutating func pairs(_ node: Yams.Node, _ path: String) -> [(key: String, keyNode: Yams.Node, value: Yams.Node)] {
+    private mutating func pairs(_ node: Yams.Node, _ path: String) -> [(
+        key: String, keyNode: Yams.Node, value: Yams.Node
+    )] {
         let result = document.pairs(node, path, problems: &problems) ?? []
         for pair in result { marks[document.join(path, pair.key)] = pair.value }
         return result
@@ -35,7 +37,8 @@ struct ModelFileReader {
         _ pairs: [(key: String, keyNode: Yams.Node, value: Yams.Node)], _ path: String, allowed: [String]
     ) {
         for pair in pairs where !allowed.contains(pair.key) {
-            report(pair.keyNode, document.join(path, pair.key), "unknown key '\(pair.key)'",
+            report(
+                pair.keyNode, document.join(path, pair.key), "unknown key '\(pair.key)'",
                 Suggestion.didYouMean(pair.key, in: allowed))
         }
     }
@@ -48,7 +51,9 @@ struct ModelFileReader {
         let top = pairs(root, "")
         checkKeys(top, "", allowed: ["entities"])
         guard let entitiesNode = top.first(where: { $0.key == "entities" })?.value else {
-            if problems.isEmpty { report(root, "entities", "the model file has no 'entities'", "add an 'entities:' mapping") }
+            if problems.isEmpty {
+                report(root, "entities", "the model file has no 'entities'", "add an 'entities:' mapping")
+            }
             return []
         }
         return pairs(entitiesNode, "entities").compactMap { pair in
@@ -72,7 +77,8 @@ struct ModelFileReader {
         var relationships: [Relationship] = []
         if let relationshipsNode = fields.first(where: { $0.key == "relationships" })?.value {
             for pair in pairs(relationshipsNode, "\(path).relationships") {
-                if let relationship = readRelationship(pair.key, pair.value, path: "\(path).relationships.\(pair.key)") {
+                if let relationship = readRelationship(pair.key, pair.value, path: "\(path).relationships.\(pair.key)")
+                {
                     relationships.append(relationship)
                 }
             }
@@ -81,7 +87,8 @@ struct ModelFileReader {
         if let keyNode = fields.first(where: { $0.key == "key" })?.value {
             key = document.string(keyNode, "\(path).key", problems: &problems) ?? key
         } else if attributes.first(where: { $0.name == "id" }) == nil {
-            report(node, "\(path).key", "entity '\(name)' names no key and has no 'id' attribute",
+            report(
+                node, "\(path).key", "entity '\(name)' names no key and has no 'id' attribute",
                 "add 'key: <attribute>' naming the backend's identifier")
         }
         return Entity(name, key: key, attributes: attributes, relationships: relationships)
@@ -96,7 +103,8 @@ struct ModelFileReader {
             let fields = pairs(node, path)
             checkKeys(fields, path, allowed: ["type", "optional", "default"])
             guard let found = fields.first(where: { $0.key == "type" })?.value else {
-                report(node, "\(path).type", "attribute '\(name)' has no type",
+                report(
+                    node, "\(path).type", "attribute '\(name)' has no type",
                     "add 'type:' with one of: \(AttributeType.allCases.map(\.rawValue).joined(separator: ", "))")
                 return nil
             }
@@ -116,7 +124,8 @@ struct ModelFileReader {
             typeName.removeLast()
         }
         guard let type = AttributeType(rawValue: typeName) else {
-            report(typeNode, path, "unknown attribute type '\(typeName)'",
+            report(
+                typeNode, path, "unknown attribute type '\(typeName)'",
                 Suggestion.didYouMean(typeName, in: AttributeType.allCases.map(\.rawValue)))
             return nil
         }
@@ -140,7 +149,8 @@ struct ModelFileReader {
         let toOne = fields.first { $0.key == "to-one" }
         let toMany = fields.first { $0.key == "to-many" }
         guard (toOne == nil) != (toMany == nil), let kindPair = toOne ?? toMany else {
-            report(node, path, "relationship '\(name)' must have exactly one of 'to-one' or 'to-many'",
+            report(
+                node, path, "relationship '\(name)' must have exactly one of 'to-one' or 'to-many'",
                 "write { to-one: Entity } or { to-many: Entity }")
             return nil
         }
@@ -153,7 +163,8 @@ struct ModelFileReader {
             destination.removeLast()
         }
         if optional && toMany != nil {
-            report(kindPair.value, "\(path).to-many", "a to-many relationship cannot be optional ('?')",
+            report(
+                kindPair.value, "\(path).to-many", "a to-many relationship cannot be optional ('?')",
                 "an empty list already means none")
             return nil
         }

@@ -15,7 +15,8 @@ struct YAMLDocument {
         } catch let error as YamlError {
             throw Self.syntaxError(error, source: source)
         } catch {
-            throw StoreChainError(.unreadableFile, "cannot parse the file", at: .init(file: source), underlying: "\(error)")
+            throw StoreChainError(
+                .unreadableFile, "cannot parse the file", at: .init(file: source), underlying: "\(error)")
         }
     }
 
@@ -54,7 +55,9 @@ struct YAMLDocument {
     }
 
     /// The pairs of a mapping, checking for non-string keys. (Yams already rejects duplicates.)
-    func pairs(_ node: Yams.Node, _ path: String, problems: inout [StoreChainError]) -> [(key: String, keyNode: Yams.Node, value: Yams.Node)]? {
+    func pairs(_ node: Yams.Node, _ path: String, problems: inout [StoreChainError]) -> [(
+        key: String, keyNode: Yams.Node, value: Yams.Node
+    )]? {
         guard case .mapping(let mapping) = node else {
             problems.append(problem(node, path, "expected a mapping of names to values, found \(describe(node))"))
             return nil

@@ -49,34 +49,52 @@ struct DemoCommand: ParsableCommand {
                 print(indent(formatter.table(nodes)))
             case .dictionaries(let rows):
                 let header = columns ?? []
-                print(indent(ResultFormatter.table(header: header, rows: rows.map { row in header.map { row[$0] ?? .null } })))
+                print(
+                    indent(
+                        ResultFormatter.table(header: header, rows: rows.map { row in header.map { row[$0] ?? .null } })
+                    ))
             case .objectIDs(let ids): print("   → " + ids.map(\.description).joined(separator: ", "))
             }
             print()
         }
 
-        try show("Bands whose name begins with \"rue\", ignoring case",
+        try show(
+            "Bands whose name begins with \"rue\", ignoring case",
             FetchRequest(entity: "Band", predicate: FetchPredicate("name BEGINSWITH[c] %@", "rue")))
-        try show("The newest albums of Rue Royale: a key path through a to-one relationship",
-            FetchRequest(entity: "Album", predicate: FetchPredicate("band.name == %@", "Rue Royale"),
+        try show(
+            "The newest albums of Rue Royale: a key path through a to-one relationship",
+            FetchRequest(
+                entity: "Album", predicate: FetchPredicate("band.name == %@", "Rue Royale"),
                 sortDescriptors: [FetchSortDescriptor("year", ascending: false)], fetchLimit: 3))
-        try show("Bands with ten albums, by name: an aggregate over a to-many relationship",
-            FetchRequest(entity: "Band", predicate: FetchPredicate("albums.@count == 10"),
+        try show(
+            "Bands with ten albums, by name: an aggregate over a to-many relationship",
+            FetchRequest(
+                entity: "Band", predicate: FetchPredicate("albums.@count == 10"),
                 sortDescriptors: [FetchSortDescriptor("name", caseInsensitive: true)], fetchLimit: 5))
-        try show("Cheapest albums with a track longer than seven minutes: ANY over a to-many relationship",
-            FetchRequest(entity: "Album", predicate: FetchPredicate("ANY tracks.seconds > %d AND price != nil", 415),
+        try show(
+            "Cheapest albums with a track longer than seven minutes: ANY over a to-many relationship",
+            FetchRequest(
+                entity: "Album", predicate: FetchPredicate("ANY tracks.seconds > %d AND price != nil", 415),
                 sortDescriptors: [FetchSortDescriptor("price"), FetchSortDescriptor("title")], fetchLimit: 5))
         let echo = Key<String>("name")
-        try show("Bands whose name contains \"echos\", ignoring accents and case: built in Swift",
-            FetchRequest(entity: "Band",
+        try show(
+            "Bands whose name contains \"echos\", ignoring accents and case: built in Swift",
+            FetchRequest(
+                entity: "Band",
                 predicate: echo.contains("echos", options: [.caseInsensitive, .diacriticInsensitive]), fetchLimit: 4))
-        try show("How many folk tracks are there? A count, no objects loaded",
+        try show(
+            "How many folk tracks are there? A count, no objects loaded",
             FetchRequest(entity: "Track", predicate: FetchPredicate("genre ==[c] 'FOLK'"), resultType: .count))
-        try show("Page 2 of the albums from the nineties (offset 5, limit 5)",
-            FetchRequest(entity: "Album", predicate: FetchPredicate("year BETWEEN {1990, 1999}"),
-                sortDescriptors: [FetchSortDescriptor("year"), FetchSortDescriptor("title")], fetchLimit: 5, fetchOffset: 5))
-        try show("Just the properties asked for: album title, year and band name",
-            FetchRequest(entity: "Album", predicate: FetchPredicate("title LIKE[c] '*summer*' AND year < 1985"),
+        try show(
+            "Page 2 of the albums from the nineties (offset 5, limit 5)",
+            FetchRequest(
+                entity: "Album", predicate: FetchPredicate("year BETWEEN {1990, 1999}"),
+                sortDescriptors: [FetchSortDescriptor("year"), FetchSortDescriptor("title")], fetchLimit: 5,
+                fetchOffset: 5))
+        try show(
+            "Just the properties asked for: album title, year and band name",
+            FetchRequest(
+                entity: "Album", predicate: FetchPredicate("title LIKE[c] '*summer*' AND year < 1985"),
                 sortDescriptors: [FetchSortDescriptor("year")], fetchLimit: 4,
                 resultType: .dictionaries(["title", "year", "band.name"])),
             columns: ["title", "year", "band.name"])

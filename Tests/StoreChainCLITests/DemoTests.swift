@@ -32,8 +32,10 @@ import Testing
     }
 
     @Test func exampleDataLoads() throws {
-        let model = try ModelFile.load(contentsOf: CommandRunner.packageRoot.appending(path: "Examples/Music/music.model.yml"))
-        let store = try JSONFileStore(contentsOf: CommandRunner.packageRoot.appending(path: "Examples/Music/music.json"), model: model)
+        let model = try ModelFile.load(
+            contentsOf: CommandRunner.packageRoot.appending(path: "Examples/Music/music.model.yml"))
+        let store = try JSONFileStore(
+            contentsOf: CommandRunner.packageRoot.appending(path: "Examples/Music/music.json"), model: model)
         #expect(try store.fetch(FetchRequest(entity: "Album", resultType: .count)) == .count(12))
     }
 }

@@ -81,7 +81,8 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appending(path: "storechain-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let model = directory.appending(path: "bad.model.yml")
-        try Data("entities:\n  Band:\n    key: id\n    attributes: { id: integer, name: strng }\n".utf8).write(to: model)
+        try Data("entities:\n  Band:\n    key: id\n    attributes: { id: integer, name: strng }\n".utf8).write(
+            to: model)
         let badModel = try CommandRunner.run(["query", "--model", model.path, "--data", "x.json", "--entity", "Band"])
         #expect(badModel.status == 1)
         #expect(badModel.stderr.contains("\(model.path):4:"))

@@ -30,7 +30,9 @@ import Testing
         let band = try #require(model.entity(named: "Band"))
         #expect(band.attributes.map(\.name) == ["id", "name", "founded", "url"])
         #expect(band.attribute(named: "founded") == Attribute("founded", .date, optional: true))
-        #expect(band.relationship(named: "albums") == Relationship("albums", .toMany(ordered: false), "Album", inverse: "band"))
+        #expect(
+            band.relationship(named: "albums")
+                == Relationship("albums", .toMany(ordered: false), "Album", inverse: "band"))
         #expect(model.entity(named: "Album")?.relationship(named: "band")?.isOptional == false)
     }
 
@@ -108,7 +110,8 @@ import Testing
         #expect(summary.contains("9 entities.Album.attributes.year"))
         #expect(summary.contains("12 entities.Album.relationships.label"))
         #expect(found.allSatisfy { $0.location?.file == "music.model.yml" })
-        #expect(found.first { $0.location?.path == "entities.Band.atributes" }?.suggestion == "did you mean 'attributes'?")
+        #expect(
+            found.first { $0.location?.path == "entities.Band.atributes" }?.suggestion == "did you mean 'attributes'?")
     }
 
     @Test func modelRulesGetLineNumbersToo() {
@@ -140,12 +143,30 @@ import Testing
         ("entitys: {}", "did you mean 'entities'?"),
         ("entities:\n  Band: { attributes: { name: string } }", "names no key and has no 'id' attribute"),
         ("entities:\n  Band: { key: id, attributes: { id: { optional: true } } }", "has no type"),
-        ("entities:\n  Band: { attributes: { id: integer, n: { type: integer, default: abc } } }", "cannot read string \"abc\" as integer"),
-        ("entities:\n  Band: { attributes: { id: integer }, relationships: { a: { to-one: Band, to-many: Band } } }", "exactly one of 'to-one' or 'to-many'"),
-        ("entities:\n  Band: { attributes: { id: integer }, relationships: { a: { to-many: Band? } } }", "cannot be optional"),
-        ("entities:\n  Band: { attributes: { id: integer }, relationships: { a: { to-one: Band, ordered: true } } }", "only to-many relationships can be ordered"),
-        ("entities:\n  Band: { attributes: { id: integer }, relationships: { a: { to-many: Band, inverse: a, sorted: true } } }", "unknown key 'sorted'"),
-        ("entities:\n  Band: { attributes: { id: integer } }\n  Band: { attributes: { id: integer } }", "'Band' appears twice in one mapping"),
+        (
+            "entities:\n  Band: { attributes: { id: integer, n: { type: integer, default: abc } } }",
+            "cannot read string \"abc\" as integer"
+        ),
+        (
+            "entities:\n  Band: { attributes: { id: integer }, relationships: { a: { to-one: Band, to-many: Band } } }",
+            "exactly one of 'to-one' or 'to-many'"
+        ),
+        (
+            "entities:\n  Band: { attributes: { id: integer }, relationships: { a: { to-many: Band? } } }",
+            "cannot be optional"
+        ),
+        (
+            "entities:\n  Band: { attributes: { id: integer }, relationships: { a: { to-one: Band, ordered: true } } }",
+            "only to-many relationships can be ordered"
+        ),
+        (
+            "entities:\n  Band: { attributes: { id: integer }, relationships: { a: { to-many: Band, inverse: a, sorted: true } } }",
+            "unknown key 'sorted'"
+        ),
+        (
+            "entities:\n  Band: { attributes: { id: integer } }\n  Band: { attributes: { id: integer } }",
+            "'Band' appears twice in one mapping"
+        ),
         ("entities:\n  Band: {\n    attributes: [\n", "not valid YAML or JSON"),
     ])
     func rejectsBadFiles(_ text: String, _ fragment: String) {

@@ -10,7 +10,8 @@ import Testing
     }
 
     @Test func sortsNilFirstAscendingAndLastDescending() throws {
-        #expect(try Fixtures.keys(store, "Album", nil, sort: [FetchSortDescriptor("price")]) == [11, 31, 30, 10, 21, 20])
+        #expect(
+            try Fixtures.keys(store, "Album", nil, sort: [FetchSortDescriptor("price")]) == [11, 31, 30, 10, 21, 20])
         #expect(
             try Fixtures.keys(store, "Album", nil, sort: [FetchSortDescriptor("price", ascending: false)])
                 == [20, 21, 10, 30, 31, 11])
@@ -20,16 +21,19 @@ import Testing
         // "low" sorts after the capitalised names by code point, among them with [c].
         #expect(try Fixtures.keys(store, "Band", nil, sort: [FetchSortDescriptor("name")]) == [3, 1, 2, 4])
         #expect(
-            try Fixtures.keys(store, "Band", nil, sort: [FetchSortDescriptor("name", caseInsensitive: true)]) == [4, 3, 1, 2])
+            try Fixtures.keys(store, "Band", nil, sort: [FetchSortDescriptor("name", caseInsensitive: true)]) == [
+                4, 3, 1, 2,
+            ])
     }
 
     @Test func sortsByToOneKeyPathThenNextDescriptorThenKey() throws {
         let sort = [FetchSortDescriptor("band.name", ascending: false), FetchSortDescriptor("year", ascending: false)]
         #expect(try Fixtures.keys(store, "Album", nil, sort: sort) == [21, 20, 11, 10, 30, 31])
         // Ties on every descriptor fall back to the key, so the order is always determined.
-        #expect(try Fixtures.keys(store, "Track", nil, sort: [FetchSortDescriptor("album.band.country")]) == [
-            300, 200, 201, 210, 100, 101, 110,
-        ])
+        #expect(
+            try Fixtures.keys(store, "Track", nil, sort: [FetchSortDescriptor("album.band.country")]) == [
+                300, 200, 201, 210, 100, 101, 110,
+            ])
     }
 
     @Test func appliesOffsetAndLimitAfterFilterAndSort() throws {
@@ -55,7 +59,8 @@ import Testing
         let request = FetchRequest(
             entity: "Band", predicate: try FetchPredicate("country == 'US' OR country == nil"), resultType: .objectIDs)
         #expect(
-            try store.fetch(request) == .objectIDs([ObjectID(entity: "Band", key: 3), ObjectID(entity: "Band", key: 4)]))
+            try store.fetch(request)
+                == .objectIDs([ObjectID(entity: "Band", key: 3), ObjectID(entity: "Band", key: 4)]))
     }
 
     @Test func returnsDictionariesOfChosenProperties() throws {
@@ -63,27 +68,36 @@ import Testing
             entity: "Album", predicate: try FetchPredicate("band.name BEGINSWITH 'Rue'"),
             sortDescriptors: [FetchSortDescriptor("year")], resultType: .dictionaries(["title", "band.name", "price"]))
         #expect(
-            try store.fetch(request) == .dictionaries([
-                ["title": "Guide to an Escape", "band.name": "Rue Royale", "price": 9.99],
-                ["title": "Remedies Ahead", "band.name": "Rue Royale", "price": .null],
-            ]))
+            try store.fetch(request)
+                == .dictionaries([
+                    ["title": "Guide to an Escape", "band.name": "Rue Royale", "price": 9.99],
+                    ["title": "Remedies Ahead", "band.name": "Rue Royale", "price": .null],
+                ]))
     }
 
     @Test func objectsCarryValuesAndBothSidesOfRelationships() throws {
-        guard case .objects(let bands) = try store.fetch(FetchRequest(entity: "Band", predicate: FetchPredicate("id == 2")))
+        guard
+            case .objects(let bands) = try store.fetch(
+                FetchRequest(entity: "Band", predicate: FetchPredicate("id == 2")))
         else { return }
         let band = try #require(bands.first)
         #expect(band[attribute: "name"] == "Sigur Rós")
         #expect(band[attribute: "founded"] == .date(Fixtures.date("1994-08-01")))
         #expect(band[attribute: "active"] == false)
         // Albums gave only `band`; the inverse was filled in, in data order.
-        #expect(band.relationships["albums"] == .toMany([ObjectID(entity: "Album", key: 20), ObjectID(entity: "Album", key: 21)]))
+        #expect(
+            band.relationships["albums"]
+                == .toMany([ObjectID(entity: "Album", key: 20), ObjectID(entity: "Album", key: 21)]))
         let track = try #require(store.node(for: ObjectID(entity: "Track", key: 201)))
         #expect(track.relationships["album"] == .toOne(ObjectID(entity: "Album", key: 20)))
     }
 
     @Test func upsertAndRemoveChangeLaterFetches() throws {
-        store.upsert([Node(id: ObjectID(entity: "Band", key: 5), attributes: ["id": 5, "name": "Zola Jesus"], relationships: ["albums": .toMany([])])])
+        store.upsert([
+            Node(
+                id: ObjectID(entity: "Band", key: 5), attributes: ["id": 5, "name": "Zola Jesus"],
+                relationships: ["albums": .toMany([])])
+        ])
         #expect(try Fixtures.keys(store, "Band", FetchPredicate("name BEGINSWITH 'Z'")) == [5])
         #expect(store.remove(ObjectID(entity: "Band", key: 5)))
         #expect(!store.remove(ObjectID(entity: "Band", key: 5)))
@@ -91,7 +105,8 @@ import Testing
     }
 
     @Test func concurrentFetchesAgree() async throws {
-        let request = FetchRequest(entity: "Album", predicate: try FetchPredicate("ANY tracks.seconds > 300"), resultType: .count)
+        let request = FetchRequest(
+            entity: "Album", predicate: try FetchPredicate("ANY tracks.seconds > 300"), resultType: .count)
         let store = self.store
         let counts = await withTaskGroup(of: FetchResult?.self) { group in
             for _ in 0..<50 { group.addTask { try? store.fetch(request) } }

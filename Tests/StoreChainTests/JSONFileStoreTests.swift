@@ -19,13 +19,16 @@ import Testing
     @Test func loadsAFileAndAnswersFetches() throws {
         let url = try write(Fixtures.recordsJSON)
         let store = try JSONFileStore(contentsOf: url, model: Fixtures.model())
-        let request = FetchRequest(entity: "Track", predicate: try FetchPredicate("album.band.name ==[cd] 'sigur ros'"), resultType: .count)
+        let request = FetchRequest(
+            entity: "Track", predicate: try FetchPredicate("album.band.name ==[cd] 'sigur ros'"), resultType: .count)
         #expect(try store.fetch(request) == .count(3))
     }
 
     @Test func malformedFileNamesTheFileAndOffset() throws {
         let url = try write("{\"Band\": [\n  {\"id\": 1,, \"name\": \"x\"}\n]}")
-        let error = #expect(throws: StoreChainError.self) { try JSONFileStore(contentsOf: url, model: Fixtures.model()) }
+        let error = #expect(throws: StoreChainError.self) {
+            try JSONFileStore(contentsOf: url, model: Fixtures.model())
+        }
         #expect(error?.code == .malformedJSON)
         #expect(error?.location?.file == url.path)
         #expect(error?.location?.line == 2)
@@ -35,14 +38,20 @@ import Testing
 
     @Test func missingFileIsAClearError() throws {
         let url = directory.appending(path: "nope.json")
-        let error = #expect(throws: StoreChainError.self) { try JSONFileStore(contentsOf: url, model: Fixtures.model()) }
+        let error = #expect(throws: StoreChainError.self) {
+            try JSONFileStore(contentsOf: url, model: Fixtures.model())
+        }
         #expect(error?.code == .unreadableFile)
         #expect(error?.description.contains("nope.json") == true)
     }
 
     @Test func badValueNamesTheFileAndJSONPath() throws {
         let url = try write(#"{"Album": [{"id": 1, "title": "x", "year": "MCMXC"}]}"#)
-        let error = #expect(throws: StoreChainError.self) { try JSONFileStore(contentsOf: url, model: Fixtures.model()) }
-        #expect(error?.description.hasPrefix("\(url.path): $.Album[0].year: cannot read string \"MCMXC\" as integer") == true)
+        let error = #expect(throws: StoreChainError.self) {
+            try JSONFileStore(contentsOf: url, model: Fixtures.model())
+        }
+        #expect(
+            error?.description.hasPrefix("\(url.path): $.Album[0].year: cannot read string \"MCMXC\" as integer")
+                == true)
     }
 }

@@ -5,12 +5,17 @@ import Testing
     let parser = JSONParser()
 
     @Test func parsesEveryKindOfValue() throws {
-        let value = try parser.parse(#" {"a": [1, -2, 3.5, 1e3, -0.25E-2, true, false, null], "b": {"c": "x\"y\\z\/\n\u00e9\ud83c\udfb8"}} "#)
+        let value = try parser.parse(
+            #" {"a": [1, -2, 3.5, 1e3, -0.25E-2, true, false, null], "b": {"c": "x\"y\\z\/\n\u00e9\ud83c\udfb8"}} "#)
         #expect(
-            value == .object([
-                "a": .array([.integer(1), .integer(-2), .double(3.5), .double(1000), .double(-0.0025), .bool(true), .bool(false), .null]),
-                "b": .object(["c": .string("x\"y\\z/\né🎸")]),
-            ]))
+            value
+                == .object([
+                    "a": .array([
+                        .integer(1), .integer(-2), .double(3.5), .double(1000), .double(-0.0025), .bool(true),
+                        .bool(false), .null,
+                    ]),
+                    "b": .object(["c": .string("x\"y\\z/\né🎸")]),
+                ]))
     }
 
     @Test func integersTooBigForIntBecomeDoubles() throws {
@@ -18,7 +23,9 @@ import Testing
     }
 
     @Test func writerOutputParsesBack() throws {
-        let value = JSONValue.object(["k\u{1}": .array([.string("\"\\\t"), .double(0.1), .integer(-7), .null]), "e": .object([:])])
+        let value = JSONValue.object([
+            "k\u{1}": .array([.string("\"\\\t"), .double(0.1), .integer(-7), .null]), "e": .object([:]),
+        ])
         #expect(try parser.parse(value.description) == value)
     }
 
@@ -60,6 +67,8 @@ import Testing
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         let error = #expect(throws: StoreChainError.self) { try parser.parse(deep) }
         #expect(error?.message.contains("deeper than the limit of 512") == true)
-        #expect(throws: Never.self) { try JSONParser(maxDepth: 600).parse(String(repeating: "[", count: 600) + String(repeating: "]", count: 600)) }
+        #expect(throws: Never.self) {
+            try JSONParser(maxDepth: 600).parse(String(repeating: "[", count: 600) + String(repeating: "]", count: 600))
+        }
     }
 }

@@ -23,7 +23,8 @@ import Testing
 
     @Test func reportsEveryProblemAtOnceWithKeyPaths() {
         let found = problems([
-            Entity("Band", key: "id", attributes: [id, Attribute("name", .string), Attribute("name", .integer)],
+            Entity(
+                "Band", key: "id", attributes: [id, Attribute("name", .string), Attribute("name", .integer)],
                 relationships: [
                     Relationship("albums", .toMany(ordered: false), "Albun", inverse: "band"),
                     Relationship("label", .toOne, "Label"),
@@ -31,18 +32,24 @@ import Testing
             Entity("Album", key: "uid", attributes: [id]),
         ])
         let paths = found.compactMap(\.location?.path)
-        #expect(paths == [
-            "entities.Band.attributes.name", "entities.Band.relationships.albums", "entities.Band.relationships.label",
-            "entities.Album.key",
-        ])
+        #expect(
+            paths == [
+                "entities.Band.attributes.name", "entities.Band.relationships.albums",
+                "entities.Band.relationships.label",
+                "entities.Album.key",
+            ])
         #expect(found[1].suggestion == "did you mean 'Album'?")
         #expect(found[3].message == "key 'uid' is not an attribute of entity 'Album'")
     }
 
     @Test func checksInverses() {
         let notThere = problems([
-            Entity("Band", key: "id", attributes: [id], relationships: [Relationship("albums", .toMany(ordered: false), "Album", inverse: "bnd")]),
-            Entity("Album", key: "id", attributes: [id], relationships: [Relationship("band", .toOne, "Band", inverse: "albums")]),
+            Entity(
+                "Band", key: "id", attributes: [id],
+                relationships: [Relationship("albums", .toMany(ordered: false), "Album", inverse: "bnd")]),
+            Entity(
+                "Album", key: "id", attributes: [id],
+                relationships: [Relationship("band", .toOne, "Band", inverse: "albums")]),
         ])
         #expect(notThere.count == 2)
         #expect(notThere[0].message == "inverse 'bnd' is not a relationship of entity 'Album'")
@@ -50,8 +57,12 @@ import Testing
         #expect(notThere[1].message == "inverse 'Band.albums' does not name 'band' as its inverse")
 
         let wrongDestination = problems([
-            Entity("Band", key: "id", attributes: [id], relationships: [Relationship("albums", .toMany(ordered: false), "Album", inverse: "label")]),
-            Entity("Album", key: "id", attributes: [id], relationships: [Relationship("label", .toOne, "Album", inverse: "label")]),
+            Entity(
+                "Band", key: "id", attributes: [id],
+                relationships: [Relationship("albums", .toMany(ordered: false), "Album", inverse: "label")]),
+            Entity(
+                "Album", key: "id", attributes: [id],
+                relationships: [Relationship("label", .toOne, "Album", inverse: "label")]),
         ])
         #expect(wrongDestination.first?.message == "inverse 'Album.label' leads to 'Album', not back to 'Band'")
     }
@@ -75,7 +86,8 @@ import Testing
 
     @Test func attributeAndRelationshipShareANamespace() {
         let found = problems([
-            Entity("Band", key: "id", attributes: [id, Attribute("albums", .integer)],
+            Entity(
+                "Band", key: "id", attributes: [id, Attribute("albums", .integer)],
                 relationships: [Relationship("albums", .toMany(ordered: false), "Band")])
         ])
         #expect(found.map(\.message) == ["'albums' is declared twice in entity 'Band'"])

@@ -108,7 +108,9 @@ import Testing
     }
 
     @Test func dates() throws {
-        #expect(try keys("Band", "founded BETWEEN {CAST(\"1990-01-01\", \"NSDate\"), CAST(\"2000-01-01\", \"NSDate\")}") == [2])
+        #expect(
+            try keys("Band", "founded BETWEEN {CAST(\"1990-01-01\", \"NSDate\"), CAST(\"2000-01-01\", \"NSDate\")}")
+                == [2])
         #expect(try keys("Band", "founded > \"2000-01-01\"") == [1])
         #expect(try keys("Band", "founded > %@", Fixtures.date("2000-01-01")) == [1])
         // 2006-03-01 is 1,885 days (162,864,000 seconds) after 2001-01-01, NSDate's reference date.
@@ -198,7 +200,8 @@ import Testing
 
     @Test func compiledPredicateEvaluatesStandaloneNodes() throws {
         let model = try Fixtures.model()
-        let filter = try CompiledPredicate(FetchPredicate("name BEGINSWITH[c] 'a' AND founded == nil"), entity: "Band", model: model)
+        let filter = try CompiledPredicate(
+            FetchPredicate("name BEGINSWITH[c] 'a' AND founded == nil"), entity: "Band", model: model)
         let node = Node(id: ObjectID(entity: "Band", key: 9), attributes: ["id": 9, "name": "Arcade"])
         #expect(filter.evaluate(node))
         #expect(!filter.evaluate(Node(id: node.id, attributes: ["id": 9, "name": "Zed"])))

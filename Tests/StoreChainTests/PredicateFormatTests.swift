@@ -87,7 +87,11 @@ struct PredicateGenerator {
             switch random.int(6) {
             case 0: keyPathOrAggregate()
             case 1: .variable(name())
-            case 2: .array((0..<random.int(4)).map { _ in random.int(5) == 0 ? .array([.constant(value())]) : .constant(value()) })
+            case 2:
+                .array(
+                    (0..<random.int(4)).map { _ in
+                        random.int(5) == 0 ? .array([.constant(value())]) : .constant(value())
+                    })
             default: .constant(value())
             }
         return Comparison(lhs, op, rhs, options: options, modifier: modifier)
@@ -129,8 +133,10 @@ struct PredicateGenerator {
     }
 
     mutating func string() -> String {
-        let pieces = ["a", "Z", " ", "\"", "'", "\\", "\n", "\t", "\r", "\u{0}", "\u{7}", "é", "e\u{301}", "\u{301}", "🎸",
-            "👩‍👩‍👧", "$", "%@", "{", "AND", "*", "?", "\u{7F}", "日本"]
+        let pieces = [
+            "a", "Z", " ", "\"", "'", "\\", "\n", "\t", "\r", "\u{0}", "\u{7}", "é", "e\u{301}", "\u{301}", "🎸",
+            "👩‍👩‍👧", "$", "%@", "{", "AND", "*", "?", "\u{7F}", "日本",
+        ]
         return (0..<random.int(8)).map { _ in pieces[random.int(pieces.count)] }.joined()
     }
 }

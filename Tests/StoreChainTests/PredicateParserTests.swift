@@ -61,34 +61,46 @@ import Testing
         #expect(try comparison("a == NULL").rhs == .constant(.null))
         #expect(try comparison("a IN {1, 'x', nil}").rhs == .array([.constant(1), .constant("x"), .constant(.null)]))
         #expect(try comparison("a IN {}").rhs == .array([]))
-        #expect(try comparison("a == CAST(0, \"NSDate\")").rhs == .constant(.date(Date(timeIntervalSinceReferenceDate: 0))))
-        #expect(try comparison("a == CAST('2001-01-01', 'NSDate')").rhs == .constant(.date(Date(timeIntervalSinceReferenceDate: 0))))
+        #expect(
+            try comparison("a == CAST(0, \"NSDate\")").rhs == .constant(.date(Date(timeIntervalSinceReferenceDate: 0))))
+        #expect(
+            try comparison("a == CAST('2001-01-01', 'NSDate')").rhs
+                == .constant(.date(Date(timeIntervalSinceReferenceDate: 0))))
         let uuid = UUID()
         #expect(try comparison("a == CAST('\(uuid.uuidString)', 'NSUUID')").rhs == .constant(.uuid(uuid)))
-        #expect(try comparison("a == CAST('1.25', 'NSDecimalNumber')").rhs == .constant(.decimal(Decimal(string: "1.25")!)))
+        #expect(
+            try comparison("a == CAST('1.25', 'NSDecimalNumber')").rhs == .constant(.decimal(Decimal(string: "1.25")!)))
     }
 
     @Test func keyPathsAndAggregates() throws {
         #expect(try comparison("band.name == 1").lhs == .keyPath(["band", "name"]))
         #expect(try comparison("#in == 1").lhs == .keyPath(["in"]))
         #expect(try comparison("albums.@count > 1").lhs == .aggregate(.count, collection: ["albums"], property: []))
-        #expect(try comparison("albums.@sum.price > 1").lhs == .aggregate(.sum, collection: ["albums"], property: ["price"]))
-        #expect(try comparison("band.albums.@AVG.tracks.seconds > 1").lhs
-            == .aggregate(.avg, collection: ["band", "albums"], property: ["tracks", "seconds"]))
-        #expect(try comparison("albums.@min.year < 1").lhs == .aggregate(.min, collection: ["albums"], property: ["year"]))
-        #expect(try comparison("albums.@max.year < 1").lhs == .aggregate(.max, collection: ["albums"], property: ["year"]))
+        #expect(
+            try comparison("albums.@sum.price > 1").lhs == .aggregate(.sum, collection: ["albums"], property: ["price"])
+        )
+        #expect(
+            try comparison("band.albums.@AVG.tracks.seconds > 1").lhs
+                == .aggregate(.avg, collection: ["band", "albums"], property: ["tracks", "seconds"]))
+        #expect(
+            try comparison("albums.@min.year < 1").lhs == .aggregate(.min, collection: ["albums"], property: ["year"]))
+        #expect(
+            try comparison("albums.@max.year < 1").lhs == .aggregate(.max, collection: ["albums"], property: ["year"]))
         #expect(try comparison("1 < year").lhs == .constant(1))
         #expect(try comparison("a == $name").rhs == .variable("name"))
     }
 
     @Test func arguments() throws {
-        #expect(try comparison("%K == %@", "band.name", "x") == Comparison(.keyPath(["band", "name"]), .equal, .constant("x")))
+        #expect(
+            try comparison("%K == %@", "band.name", "x")
+                == Comparison(.keyPath(["band", "name"]), .equal, .constant("x")))
         #expect(try comparison("a == %d", 7).rhs == .constant(7))
         #expect(try comparison("a == %d", 7.9).rhs == .constant(7))
         #expect(try comparison("a == %f", 7).rhs == .constant(7.0))
         #expect(try comparison("a IN %@", ["x", "y"]).rhs == .array([.constant("x"), .constant("y")]))
         #expect(try comparison("a == %@", Optional<String>.none).rhs == .constant(.null))
-        #expect(try comparison("%K.@count == 1", "albums").lhs == .aggregate(.count, collection: ["albums"], property: []))
+        #expect(
+            try comparison("%K.@count == 1", "albums").lhs == .aggregate(.count, collection: ["albums"], property: []))
     }
 
     @Test func compoundStructureAndPrecedence() throws {

@@ -11,7 +11,10 @@ import Testing
     }
 
     @Test(arguments: [
-        ("Album", "year == \"1990\"", StoreChainError.Code.typeMismatch, "integer 'year' is compared with string \"1990\""),
+        (
+            "Album", "year == \"1990\"", StoreChainError.Code.typeMismatch,
+            "integer 'year' is compared with string \"1990\""
+        ),
         ("Album", "title > 5", .typeMismatch, "compared with integer 5"),
         ("Album", "yaer > 1990", .unknownKeyPath, "did you mean 'year'?"),
         ("Album", "band.nmae == 'x'", .unknownKeyPath, "entity 'Band' has no attribute or relationship 'nmae'"),
@@ -57,7 +60,9 @@ import Testing
     }
 
     @Test func rejectsBadRequests() throws {
-        let unknownEntity = #expect(throws: StoreChainError.self) { try FetchPlan(FetchRequest(entity: "Albm"), model: model) }
+        let unknownEntity = #expect(throws: StoreChainError.self) {
+            try FetchPlan(FetchRequest(entity: "Albm"), model: model)
+        }
         #expect(unknownEntity?.description == "unknown entity 'Albm' — did you mean 'Album'?")
 
         let badSort = #expect(throws: StoreChainError.self) {
@@ -66,7 +71,8 @@ import Testing
         #expect(badSort?.location?.path == "sortDescriptors[0]")
 
         let toManySort = #expect(throws: StoreChainError.self) {
-            try FetchPlan(FetchRequest(entity: "Band", sortDescriptors: [FetchSortDescriptor("albums.year")]), model: model)
+            try FetchPlan(
+                FetchRequest(entity: "Band", sortDescriptors: [FetchSortDescriptor("albums.year")]), model: model)
         }
         #expect(toManySort?.message.contains("goes through a to-many relationship") == true)
 
@@ -77,8 +83,12 @@ import Testing
         }
         #expect(caseSortOnNumber?.code == .typeMismatch)
 
-        #expect(throws: StoreChainError.self) { try FetchPlan(FetchRequest(entity: "Album", fetchLimit: -1), model: model) }
-        #expect(throws: StoreChainError.self) { try FetchPlan(FetchRequest(entity: "Album", fetchOffset: -3), model: model) }
+        #expect(throws: StoreChainError.self) {
+            try FetchPlan(FetchRequest(entity: "Album", fetchLimit: -1), model: model)
+        }
+        #expect(throws: StoreChainError.self) {
+            try FetchPlan(FetchRequest(entity: "Album", fetchOffset: -3), model: model)
+        }
 
         let prefetch = #expect(throws: StoreChainError.self) {
             try FetchPlan(FetchRequest(entity: "Band", relationshipKeyPathsForPrefetching: ["name"]), model: model)
@@ -86,7 +96,8 @@ import Testing
         #expect(prefetch?.location?.path == "relationshipKeyPathsForPrefetching[0]")
 
         let dictionary = #expect(throws: StoreChainError.self) {
-            try FetchPlan(FetchRequest(entity: "Album", resultType: .dictionaries(["title", "band.nam"])), model: model)
+            try FetchPlan(
+                FetchRequest(entity: "Album", resultType: .dictionaries(["title", "band.nam"])), model: model)
         }
         #expect(dictionary?.location?.path == "resultType.dictionaries[1]")
         #expect(dictionary?.suggestion == "did you mean 'name'?")
@@ -94,7 +105,8 @@ import Testing
 
     @Test func sortDescriptorCommandLineForm() throws {
         #expect(try FetchSortDescriptor(parsing: "-year") == FetchSortDescriptor("year", ascending: false))
-        #expect(try FetchSortDescriptor(parsing: "band.name[c]") == FetchSortDescriptor("band.name", caseInsensitive: true))
+        #expect(
+            try FetchSortDescriptor(parsing: "band.name[c]") == FetchSortDescriptor("band.name", caseInsensitive: true))
         #expect(try FetchSortDescriptor(parsing: "+title").description == "title")
         #expect(throws: StoreChainError.self) { try FetchSortDescriptor(parsing: "-") }
         #expect(throws: StoreChainError.self) { try FetchSortDescriptor(parsing: "a..b") }

@@ -26,13 +26,25 @@ import Testing
         (#"{"Band": [{"id": 1}]}"#, "$.Band[0].name", "required attribute 'name' is missing"),
         (#"{"Band": [{"id": "one", "name": "x"}]}"#, "$.Band[0].id", "cannot read string \"one\" as integer"),
         (#"{"Band": [{"id": 1, "name": "x", "founded": "soon"}]}"#, "$.Band[0].founded", "expected an ISO-8601 string"),
-        (#"{"Band": [{"id": 1, "name": "x"}, {"id": 1, "name": "y"}]}"#, "$.Band[1].id", "Band/1 appears twice (first at $.Band[0])"),
-        (#"{"Album": [{"id": 1, "title": "x", "band": 9}]}"#, "$.Album[0].band", "Album/1 refers to Band/9, which is not in the data"),
-        (#"{"Album": [{"id": 1, "title": "x"}]}"#, "$.Album[0].band", "required relationship 'band' of Album/1 is missing"),
+        (
+            #"{"Band": [{"id": 1, "name": "x"}, {"id": 1, "name": "y"}]}"#, "$.Band[1].id",
+            "Band/1 appears twice (first at $.Band[0])"
+        ),
+        (
+            #"{"Album": [{"id": 1, "title": "x", "band": 9}]}"#, "$.Album[0].band",
+            "Album/1 refers to Band/9, which is not in the data"
+        ),
+        (
+            #"{"Album": [{"id": 1, "title": "x"}]}"#, "$.Album[0].band",
+            "required relationship 'band' of Album/1 is missing"
+        ),
         (#"{"Album": [{"id": 1, "title": "x", "band": {"id": 1}}]}"#, "$.Album[0].band", "found an object"),
         (#"{"Band": [{"id": 1, "name": "x", "albums": 5}]}"#, "$.Band[0].albums", "expected an array of Album keys"),
         (#"{"Band": [{"id": 1, "name": "x", "albums": [1, 1]}]}"#, "$.Band[0].albums[1]", "Album/1 is listed twice"),
-        (#"{"Band": [{"id": 1, "name": "x", "albums": ["a"]}]}"#, "$.Band[0].albums[0]", "cannot read string \"a\" as integer"),
+        (
+            #"{"Band": [{"id": 1, "name": "x", "albums": ["a"]}]}"#, "$.Band[0].albums[0]",
+            "cannot read string \"a\" as integer"
+        ),
     ])
     func badDataSaysWhereAndWhat(_ json: String, _ path: String, _ fragment: String) {
         let error = loadError(json)
@@ -48,10 +60,15 @@ import Testing
             {"Band": [{"id": 1, "name": "a", "albums": [11, 10]}, {"id": 2, "name": "b"}],
              "Album": [{"id": 10, "title": "x"}, {"id": 11, "title": "y"}, {"id": 12, "title": "z", "band": 2}]}
             """#)
-        #expect(dataset.node(for: ObjectID(entity: "Album", key: 10))?.relationships["band"] == .toOne(ObjectID(entity: "Band", key: 1)))
-        #expect(dataset.node(for: ObjectID(entity: "Band", key: 2))?.relationships["albums"] == .toMany([ObjectID(entity: "Album", key: 12)]))
-        #expect(dataset.node(for: ObjectID(entity: "Band", key: 1))?.relationships["albums"]
-            == .toMany([ObjectID(entity: "Album", key: 11), ObjectID(entity: "Album", key: 10)]))
+        #expect(
+            dataset.node(for: ObjectID(entity: "Album", key: 10))?.relationships["band"]
+                == .toOne(ObjectID(entity: "Band", key: 1)))
+        #expect(
+            dataset.node(for: ObjectID(entity: "Band", key: 2))?.relationships["albums"]
+                == .toMany([ObjectID(entity: "Album", key: 12)]))
+        #expect(
+            dataset.node(for: ObjectID(entity: "Band", key: 1))?.relationships["albums"]
+                == .toMany([ObjectID(entity: "Album", key: 11), ObjectID(entity: "Album", key: 10)]))
         #expect(dataset.node(for: ObjectID(entity: "Album", key: 12))?.relationships["tracks"] == .toMany([]))
     }
 
@@ -76,7 +93,8 @@ import Testing
         let model = try Model([
             Entity("Tag", key: "id", attributes: [Attribute("id", .string), Attribute("weight", .integer, default: 1)])
         ])
-        let dataset = try RecordLoader(model: model).load(JSONParser().parse(#"{"Tag": [{"id": "a"}, {"id": "b", "weight": 5}]}"#))
+        let dataset = try RecordLoader(model: model).load(
+            JSONParser().parse(#"{"Tag": [{"id": "a"}, {"id": "b", "weight": 5}]}"#))
         #expect(dataset.nodes(of: "Tag").map { $0[attribute: "weight"] } == [1, 5])
     }
 }

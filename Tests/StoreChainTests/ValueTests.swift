@@ -18,7 +18,9 @@ import Testing
         #expect(date.timeIntervalSince1970 == seconds)
     }
 
-    @Test(arguments: ["2023-02-29", "2024-13-01", "2024-01-32", "2024-01-01T25:00Z", "2024-01-01T10:00", "yesterday", "2024-1-1", ""])
+    @Test(arguments: [
+        "2023-02-29", "2024-13-01", "2024-01-32", "2024-01-01T25:00Z", "2024-01-01T10:00", "yesterday", "2024-1-1", "",
+    ])
     func rejectsInvalidISO8601(_ text: String) {
         #expect(ISO8601.parse(text) == nil)
     }

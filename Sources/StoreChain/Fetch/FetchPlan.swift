@@ -28,14 +28,16 @@ public struct FetchPlan: Sendable {
             try CompiledPredicate(predicate, entity: request.entity, model: model)
         }
         if let limit = request.fetchLimit, limit < 0 {
-            throw StoreChainError(.invalidRequest, "fetchLimit is \(limit)", suggestion: "use 0 or more, or nil for no limit")
+            throw StoreChainError(
+                .invalidRequest, "fetchLimit is \(limit)", suggestion: "use 0 or more, or nil for no limit")
         }
         if request.fetchOffset < 0 {
             throw StoreChainError(.invalidRequest, "fetchOffset is \(request.fetchOffset)", suggestion: "use 0 or more")
         }
         var sortKeys: [SortKey] = []
         for (index, descriptor) in request.sortDescriptors.enumerated() {
-            let path = try Self.resolveToOne(descriptor.keyPath, in: entity, model: model, role: "sortDescriptors[\(index)]")
+            let path = try Self.resolveToOne(
+                descriptor.keyPath, in: entity, model: model, role: "sortDescriptors[\(index)]")
             guard let attribute = path.attribute, attribute.type.isOrdered else {
                 throw StoreChainError(
                     .typeMismatch, "cannot sort by '\(descriptor.keyPath)': it is not an attribute with an order",
@@ -43,11 +45,14 @@ public struct FetchPlan: Sendable {
             }
             if descriptor.caseInsensitive && attribute.type != .string {
                 throw StoreChainError(
-                    .typeMismatch, "case-insensitive sort needs a string, but '\(descriptor.keyPath)' is \(attribute.type.rawValue)",
+                    .typeMismatch,
+                    "case-insensitive sort needs a string, but '\(descriptor.keyPath)' is \(attribute.type.rawValue)",
                     at: .init(path: "sortDescriptors[\(index)]"))
             }
-            sortKeys.append(SortKey(read: ValueAccessor.single(path), ascending: descriptor.ascending,
-                caseInsensitive: descriptor.caseInsensitive))
+            sortKeys.append(
+                SortKey(
+                    read: ValueAccessor.single(path), ascending: descriptor.ascending,
+                    caseInsensitive: descriptor.caseInsensitive))
         }
         self.sortKeys = sortKeys
         let keyName = entity.key
@@ -55,14 +60,16 @@ public struct FetchPlan: Sendable {
         var properties: [(String, ValueAccessor.Single)] = []
         if case .dictionaries(let names) = request.resultType {
             for (index, name) in names.enumerated() {
-                let path = try Self.resolveToOne(name, in: entity, model: model, role: "resultType.dictionaries[\(index)]")
+                let path = try Self.resolveToOne(
+                    name, in: entity, model: model, role: "resultType.dictionaries[\(index)]")
                 properties.append((name, ValueAccessor.single(path)))
             }
         }
         self.properties = properties
         for (index, keyPath) in request.relationshipKeyPathsForPrefetching.enumerated() {
             let components = keyPath.split(separator: ".").map(String.init)
-            let resolved = try Self.resolve(components, in: entity, model: model, role: "relationshipKeyPathsForPrefetching[\(index)]")
+            let resolved = try Self.resolve(
+                components, in: entity, model: model, role: "relationshipKeyPathsForPrefetching[\(index)]")
             guard case .relationship = resolved.terminal else {
                 throw StoreChainError(
                     .invalidRequest, "'\(keyPath)' is an attribute; only relationships can be prefetched",

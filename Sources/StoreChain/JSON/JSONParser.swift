@@ -80,9 +80,15 @@ extension JSONParser {
             case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
             case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
             case UInt8(ascii: "\""): return .string(try parseString())
-            case UInt8(ascii: "t"): try expectWord("true"); return .bool(true)
-            case UInt8(ascii: "f"): try expectWord("false"); return .bool(false)
-            case UInt8(ascii: "n"): try expectWord("null"); return .null
+            case UInt8(ascii: "t"):
+                try expectWord("true")
+                return .bool(true)
+            case UInt8(ascii: "f"):
+                try expectWord("false")
+                return .bool(false)
+            case UInt8(ascii: "n"):
+                try expectWord("null")
+                return .null
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
             default: throw error("expected a value, found \(describeCurrent())")
             }

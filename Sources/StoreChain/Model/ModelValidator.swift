@@ -13,7 +13,8 @@ enum ModelValidator {
             }
             byName[entity.name] = byName[entity.name] ?? entity
             if !isIdentifier(entity.name) {
-                report("entities.\(entity.name)", "entity name '\(entity.name)' is not an identifier",
+                report(
+                    "entities.\(entity.name)", "entity name '\(entity.name)' is not an identifier",
                     "use letters, digits and '_', not starting with a digit")
             }
         }
@@ -26,18 +27,21 @@ enum ModelValidator {
                     report(path, "'\(attribute.name)' is declared twice in entity '\(entity.name)'")
                 }
                 if !isIdentifier(attribute.name) {
-                    report(path, "attribute name '\(attribute.name)' is not an identifier",
+                    report(
+                        path, "attribute name '\(attribute.name)' is not an identifier",
                         "use letters, digits and '_', not starting with a digit")
                 }
                 if let value = attribute.defaultValue, !value.isNull, value.type != attribute.type {
-                    report("\(path).default",
+                    report(
+                        "\(path).default",
                         "default value \(value) is not of the attribute's type \(attribute.type.rawValue)")
                 }
             }
             for relationship in entity.relationships {
                 let path = "\(base).relationships.\(relationship.name)"
                 if !seen.insert(relationship.name).inserted {
-                    report(path, "'\(relationship.name)' is declared twice in entity '\(entity.name)'",
+                    report(
+                        path, "'\(relationship.name)' is declared twice in entity '\(entity.name)'",
                         "attributes and relationships share one namespace")
                 }
                 if !isIdentifier(relationship.name) {
@@ -47,15 +51,18 @@ enum ModelValidator {
             }
             if let key = entity.keyAttribute {
                 if key.isOptional {
-                    report("\(base).key", "key attribute '\(key.name)' must not be optional",
+                    report(
+                        "\(base).key", "key attribute '\(key.name)' must not be optional",
                         "remove the '?' from its type")
                 }
                 if !key.type.canBeKey {
-                    report("\(base).key", "key attribute '\(key.name)' has type \(key.type.rawValue)",
+                    report(
+                        "\(base).key", "key attribute '\(key.name)' has type \(key.type.rawValue)",
                         "a key must be a string, integer or uuid")
                 }
             } else {
-                report("\(base).key", "key '\(entity.key)' is not an attribute of entity '\(entity.name)'",
+                report(
+                    "\(base).key", "key '\(entity.key)' is not an attribute of entity '\(entity.name)'",
                     Suggestion.didYouMean(entity.key, in: entity.attributes.map(\.name)))
             }
         }

@@ -46,7 +46,8 @@ public struct ResolvedKeyPath: Sendable, Hashable {
             }
             guard let relationship = current.relationship(named: name) else {
                 throw StoreChainError(
-                    .unknownKeyPath, "entity '\(current.name)' has no attribute or relationship '\(name)' (in key path '\(text)')",
+                    .unknownKeyPath,
+                    "entity '\(current.name)' has no attribute or relationship '\(name)' (in key path '\(text)')",
                     suggestion: Suggestion.didYouMean(name, in: current.propertyNames))
             }
             if isLast {
@@ -54,7 +55,8 @@ public struct ResolvedKeyPath: Sendable, Hashable {
                 return
             }
             guard let destination = model.entity(named: relationship.destination) else {
-                throw StoreChainError(.invalidModel, "relationship '\(name)' leads to unknown entity '\(relationship.destination)'")
+                throw StoreChainError(
+                    .invalidModel, "relationship '\(name)' leads to unknown entity '\(relationship.destination)'")
             }
             steps.append(Step(relationship: relationship, destination: destination))
             current = destination

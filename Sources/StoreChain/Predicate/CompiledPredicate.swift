@@ -27,7 +27,9 @@ public struct CompiledPredicate: Sendable {
         test(node, source)
     }
 
-    private static func compile(_ predicate: FetchPredicate, entity: Entity, model: Model) throws(StoreChainError) -> Test {
+    private static func compile(_ predicate: FetchPredicate, entity: Entity, model: Model) throws(StoreChainError)
+        -> Test
+    {
         switch predicate {
         case .true: return { _, _ in true }
         case .false: return { _, _ in false }
@@ -57,7 +59,8 @@ public struct CompiledPredicate: Sendable {
         return tests
     }
 
-    private static func compile(_ comparison: Comparison, entity: Entity, model: Model) throws(StoreChainError) -> Test {
+    private static func compile(_ comparison: Comparison, entity: Entity, model: Model) throws(StoreChainError) -> Test
+    {
         let matcher = StringMatcher(comparison.options)
         let valueTest = try ValueTest.make(comparison, matcher: matcher)
         let right = try operand(comparison.rhs, entity: entity, model: model, matcher: matcher)

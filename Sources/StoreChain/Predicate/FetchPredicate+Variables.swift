@@ -6,7 +6,9 @@ extension FetchPredicate {
     /// let nineties = try template.substituting(["from": 1990, "to": 1999])
     /// ```
     /// - Throws: `.invalidRequest` naming a variable that has no value.
-    public func substituting(_ variables: [String: any PredicateArgumentConvertible]) throws(StoreChainError) -> FetchPredicate {
+    public func substituting(_ variables: [String: any PredicateArgumentConvertible]) throws(StoreChainError)
+        -> FetchPredicate
+    {
         let arguments = variables.mapValues(\.predicateArgument)
         return try map { expression throws(StoreChainError) in
             guard case .variable(let name) = expression else { return expression }
@@ -41,7 +43,8 @@ extension FetchPredicate {
     public func forEachComparison(_ body: (Comparison) -> Void) {
         switch self {
         case .true, .false: break
-        case .and(let operands), .or(let operands): operands.forEach { $0.forEachComparison(body) }
+        case .and(let operands), .or(let operands):
+            for operand in operands { operand.forEachComparison(body) }
         case .not(let operand): operand.forEachComparison(body)
         case .comparison(let comparison): body(comparison)
         }

@@ -27,17 +27,27 @@ public struct Key<T: PredicateValueConvertible>: Sendable, Hashable {
         .comparison(Comparison(expression, op, rhs, options: options, modifier: modifier))
     }
 
-    public static func == (key: Key, value: T) -> FetchPredicate { key.compare(.equal, .constant(value.predicateValue)) }
-    public static func != (key: Key, value: T) -> FetchPredicate { key.compare(.notEqual, .constant(value.predicateValue)) }
+    public static func == (key: Key, value: T) -> FetchPredicate {
+        key.compare(.equal, .constant(value.predicateValue))
+    }
+    public static func != (key: Key, value: T) -> FetchPredicate {
+        key.compare(.notEqual, .constant(value.predicateValue))
+    }
     public static func < (key: Key, value: T) -> FetchPredicate { key.compare(.less, .constant(value.predicateValue)) }
-    public static func <= (key: Key, value: T) -> FetchPredicate { key.compare(.lessOrEqual, .constant(value.predicateValue)) }
-    public static func > (key: Key, value: T) -> FetchPredicate { key.compare(.greater, .constant(value.predicateValue)) }
+    public static func <= (key: Key, value: T) -> FetchPredicate {
+        key.compare(.lessOrEqual, .constant(value.predicateValue))
+    }
+    public static func > (key: Key, value: T) -> FetchPredicate {
+        key.compare(.greater, .constant(value.predicateValue))
+    }
     public static func >= (key: Key, value: T) -> FetchPredicate {
         key.compare(.greaterOrEqual, .constant(value.predicateValue))
     }
 
     /// `key == nil`
-    public static func == (key: Key, _: _OptionalNilComparisonType) -> FetchPredicate { key.compare(.equal, .constant(.null)) }
+    public static func == (key: Key, _: _OptionalNilComparisonType) -> FetchPredicate {
+        key.compare(.equal, .constant(.null))
+    }
     /// `key != nil`
     public static func != (key: Key, _: _OptionalNilComparisonType) -> FetchPredicate {
         key.compare(.notEqual, .constant(.null))

@@ -1,13 +1,30 @@
 /// Splits predicate text into tokens, each with its character offset for error messages.
 struct PredicateLexer {
     enum Keyword: String, CaseIterable {
-        case and = "AND", or = "OR", not = "NOT"
-        case any = "ANY", all = "ALL", none = "NONE", some = "SOME"
-        case `in` = "IN", between = "BETWEEN", beginsWith = "BEGINSWITH", endsWith = "ENDSWITH"
-        case contains = "CONTAINS", like = "LIKE", matches = "MATCHES"
-        case truePredicate = "TRUEPREDICATE", falsePredicate = "FALSEPREDICATE"
-        case `true` = "TRUE", `false` = "FALSE", yes = "YES", no = "NO", `nil` = "NIL", null = "NULL"
-        case cast = "CAST", `self` = "SELF"
+        case and = "AND"
+        case or = "OR"
+        case not = "NOT"
+        case any = "ANY"
+        case all = "ALL"
+        case none = "NONE"
+        case some = "SOME"
+        case `in` = "IN"
+        case between = "BETWEEN"
+        case beginsWith = "BEGINSWITH"
+        case endsWith = "ENDSWITH"
+        case contains = "CONTAINS"
+        case like = "LIKE"
+        case matches = "MATCHES"
+        case truePredicate = "TRUEPREDICATE"
+        case falsePredicate = "FALSEPREDICATE"
+        case `true` = "TRUE"
+        case `false` = "FALSE"
+        case yes = "YES"
+        case no = "NO"
+        case `nil` = "NIL"
+        case null = "NULL"
+        case cast = "CAST"
+        case `self` = "SELF"
     }
 
     enum Kind: Equatable {

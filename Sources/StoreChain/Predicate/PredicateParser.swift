@@ -333,7 +333,8 @@ struct PredicateParser {
             throw error("@count takes no key path after it", at: token)
         }
         if function != .count && property.isEmpty {
-            throw error("@\(function.rawValue) needs a key path after it, as in albums.@\(function.rawValue).price", at: token)
+            throw error(
+                "@\(function.rawValue) needs a key path after it, as in albums.@\(function.rawValue).price", at: token)
         }
         return .aggregate(function, collection: collection, property: property)
     }

@@ -13,7 +13,9 @@ enum PredicateValidator {
         case toManyRelationship
     }
 
-    static func bind(_ predicate: FetchPredicate, entity: Entity, model: Model) throws(StoreChainError) -> FetchPredicate {
+    static func bind(_ predicate: FetchPredicate, entity: Entity, model: Model) throws(StoreChainError)
+        -> FetchPredicate
+    {
         switch predicate {
         case .true, .false: return predicate
         case .and(let operands):
@@ -49,7 +51,8 @@ enum PredicateValidator {
         if lhs == .toOneRelationship || rhs == .toOneRelationship {
             let other = lhs == .toOneRelationship ? rhs : lhs
             guard op == .equal || op == .notEqual, other == .single(nil) else {
-                throw mismatch("a to-one relationship can only be compared with nil (== nil or != nil)",
+                throw mismatch(
+                    "a to-one relationship can only be compared with nil (== nil or != nil)",
                     "compare one of its attributes instead, as in band.name == \"x\"")
             }
             return result
@@ -62,7 +65,8 @@ enum PredicateValidator {
         switch op {
         case .in, .between:
             guard case .array(let elements) = comparison.rhs else {
-                throw mismatch("\(op.rawValue) needs an array on the right, as in \(op == .in ? "{1, 2, 3}" : "{1990, 1999}")")
+                throw mismatch(
+                    "\(op.rawValue) needs an array on the right, as in \(op == .in ? "{1, 2, 3}" : "{1990, 1999}")")
             }
             if op == .between && elements.count != 2 {
                 throw mismatch("BETWEEN needs exactly two values {low, high}, found \(elements.count)")
@@ -92,7 +96,8 @@ enum PredicateValidator {
             let boundLeft = try constantType(result.lhs) ?? lhsType
             let boundRight = try constantType(result.rhs) ?? rhsType
             if let left = boundLeft, let right = boundRight, !compatible(left, right) {
-                throw mismatch("\(describe(comparison.lhs, left)) is compared with \(describe(comparison.rhs, right))",
+                throw mismatch(
+                    "\(describe(comparison.lhs, left)) is compared with \(describe(comparison.rhs, right))",
                     "compare values of the same type")
             }
             if op == .like || op == .matches {
@@ -113,20 +118,24 @@ enum PredicateValidator {
 
     private static func checkModifier(_ comparison: Comparison, lhs: Shape, rhs: Shape) throws(StoreChainError) {
         if case .collection = rhs {
-            throw mismatch("the right side '\(comparison.rhs)' goes through a to-many relationship",
+            throw mismatch(
+                "the right side '\(comparison.rhs)' goes through a to-many relationship",
                 "put the to-many key path on the left with ANY, ALL or NONE")
         }
         if lhs == .toManyRelationship || rhs == .toManyRelationship {
-            throw mismatch("a to-many relationship cannot be compared directly",
+            throw mismatch(
+                "a to-many relationship cannot be compared directly",
                 "use an aggregate such as albums.@count, or ANY with one of its attributes")
         }
         switch (comparison.modifier, lhs) {
         case (.direct, .collection):
-            throw mismatch("'\(comparison.lhs)' goes through a to-many relationship and leads to many values",
+            throw mismatch(
+                "'\(comparison.lhs)' goes through a to-many relationship and leads to many values",
                 "say ANY, ALL or NONE before it, or use an aggregate such as @count")
         case (.direct, _), (_, .collection): return
         default:
-            throw mismatch("\(comparison.modifier.rawValue) needs a key path through a to-many relationship on the left",
+            throw mismatch(
+                "\(comparison.modifier.rawValue) needs a key path through a to-many relationship on the left",
                 "remove \(comparison.modifier.rawValue), or use a key path such as albums.year")
         }
     }
@@ -174,18 +183,24 @@ enum PredicateValidator {
         }
         let propertyPath = try ResolvedKeyPath(property, from: destination, in: model)
         guard let attribute = propertyPath.attribute, !propertyPath.isCollection else {
-            throw mismatch("@\(function.rawValue) needs an attribute after it, but '\(property.joined(separator: "."))' is not one")
+            throw mismatch(
+                "@\(function.rawValue) needs an attribute after it, but '\(property.joined(separator: "."))' is not one"
+            )
         }
         switch function {
         case .count: return .integer
         case .sum, .avg:
             guard attribute.type.isNumeric else {
-                throw mismatch("@\(function.rawValue) needs a numeric attribute, but '\(attribute.name)' is \(attribute.type.rawValue)")
+                throw mismatch(
+                    "@\(function.rawValue) needs a numeric attribute, but '\(attribute.name)' is \(attribute.type.rawValue)"
+                )
             }
             return function == .sum && attribute.type == .integer ? .integer : .double
         case .min, .max:
             guard attribute.type.isOrdered else {
-                throw mismatch("@\(function.rawValue) needs an ordered attribute, but '\(attribute.name)' is \(attribute.type.rawValue)")
+                throw mismatch(
+                    "@\(function.rawValue) needs an ordered attribute, but '\(attribute.name)' is \(attribute.type.rawValue)"
+                )
             }
             return attribute.type
         }
@@ -217,11 +232,13 @@ enum PredicateValidator {
             do {
                 return .constant(try Value.coerce(.string(text), to: type))
             } catch {
-                throw mismatch("\"\(text)\" cannot be read as \(type.rawValue) to compare with '\(other)'",
+                throw mismatch(
+                    "\"\(text)\" cannot be read as \(type.rawValue) to compare with '\(other)'",
                     error.suggestion)
             }
         }
-        throw mismatch("\(describe(other, type)) is compared with \(describe(expression, valueType))",
+        throw mismatch(
+            "\(describe(other, type)) is compared with \(describe(expression, valueType))",
             "compare with a value of type \(type.rawValue)")
     }
 
@@ -239,7 +256,8 @@ enum PredicateValidator {
     }
 
     private static func unboundVariable(_ name: String) -> StoreChainError {
-        StoreChainError(.invalidRequest, "variable $\(name) has no value", suggestion: "call substituting([\"\(name)\": …]) first")
+        StoreChainError(
+            .invalidRequest, "variable $\(name) has no value", suggestion: "call substituting([\"\(name)\": …]) first")
     }
 
     private static func mismatch(_ message: String, _ suggestion: String? = nil) -> StoreChainError {

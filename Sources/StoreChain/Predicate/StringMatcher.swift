@@ -14,7 +14,8 @@ struct StringMatcher: Sendable {
     func fold(_ string: String) -> String {
         if options.contains(.diacriticInsensitive) {
             let folding: String.CompareOptions =
-                options.contains(.caseInsensitive) ? [.diacriticInsensitive, .caseInsensitive] : [.diacriticInsensitive]
+                options.contains(.caseInsensitive)
+                ? [.diacriticInsensitive, .caseInsensitive] : [.diacriticInsensitive]
             let folded = string.folding(options: folding, locale: nil)
             return options.contains(.caseInsensitive) ? folded.lowercased() : folded
         }

@@ -89,10 +89,11 @@ enum ValueAccessor {
         case .count: return .integer(values.count)
         case .sum:
             if values.allSatisfy({ if case .integer = $0 { true } else { false } }) {
-                return .integer(values.reduce(0) { total, value in
-                    if case .integer(let number) = value { return total &+ number }
-                    return total
-                })
+                return .integer(
+                    values.reduce(0) { total, value in
+                        if case .integer(let number) = value { return total &+ number }
+                        return total
+                    })
             }
             return .double(values.reduce(0) { $0 + ($1.numericValue ?? 0) })
         case .avg:

@@ -23,11 +23,11 @@ public final class JSONFileStore: Sendable {
             data = try Data(contentsOf: url)
         } catch {
             throw StoreChainError(
-                .unreadableFile, "cannot read the data file", at: .init(file: url.path),
+                .unreadableFile, "cannot read the data file", at: .init(file: url.relativePath),
                 suggestion: "check that the path is right and the file is readable", underlying: "\(error)")
         }
-        let root = try JSONParser().parse(data, source: url.path)
-        let dataset = try RecordLoader(model: model, source: url.path).load(root)
+        let root = try JSONParser().parse(data, source: url.relativePath)
+        let dataset = try RecordLoader(model: model, source: url.relativePath).load(root)
         store = InMemoryStore(model: model, dataset: dataset)
     }
 

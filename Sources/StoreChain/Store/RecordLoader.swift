@@ -17,7 +17,8 @@ public struct RecordLoader {
     /// Reads every record in `root` into a dataset.
     public func load(_ root: JSONValue) throws(StoreChainError) -> Dataset {
         guard case .object(let collections) = root else {
-            throw error("$", "the top level is a \(root.typeName), not an object of entity names",
+            throw error(
+                "$", "the top level is a \(root.typeName), not an object of entity names",
                 "write {\"EntityName\": [records…], …}")
         }
         var nodes: [ObjectID: Node] = [:]
@@ -26,17 +27,21 @@ public struct RecordLoader {
         var paths: [ObjectID: String] = [:]
         for entityName in collections.keys.sorted() {
             guard let entity = model.entity(named: entityName) else {
-                throw error("$.\(entityName)", "unknown entity '\(entityName)'",
+                throw error(
+                    "$.\(entityName)", "unknown entity '\(entityName)'",
                     Suggestion.didYouMean(entityName, in: model.entities.map(\.name)))
             }
             guard case .array(let records) = collections[entityName] ?? .null else {
-                throw error("$.\(entityName)", "expected an array of records, found \(collections[entityName]?.typeName ?? "nothing")")
+                throw error(
+                    "$.\(entityName)",
+                    "expected an array of records, found \(collections[entityName]?.typeName ?? "nothing")")
             }
             for (index, record) in records.enumerated() {
                 let path = "$.\(entityName)[\(index)]"
                 let (node, given) = try readRecord(record, entity: entity, path: path)
                 if let earlier = paths[node.id] {
-                    throw error("\(path).\(entity.key)", "\(node.id) appears twice (first at \(earlier))",
+                    throw error(
+                        "\(path).\(entity.key)", "\(node.id) appears twice (first at \(earlier))",
                         "keys must be unique within an entity")
                 }
                 nodes[node.id] = node
@@ -63,7 +68,8 @@ public struct RecordLoader {
         }
         for name in fields.keys.sorted()
         where entity.attribute(named: name) == nil && entity.relationship(named: name) == nil {
-            throw error("\(path).\(name)", "entity '\(entity.name)' has no attribute or relationship '\(name)'",
+            throw error(
+                "\(path).\(name)", "entity '\(entity.name)' has no attribute or relationship '\(name)'",
                 Suggestion.didYouMean(name, in: entity.propertyNames))
         }
         var attributes: [String: Value] = [:]
@@ -76,7 +82,8 @@ public struct RecordLoader {
             }
             if value.isNull, let defaultValue = attribute.defaultValue { value = defaultValue }
             if value.isNull && !attribute.isOptional {
-                throw error("\(path).\(attribute.name)", "required attribute '\(attribute.name)' is missing",
+                throw error(
+                    "\(path).\(attribute.name)", "required attribute '\(attribute.name)' is missing",
                     "give it a value, or mark it optional with '?' in the model")
             }
             if !value.isNull { attributes[attribute.name] = value }
@@ -104,7 +111,8 @@ public struct RecordLoader {
         else { throw error(path, "relationship '\(relationship.name)' leads to an unknown entity") }
         func reference(_ json: JSONValue, at path: String) throws(StoreChainError) -> ObjectID {
             if case .object = json {
-                throw error(path, "expected the key of a \(destination.name), found an object",
+                throw error(
+                    path, "expected the key of a \(destination.name), found an object",
                     "give the \(destination.name)'s '\(destination.key)' value only")
             }
             do {
@@ -137,7 +145,8 @@ public struct RecordLoader {
             guard let node = nodes[id] else { continue }
             for name in node.relationships.keys.sorted() {
                 for target in node.relationships[name]?.objectIDs ?? [] where nodes[target] == nil {
-                    throw error("\(paths[id] ?? "$").\(name)", "\(id) refers to \(target), which is not in the data",
+                    throw error(
+                        "\(paths[id] ?? "$").\(name)", "\(id) refers to \(target), which is not in the data",
                         "add a \(target.entity) record with that key, or remove the reference")
                 }
             }
@@ -167,7 +176,9 @@ public struct RecordLoader {
                 let owners = derived[id]?[relationship.name] ?? []
                 let path = "\(paths[id] ?? "$").\(relationship.name)"
                 if !relationship.isToMany && owners.count > 1 {
-                    throw error(path, "\(id) is claimed by \(owners.count) objects through '\(relationship.inverse ?? "")': \(owners.map(\.description).joined(separator: ", "))",
+                    throw error(
+                        path,
+                        "\(id) is claimed by \(owners.count) objects through '\(relationship.inverse ?? "")': \(owners.map(\.description).joined(separator: ", "))",
                         "a to-one relationship holds one object; list it under one owner only")
                 }
                 if explicit[id]?.contains(relationship.name) == true {
@@ -175,7 +186,9 @@ public struct RecordLoader {
                     // so checking containment here, for every node, checks both directions.
                     let given = node.relationships[relationship.name]?.objectIDs ?? []
                     if let stray = owners.first(where: { !given.contains($0) }) {
-                        throw error(path, "\(stray) says it belongs to \(id) through '\(relationship.inverse ?? "")', but \(id).\(relationship.name) does not list it",
+                        throw error(
+                            path,
+                            "\(stray) says it belongs to \(id) through '\(relationship.inverse ?? "")', but \(id).\(relationship.name) does not list it",
                             "make both sides agree, or give the relationship on one side only")
                     }
                     continue
@@ -197,7 +210,8 @@ public struct RecordLoader {
             guard let node = nodes[id], let entity = model.entity(named: id.entity) else { continue }
             for relationship in entity.relationships where !relationship.isToMany && !relationship.isOptional {
                 if case .toOne(nil) = node.relationships[relationship.name] ?? .toOne(nil) {
-                    throw error("\(paths[id] ?? "$").\(relationship.name)",
+                    throw error(
+                        "\(paths[id] ?? "$").\(relationship.name)",
                         "required relationship '\(relationship.name)' of \(id) is missing",
                         "give the \(relationship.destination)'s key, or mark it optional with '?' in the model")
                 }

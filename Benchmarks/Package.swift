@@ -1,0 +1,33 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+import struct Foundation.URL
+
+/// SwiftPM names a path dependency after its folder, so the library's package is known by the
+/// name of the folder this repository is checked out in.
+let libraryPackage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .lastPathComponent
+
+/// Benchmarks live in their own package so the library's build and tests do not pay for
+/// package-benchmark. Run them with `swift package benchmark` in this folder.
+let package = Package(
+    name: "StoreChainBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "StoreChainBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "StoreChain", package: libraryPackage),
+            ],
+            path: "StoreChainBenchmarks",
+            swiftSettings: [.enableUpcomingFeature("NonisolatedNonsendingByDefault")],
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)
