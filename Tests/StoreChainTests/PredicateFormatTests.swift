@@ -141,27 +141,19 @@ struct PredicateGenerator {
     }
 }
 
-/// SplitMix64: deterministic, so a failing case can be reproduced from its seed.
+/// Deterministic draws, so a failing case can be reproduced from its seed.
 struct SeededRandom {
-    private var state: UInt64
+    private var generator: SplitMix64
 
     init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        generator = SplitMix64(seed: seed)
     }
 
     mutating func int(_ upperBound: Int) -> Int {
-        Int(next() % UInt64(upperBound))
+        Int(generator.next() % UInt64(upperBound))
     }
 
     mutating func double() -> Double {
-        Double(next() >> 11) / Double(1 << 53)
+        Double(generator.next() >> 11) / Double(1 << 53)
     }
 }
