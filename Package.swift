@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .library(name: "StoreChain", targets: ["StoreChain"]),
         .library(name: "StoreChainPipeline", targets: ["StoreChainPipeline"]),
+        .library(name: "StoreChainTesting", targets: ["StoreChainTesting"]),
         .executable(name: "storechain", targets: ["storechain"]),
     ],
     dependencies: [
@@ -33,6 +34,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "StoreChainTesting",
+            dependencies: ["StoreChain"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "StoreChainDemoBackend",
             dependencies: ["StoreChain"],
             swiftSettings: swiftSettings
@@ -49,7 +55,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StoreChainTests",
-            dependencies: ["StoreChain"],
+            dependencies: ["StoreChain", "StoreChainTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -33,6 +33,14 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let invalidRequest = Code("invalid-request")
         /// A value in a data file cannot be converted to its attribute's type.
         public static let invalidData = Code("invalid-data")
+        /// A handler or terminal answered with the wrong kind of response.
+        public static let invalidResponse = Code("invalid-response")
+        /// A save was rejected; the message names the object and why.
+        public static let saveFailed = Code("save-failed")
+        /// A request's deadline passed before it was answered.
+        public static let timedOut = Code("timed-out")
+        /// An object, or the store, no longer exists or is shut down.
+        public static let unavailable = Code("unavailable")
     }
 
     /// Where a problem is. Every field is optional; the description prints those present.

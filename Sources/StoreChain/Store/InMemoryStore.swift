@@ -52,6 +52,14 @@ public final class InMemoryStore: Sendable {
         }
     }
 
+    /// Applies a save atomically: all of it, or (on error) none of it.
+    ///
+    /// - Throws: `.saveFailed` naming the object and what is wrong.
+    public func save(_ changes: SaveChanges) throws(StoreChainError) -> SaveResult {
+        let applier = SaveApplier(model: model)
+        return try dataset.withLock { dataset throws(StoreChainError) in try applier.apply(changes, to: &dataset) }
+    }
+
     /// Removes the node with this ID; returns whether there was one.
     @discardableResult
     public func remove(_ id: ObjectID) -> Bool {

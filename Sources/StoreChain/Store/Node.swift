@@ -5,11 +5,20 @@ public struct Node: Sendable, Hashable {
     public var attributes: [String: Value]
     /// Relationship values by name, for the relationships that are known.
     public var relationships: [String: RelationshipValue]
+    /// The backend's version of the object, when it has one (a revision number or an ETag).
+    public var version: String?
+    /// When the values were fetched and when they expire.
+    public var freshness: Freshness?
 
-    public init(id: ObjectID, attributes: [String: Value] = [:], relationships: [String: RelationshipValue] = [:]) {
+    public init(
+        id: ObjectID, attributes: [String: Value] = [:], relationships: [String: RelationshipValue] = [:],
+        version: String? = nil, freshness: Freshness? = nil
+    ) {
         self.id = id
         self.attributes = attributes
         self.relationships = relationships
+        self.version = version
+        self.freshness = freshness
     }
 
     /// The attribute's value, `null` when absent.

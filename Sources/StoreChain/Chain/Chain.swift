@@ -1,0 +1,100 @@
+import Foundation
+import Logging
+
+/// The ordered chain of handlers every request passes through, ending at a terminal responder.
+///
+/// 1. `send(_:)` makes a `RequestContext` (clock, logger, events, background work).
+/// 2. The request goes to the first handler; each answers or forwards with `next`.
+/// 3. A request no handler answers reaches the terminal.
+/// 4. The response goes back up through every handler that forwarded.
+/// 5. A successful save is published as a `ChangeEvent` to every observer.
+///
+/// The chain of closures is built once, here, not per request.
+///
+/// ```swift
+/// let chain = Chain(terminal: store) {
+///     LoggingHandler()
+///     MyCache().when(kinds: [.fetch])
+/// }
+/// let response = try await chain.send(.fetch(FetchRequest(entity: "Band")))
+/// await chain.shutdown()
+/// ```
+public final class Chain: Sendable {
+    public let handlers: [any StoreHandler]
+    public let terminal: any StoreResponder
+    public let clock: any StoreClock
+    public let logger: Logger
+    /// Change events from saves and from handlers that learn of changes.
+    public let events: EventHub
+    /// Work handlers started in the background; `shutdown()` waits for it.
+    public let background: BackgroundTasks
+    private let entry: NextResponder
+
+    public init(
+        handlers: [any StoreHandler], terminal: any StoreResponder, clock: any StoreClock = SystemClock(),
+        logger: Logger = Logger(label: "storechain")
+    ) {
+        self.handlers = handlers
+        self.terminal = terminal
+        self.clock = clock
+        self.logger = logger
+        self.events = EventHub()
+        self.background = BackgroundTasks()
+        var next: NextResponder = { request, context in
+            try await terminal.respond(to: request, context: context)
+        }
+        for handler in handlers.reversed() {
+            let below = next
+            next = { request, context in try await handler.handle(request, context: context, next: below) }
+        }
+        entry = next
+    }
+
+    /// Builds a chain from handlers listed in order.
+    public convenience init(
+        terminal: any StoreResponder, clock: any StoreClock = SystemClock(),
+        logger: Logger = Logger(label: "storechain"), @HandlerBuilder handlers: () -> [any StoreHandler]
+    ) {
+        self.init(handlers: handlers(), terminal: terminal, clock: clock, logger: logger)
+    }
+
+    /// A context for one request, with the chain's services.
+    public func makeContext(cachePolicy: CachePolicy? = nil, deadline: Date? = nil) -> RequestContext {
+        RequestContext(
+            clock: clock, logger: logger, events: events, background: background, cachePolicy: cachePolicy,
+            deadline: deadline)
+    }
+
+    /// Sends a request down the chain.
+    ///
+    /// - Throws: whatever the handler or terminal that failed threw; `CancellationError`
+    ///   unchanged when the calling task is cancelled.
+    public func send(_ request: StoreRequest, context: RequestContext? = nil) async throws -> StoreResponse {
+        let context = context ?? makeContext()
+        let response = try await entry(request, context)
+        if case .save(let changes) = request, case .saved(let result) = response.result {
+            events.publish(Self.event(for: changes, result: result, source: context.origin ?? "save"))
+        }
+        return response
+    }
+
+    /// Fetches through the chain and returns the fetch result.
+    public func fetch(_ request: FetchRequest, context: RequestContext? = nil) async throws -> FetchResult {
+        try await send(.fetch(request), context: context).fetchResult()
+    }
+
+    /// Waits for all background work to finish (cancelling it first if asked), then ends every
+    /// event stream. Requests sent afterwards still work, but start no background work.
+    public func shutdown(cancelling: Bool = false) async {
+        await background.shutdown(cancelling: cancelling)
+        events.finish()
+    }
+
+    private static func event(for changes: SaveChanges, result: SaveResult, source: String) -> ChangeEvent {
+        let inserted = Set(changes.inserted.map { result.permanentIDs[$0.id] ?? $0.id })
+        return ChangeEvent(
+            inserted: inserted, updated: Set(changes.updated.map(\.id)), deleted: Set(changes.deleted),
+            invalidatedEntities: changes.entities.union(result.nodes.map(\.id.entity)), nodes: result.nodes,
+            permanentIDs: result.permanentIDs, source: source)
+    }
+}

@@ -1,0 +1,76 @@
+import Synchronization
+
+/// What changed: objects inserted, updated, deleted, and entities whose cached queries are no
+/// longer valid. Observers re-run the queries an event touches.
+public struct ChangeEvent: Sendable, Hashable {
+    public var inserted: Set<ObjectID>
+    public var updated: Set<ObjectID>
+    public var deleted: Set<ObjectID>
+    /// Entities whose query results may have changed.
+    public var invalidatedEntities: Set<String>
+    /// The new state of inserted and updated objects, when known.
+    public var nodes: [Node]
+    /// Temporary → permanent IDs, when the event comes from a save.
+    public var permanentIDs: [ObjectID: ObjectID]
+    /// Who published it (a handler's type name, or "save").
+    public var source: String
+
+    public init(
+        inserted: Set<ObjectID> = [], updated: Set<ObjectID> = [], deleted: Set<ObjectID> = [],
+        invalidatedEntities: Set<String> = [], nodes: [Node] = [], permanentIDs: [ObjectID: ObjectID] = [:],
+        source: String
+    ) {
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+        self.invalidatedEntities = invalidatedEntities
+        self.nodes = nodes
+        self.permanentIDs = permanentIDs
+        self.source = source
+    }
+
+    /// Every entity the event touches.
+    public var entities: Set<String> {
+        invalidatedEntities.union(inserted.map(\.entity)).union(updated.map(\.entity)).union(deleted.map(\.entity))
+    }
+}
+
+/// Fans change events out to every subscriber. Each subscriber gets its own stream, buffered, so a
+/// slow observer never blocks a publisher.
+public final class EventHub: Sendable {
+    private let subscribers = Mutex<[Int: AsyncStream<ChangeEvent>.Continuation]>([:])
+    private let nextID = Atomic<Int>(0)
+
+    public init() {}
+
+    /// A stream of every event published from now on, until the stream is dropped or the hub
+    /// is finished.
+    public func subscribe() -> AsyncStream<ChangeEvent> {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        let (stream, continuation) = AsyncStream.makeStream(of: ChangeEvent.self)
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
+        }
+        subscribers.withLock { $0[id] = continuation }
+        return stream
+    }
+
+    public func publish(_ event: ChangeEvent) {
+        let continuations = subscribers.withLock { Array($0.values) }
+        for continuation in continuations { continuation.yield(event) }
+    }
+
+    /// Ends every subscriber's stream.
+    public func finish() {
+        let continuations = subscribers.withLock { subscribers in
+            defer { subscribers.removeAll() }
+            return Array(subscribers.values)
+        }
+        for continuation in continuations { continuation.finish() }
+    }
+
+    /// How many subscribers are listening (for tests and diagnostics).
+    public var subscriberCount: Int {
+        subscribers.withLock { $0.count }
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Logging
+
+/// What travels with one request down the chain: its deadline, logger and cache policy, the
+/// chain's services (clock, events, background work), and values handlers pass to the handlers
+/// below them (a page window, validators) without any global state.
+public struct RequestContext: Sendable {
+    /// Overrides the fetch request's own cache policy when set.
+    public var cachePolicy: CachePolicy?
+    /// When the request must be answered by; handlers that wait check it.
+    public var deadline: Date?
+    /// Who sent the request (an `ObjectContext` sets its own name), so it can tell its own
+    /// change events from others'.
+    public var origin: String?
+    public var logger: Logger
+    /// The chain's clock.
+    public let clock: any StoreClock
+    /// Publishes change events to the chain's observers.
+    public let events: EventHub
+    /// Runs work that outlives the request (revalidation, prefetch); `Chain.shutdown()` awaits it.
+    public let background: BackgroundTasks
+    private var values: [ObjectIdentifier: any Sendable] = [:]
+
+    public init(
+        clock: any StoreClock = SystemClock(), logger: Logger = Logger(label: "storechain"),
+        events: EventHub = EventHub(), background: BackgroundTasks = BackgroundTasks(),
+        cachePolicy: CachePolicy? = nil, deadline: Date? = nil
+    ) {
+        self.clock = clock
+        self.logger = logger
+        self.events = events
+        self.background = background
+        self.cachePolicy = cachePolicy
+        self.deadline = deadline
+    }
+
+    /// A value a handler stored for the handlers below it.
+    public subscript<Key: RequestContextKey>(key: Key.Type) -> Key.Value? {
+        get { values[ObjectIdentifier(key)] as? Key.Value }
+        set { values[ObjectIdentifier(key)] = newValue }
+    }
+
+    /// The cache policy that applies to `request`: the context's override, the fetch request's
+    /// own, or `.useCache`.
+    public func effectiveCachePolicy(for request: StoreRequest) -> CachePolicy {
+        if let cachePolicy { return cachePolicy }
+        if case .fetch(let fetch) = request { return fetch.cachePolicy }
+        return .useCache
+    }
+
+    /// Throws when the deadline has passed or the task is cancelled.
+    public func checkDeadline() throws {
+        try Task.checkCancellation()
+        if let deadline, clock.now >= deadline {
+            throw StoreChainError(
+                .timedOut, "the request's deadline passed", suggestion: "allow more time, or retry later")
+        }
+    }
+}
+
+/// A typed key for values in a `RequestContext`.
+///
+/// ```swift
+/// enum PageWindowKey: RequestContextKey { typealias Value = Range<Int> }
+/// context[PageWindowKey.self] = 0..<50
+/// ```
+public protocol RequestContextKey {
+    associatedtype Value: Sendable
+}

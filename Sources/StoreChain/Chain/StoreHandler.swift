@@ -1,0 +1,91 @@
+/// The rest of the chain below a handler.
+public typealias NextResponder = @Sendable (StoreRequest, RequestContext) async throws -> StoreResponse
+
+/// One link in the chain: answers a request, or forwards it with `next` and may work on the
+/// response on the way back up.
+///
+/// ```swift
+/// struct Timing: StoreHandler {
+///     func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws -> StoreResponse {
+///         let start = context.clock.now
+///         let response = try await next(request, context)
+///         context.logger.info("\(request.kind) took \(context.clock.now.timeIntervalSince(start))s")
+///         return response
+///     }
+/// }
+/// ```
+///
+/// A handler that does not apply returns `try await next(request, context)`. Keep long-lived
+/// state in a `Mutex` or an actor, and per-request state in the context.
+public protocol StoreHandler: Sendable {
+    /// The name that says who answered in `ResponseInfo` and logs; the type name by default.
+    var name: String { get }
+
+    func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+        -> StoreResponse
+}
+
+extension StoreHandler {
+    public var name: String { String(describing: type(of: self)) }
+
+    /// This handler, applied only to some request kinds and entities; other requests pass by.
+    ///
+    /// ```swift
+    /// MyBandCache().when(kinds: [.fetch], entities: ["Band"])
+    /// ```
+    public func when(kinds: Set<StoreRequest.Kind>? = nil, entities: Set<String>? = nil) -> ScopedHandler {
+        ScopedHandler(self, kinds: kinds, entities: entities)
+    }
+}
+
+/// The end of the chain: answers every request (a remote backend, a SQLite store, memory).
+public protocol StoreResponder: Sendable {
+    var name: String { get }
+
+    func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse
+}
+
+extension StoreResponder {
+    public var name: String { String(describing: type(of: self)) }
+}
+
+/// A handler that applies only to some request kinds and entities.
+public struct ScopedHandler: StoreHandler {
+    public let wrapped: any StoreHandler
+    /// The kinds it applies to; `nil` means all.
+    public let kinds: Set<StoreRequest.Kind>?
+    /// The entities it applies to; `nil` means all. A save applies when it touches any of them.
+    public let entities: Set<String>?
+
+    public init(_ wrapped: any StoreHandler, kinds: Set<StoreRequest.Kind>? = nil, entities: Set<String>? = nil) {
+        self.wrapped = wrapped
+        self.kinds = kinds
+        self.entities = entities
+    }
+
+    public var name: String { wrapped.name }
+
+    public func applies(to request: StoreRequest) -> Bool {
+        if let kinds, !kinds.contains(request.kind) { return false }
+        if let entities, request.entities.isDisjoint(with: entities) { return false }
+        return true
+    }
+
+    public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+        -> StoreResponse
+    {
+        guard applies(to: request) else { return try await next(request, context) }
+        return try await wrapped.handle(request, context: context, next: next)
+    }
+}
+
+/// Builds a list of handlers in chain order.
+@resultBuilder
+public enum HandlerBuilder {
+    public static func buildExpression(_ handler: any StoreHandler) -> [any StoreHandler] { [handler] }
+    public static func buildBlock(_ parts: [any StoreHandler]...) -> [any StoreHandler] { parts.flatMap { $0 } }
+    public static func buildOptional(_ part: [any StoreHandler]?) -> [any StoreHandler] { part ?? [] }
+    public static func buildEither(first part: [any StoreHandler]) -> [any StoreHandler] { part }
+    public static func buildEither(second part: [any StoreHandler]) -> [any StoreHandler] { part }
+    public static func buildArray(_ parts: [[any StoreHandler]]) -> [any StoreHandler] { parts.flatMap { $0 } }
+}

@@ -1,0 +1,83 @@
+/// A request that passes down the chain. Each mirrors one of `NSIncrementalStore`'s entry points.
+public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
+    /// Objects, IDs, a count or dictionaries for a fetch request.
+    case fetch(FetchRequest)
+    /// The current values of one object; answered with `nil` when the object no longer exists.
+    case objectFault(ObjectID)
+    /// The object(s) a relationship of one object holds.
+    case relationshipFault(ObjectID, relationship: String)
+    /// Inserted, updated and deleted objects, saved together.
+    case save(SaveChanges)
+
+    /// The kind of a request, for scoping handlers and for logs.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        case fetch, objectFault = "object-fault", relationshipFault = "relationship-fault", save
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .fetch: .fetch
+        case .objectFault: .objectFault
+        case .relationshipFault: .relationshipFault
+        case .save: .save
+        }
+    }
+
+    /// The entities the request is about.
+    public var entities: Set<String> {
+        switch self {
+        case .fetch(let request): [request.entity]
+        case .objectFault(let id), .relationshipFault(let id, _): [id.entity]
+        case .save(let changes): changes.entities
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .fetch(let request): "fetch \(request)"
+        case .objectFault(let id): "object-fault \(id)"
+        case .relationshipFault(let id, let name): "relationship-fault \(id).\(name)"
+        case .save(let changes): "save \(changes)"
+        }
+    }
+}
+
+/// Everything a save sends: inserted objects (with temporary IDs), updated objects (only the
+/// changed attributes and relationships; an explicit `null` clears a value), deleted objects.
+public struct SaveChanges: Sendable, Hashable, CustomStringConvertible {
+    public var inserted: [Node]
+    public var updated: [Node]
+    public var deleted: [ObjectID]
+
+    public init(inserted: [Node] = [], updated: [Node] = [], deleted: [ObjectID] = []) {
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+    }
+
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+
+    public var entities: Set<String> {
+        Set(inserted.map(\.id.entity) + updated.map(\.id.entity) + deleted.map(\.entity))
+    }
+
+    public var description: String {
+        "\(inserted.count) inserted, \(updated.count) updated, \(deleted.count) deleted"
+    }
+}
+
+/// What a save returns: the permanent ID of each inserted object, and the saved values as the
+/// backend now holds them (server-assigned keys, versions, defaults).
+public struct SaveResult: Sendable, Hashable {
+    /// Temporary ID → permanent ID, for every inserted object.
+    public var permanentIDs: [ObjectID: ObjectID]
+    /// The saved objects' current state, under their permanent IDs.
+    public var nodes: [Node]
+    public var deleted: [ObjectID]
+
+    public init(permanentIDs: [ObjectID: ObjectID] = [:], nodes: [Node] = [], deleted: [ObjectID] = []) {
+        self.permanentIDs = permanentIDs
+        self.nodes = nodes
+        self.deleted = deleted
+    }
+}

@@ -1,0 +1,111 @@
+/// The answer to a `StoreRequest`, with what the chain learned on the way.
+public struct StoreResponse: Sendable, Hashable {
+    public enum Result: Sendable, Hashable {
+        case fetched(FetchResult)
+        /// The object's node, or `nil` when it no longer exists.
+        case object(Node?)
+        case relationship(RelationshipValue)
+        case saved(SaveResult)
+    }
+
+    public var result: Result
+    /// Other objects learned while answering: prefetched relationships, the destinations of a
+    /// relationship fault, embedded objects.
+    public var related: [Node]
+    public var info: ResponseInfo
+
+    public init(_ result: Result, related: [Node] = [], info: ResponseInfo) {
+        self.result = result
+        self.related = related
+        self.info = info
+    }
+
+    /// The fetch result, or an error saying the response answered something else.
+    public func fetchResult() throws(StoreChainError) -> FetchResult {
+        guard case .fetched(let result) = result else { throw mismatch("a fetch result") }
+        return result
+    }
+
+    public func objectNode() throws(StoreChainError) -> Node? {
+        guard case .object(let node) = result else { throw mismatch("an object") }
+        return node
+    }
+
+    public func relationshipValue() throws(StoreChainError) -> RelationshipValue {
+        guard case .relationship(let value) = result else { throw mismatch("a relationship value") }
+        return value
+    }
+
+    public func saveResult() throws(StoreChainError) -> SaveResult {
+        guard case .saved(let result) = result else { throw mismatch("a save result") }
+        return result
+    }
+
+    private func mismatch(_ expected: String) -> StoreChainError {
+        StoreChainError(
+            .invalidResponse, "'\(info.answeredBy)' answered with \(result.kindDescription), not \(expected)",
+            suggestion: "a handler must answer each request with the matching kind of response")
+    }
+}
+
+extension StoreResponse.Result {
+    var kindDescription: String {
+        switch self {
+        case .fetched: "a fetch result"
+        case .object: "an object"
+        case .relationship: "a relationship value"
+        case .saved: "a save result"
+        }
+    }
+}
+
+/// Where an answer came from and what was done to it, so handlers above can finish the job.
+public struct ResponseInfo: Sendable, Hashable {
+    /// Where the data came from.
+    public enum Origin: String, Sendable, Hashable {
+        case memory, disk, remote, localStore = "local-store"
+    }
+
+    /// What a terminal applied of a fetch request; the rest must be done above it.
+    public struct Applied: Sendable, Hashable {
+        public var predicate: Bool
+        public var sort: Bool
+        public var window: Bool
+
+        public init(predicate: Bool, sort: Bool, window: Bool) {
+            self.predicate = predicate
+            self.sort = sort
+            self.window = window
+        }
+
+        /// The whole request was applied.
+        public static let all = Applied(predicate: true, sort: true, window: true)
+    }
+
+    /// The handler or terminal that answered (its type name).
+    public var answeredBy: String
+    public var origin: Origin
+    /// The answer is older than the cache policy normally allows (stale-while-revalidate, or
+    /// stale-if-error with `error` set).
+    public var isStale: Bool
+    public var applied: Applied
+    /// Whether the backend has more pages than this answer holds, when known.
+    public var hasMorePages: Bool?
+    /// Backend metadata worth passing up (HTTP status, cache headers, validators).
+    public var metadata: [String: String]
+    /// An error that was absorbed to give this (stale) answer.
+    public var error: String?
+
+    public init(
+        answeredBy: String, origin: Origin, isStale: Bool = false, applied: Applied = .all,
+        hasMorePages: Bool? = nil, metadata: [String: String] = [:], error: String? = nil
+    ) {
+        self.answeredBy = answeredBy
+        self.origin = origin
+        self.isStale = isStale
+        self.applied = applied
+        self.hasMorePages = hasMorePages
+        self.metadata = metadata
+        self.error = error
+    }
+}

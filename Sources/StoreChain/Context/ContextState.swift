@@ -1,0 +1,101 @@
+/// What an `ObjectContext` holds: the objects it has handed out (for uniquing), the row cache of
+/// last-known values, and the changes not yet saved.
+struct ContextState {
+    var registry: [ObjectID: WeakObject] = [:]
+    /// The last known state of each object, from fetches, faults, saves and change events.
+    var rows: [ObjectID: Node] = [:]
+    var pending: [ObjectID: PendingChange] = [:]
+    private var registrationsSincePrune = 0
+
+    /// The object for `id`, created on first use, the same one afterwards while it is alive.
+    mutating func object(for id: ObjectID, context: ObjectContext) -> ManagedObject {
+        if let existing = registry[id]?.object { return existing }
+        let object = ManagedObject(id: id, context: context)
+        registry[id] = WeakObject(object)
+        registrationsSincePrune += 1
+        if registrationsSincePrune > 1_000 && registrationsSincePrune > registry.count {
+            registry = registry.filter { $0.value.object != nil }
+            registrationsSincePrune = 0
+        }
+        return object
+    }
+
+    /// Records what a fetch, fault or event says about objects. Relationships the new node does
+    /// not mention are kept from what was known.
+    mutating func absorb(_ nodes: [Node]) {
+        for node in nodes {
+            guard var row = rows[node.id] else {
+                rows[node.id] = node
+                continue
+            }
+            row.attributes = node.attributes
+            row.relationships.merge(node.relationships) { _, new in new }
+            row.version = node.version ?? row.version
+            row.freshness = node.freshness ?? row.freshness
+            rows[node.id] = row
+        }
+    }
+
+    /// The relationship's value as this context sees it: pending change, else the row, else
+    /// unknown (`nil`).
+    func relationship(_ name: String, of id: ObjectID) -> RelationshipValue? {
+        pending[id]?.relationships[name] ?? rows[id]?.relationships[name]
+    }
+
+    /// Replaces every temporary ID with its permanent one.
+    mutating func remap(_ permanentIDs: [ObjectID: ObjectID]) {
+        guard !permanentIDs.isEmpty else { return }
+        func remap(_ value: RelationshipValue) -> RelationshipValue {
+            switch value {
+            case .toOne(let id): .toOne(id.map { permanentIDs[$0] ?? $0 })
+            case .toMany(let ids): .toMany(ids.map { permanentIDs[$0] ?? $0 })
+            }
+        }
+        for (temporary, permanent) in permanentIDs {
+            if let entry = registry.removeValue(forKey: temporary) { registry[permanent] = entry }
+            if let change = pending.removeValue(forKey: temporary) { pending[permanent] = change }
+            if var row = rows.removeValue(forKey: temporary) {
+                row.id = permanent
+                rows[permanent] = row
+            }
+        }
+        for id in Array(rows.keys) {
+            guard var row = rows[id] else { continue }
+            row.relationships = row.relationships.mapValues(remap)
+            rows[id] = row
+        }
+        for id in Array(pending.keys) {
+            guard var change = pending[id] else { continue }
+            change.relationships = change.relationships.mapValues(remap)
+            pending[id] = change
+        }
+    }
+}
+
+/// Changes to one object that are not saved yet.
+struct PendingChange {
+    enum Kind: Equatable {
+        case inserted, updated, deleted
+    }
+
+    var kind: Kind
+    /// Only the attributes that changed; `null` clears one.
+    var attributes: [String: Value] = [:]
+    /// Only the relationships that changed.
+    var relationships: [String: RelationshipValue] = [:]
+    /// Keeps a changed object alive until it is saved.
+    let object: ManagedObject
+
+    func sameChanges(as other: PendingChange) -> Bool {
+        kind == other.kind && attributes == other.attributes && relationships == other.relationships
+    }
+}
+
+/// A weak reference, so the registry does not keep unchanged objects alive.
+final class WeakObject {
+    weak var object: ManagedObject?
+
+    init(_ object: ManagedObject) {
+        self.object = object
+    }
+}

@@ -1,0 +1,91 @@
+import Synchronization
+
+/// An object in an `ObjectContext`: a handle on one object's values, faulting them in through
+/// the chain when they are not loaded yet.
+///
+/// Within one context, one `ObjectID` always gives the same `ManagedObject` while it is in use.
+/// Objects are `Sendable`: pass them between tasks freely.
+///
+/// ```swift
+/// let band = try await context.fetch(FetchRequest(entity: "Band", fetchLimit: 1))[0]
+/// let name = try await band.value("name")
+/// for album in try await band.relatedObjects("albums") { print(try await album.value("title")) }
+/// try band.set("Rue Royale", for: "name")
+/// try await context.save()
+/// ```
+public final class ManagedObject: Sendable, Hashable, CustomStringConvertible {
+    public let context: ObjectContext
+    private let identity: Mutex<ObjectID>
+
+    init(id: ObjectID, context: ObjectContext) {
+        self.identity = Mutex(id)
+        self.context = context
+    }
+
+    /// The object's ID; a temporary one until the object is first saved.
+    public var objectID: ObjectID { identity.withLock { $0 } }
+
+    func updateID(_ id: ObjectID) {
+        identity.withLock { $0 = id }
+    }
+
+    /// The entity this object belongs to.
+    public var entity: Entity {
+        get throws(StoreChainError) { try context.model.requireEntity(objectID.entity) }
+    }
+
+    /// An attribute's value, faulting the object in through the chain when it is not loaded.
+    ///
+    /// - Throws: `.unknownKeyPath` for a name the entity does not have; `.unavailable` when the
+    ///   object no longer exists upstream.
+    public func value(_ name: String) async throws -> Value {
+        try await context.value(of: self, name)
+    }
+
+    /// An attribute's value if it is loaded, without going to the chain.
+    public func cachedValue(_ name: String) -> Value? {
+        context.cachedValue(of: self, name)
+    }
+
+    /// Changes an attribute. The change is kept in the context until `save()`.
+    ///
+    /// - Throws: `.typeMismatch` when the value does not fit the attribute.
+    public func set(_ value: Value, for name: String) throws(StoreChainError) {
+        try context.set(value, for: name, of: self)
+    }
+
+    /// The object a to-one relationship holds, faulting it in when needed.
+    public func related(_ name: String) async throws -> ManagedObject? {
+        try await context.related(name, of: self).first
+    }
+
+    /// The objects a to-many relationship holds, in order, faulting them in when needed.
+    public func relatedObjects(_ name: String) async throws -> [ManagedObject] {
+        try await context.related(name, of: self)
+    }
+
+    /// Sets a to-one relationship; the inverse on the other side is kept in step.
+    public func setRelated(_ object: ManagedObject?, for name: String) throws(StoreChainError) {
+        try context.setRelationship(name, of: self, to: object.map { [$0] } ?? [], toMany: false)
+    }
+
+    /// Sets a to-many relationship; inverses are kept in step.
+    public func setRelatedObjects(_ objects: [ManagedObject], for name: String) throws(StoreChainError) {
+        try context.setRelationship(name, of: self, to: objects, toMany: true)
+    }
+
+    /// Whether no values are loaded yet: the next read goes to the chain.
+    public var isFault: Bool { context.isFault(self) }
+    public var isInserted: Bool { context.pendingKind(of: self) == .inserted }
+    public var isUpdated: Bool { context.pendingKind(of: self) == .updated }
+    public var isDeleted: Bool { context.pendingKind(of: self) == .deleted }
+    public var hasChanges: Bool { context.pendingKind(of: self) != nil }
+
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(self))
+    }
+
+    public var description: String { "<\(objectID)>" }
+}

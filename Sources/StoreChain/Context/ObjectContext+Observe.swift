@@ -1,0 +1,67 @@
+extension ObjectContext {
+    /// The current result of `request`, then the result again after every change that may
+    /// affect it (saves through the chain, events from handlers), when it differs.
+    ///
+    /// The first result comes even when nothing is cached yet: it is fetched through the chain.
+    /// The stream ends when the consumer stops, the task is cancelled, or the chain shuts down.
+    ///
+    /// ```swift
+    /// for try await bands in context.observe(FetchRequest(entity: "Band")) { render(bands) }
+    /// ```
+    public func observe(_ request: FetchRequest) -> AsyncThrowingStream<[ManagedObject], any Error> {
+        let events = chain.events.subscribe()
+        let relevant = relevantEntities(for: request)
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [ManagedObject].self)
+        let task = Task {
+            do {
+                var last = try await snapshot(request)
+                continuation.yield(last.objects)
+                for await event in events where !event.entities.isDisjoint(with: relevant) {
+                    let next = try await snapshot(request)
+                    if next.nodes != last.nodes {
+                        continuation.yield(next.objects)
+                        last = next
+                    }
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    private func snapshot(_ request: FetchRequest) async throws -> (objects: [ManagedObject], nodes: [Node]) {
+        let objects = try await fetch(request)
+        let nodes = state.withLock { state in objects.compactMap { state.rows[$0.objectID] } }
+        return (objects, nodes)
+    }
+
+    /// The request's entity and every entity its predicate and sort key paths pass through.
+    private func relevantEntities(for request: FetchRequest) -> Set<String> {
+        var entities: Set<String> = [request.entity]
+        guard let root = model.entity(named: request.entity) else { return entities }
+        func follow(_ components: [String]) {
+            var current = root
+            for name in components {
+                guard let relationship = current.relationship(named: name),
+                    let next = model.entity(named: relationship.destination)
+                else { return }
+                entities.insert(next.name)
+                current = next
+            }
+        }
+        request.predicate?.forEachComparison { comparison in
+            for operand in [comparison.lhs, comparison.rhs] {
+                switch operand {
+                case .keyPath(let components): follow(components)
+                case .aggregate(_, let collection, let property): follow(collection + property)
+                default: break
+                }
+            }
+        }
+        for descriptor in request.sortDescriptors { follow(descriptor.keyPath.split(separator: ".").map(String.init)) }
+        return entities
+    }
+}

@@ -1,0 +1,93 @@
+extension ObjectContext {
+    /// Sends every pending change in one save request. On success, temporary IDs are replaced
+    /// by permanent ones everywhere (objects, relationships, the row cache); on failure the
+    /// context is left exactly as it was and the error names the object at fault.
+    ///
+    /// Saves of one context run one at a time; changes made while a save is in flight stay
+    /// pending for the next save.
+    public func save() async throws {
+        try await saveLock.withLock {
+            let (changes, sent) = try self.changesToSave()
+            guard !changes.isEmpty else { return }
+            let response = try await chain.send(.save(changes), context: makeRequestContext())
+            let result = try response.saveResult()
+            self.applySaved(result, sent: sent)
+        }
+    }
+
+    /// The save request for the pending changes, and a copy of what it sends.
+    private func changesToSave() throws(StoreChainError) -> (SaveChanges, [ObjectID: PendingChange]) {
+        try state.withLock { state throws(StoreChainError) in
+            var changes = SaveChanges()
+            for (id, change) in state.pending.sorted(by: { $0.key.description < $1.key.description }) {
+                let entity = try model.requireEntity(id.entity)
+                switch change.kind {
+                case .inserted:
+                    for attribute in entity.attributes
+                    where !attribute.isOptional && attribute.defaultValue == nil && attribute.name != entity.key
+                        && (change.attributes[attribute.name] ?? .null).isNull
+                    {
+                        throw StoreChainError(
+                            .saveFailed, "\(id): required attribute '\(attribute.name)' has no value",
+                            suggestion: "set it before saving, or give it a default in the model")
+                    }
+                    changes.inserted.append(
+                        Node(id: id, attributes: change.attributes, relationships: change.relationships))
+                case .updated:
+                    changes.updated.append(
+                        Node(
+                            id: id, attributes: change.attributes, relationships: change.relationships,
+                            version: state.rows[id]?.version))
+                case .deleted:
+                    changes.deleted.append(id)
+                }
+            }
+            return (changes, state.pending)
+        }
+    }
+
+    private func applySaved(_ result: SaveResult, sent: [ObjectID: PendingChange]) {
+        state.withLock { state in
+            for (id, change) in sent {
+                // Changes made during the save are kept; what was sent is done.
+                if let current = state.pending[id], current.sameChanges(as: change) {
+                    state.pending.removeValue(forKey: id)
+                } else if state.pending[id]?.kind == .inserted {
+                    state.pending[id]?.kind = .updated
+                }
+            }
+            for (temporary, permanent) in result.permanentIDs {
+                state.registry[temporary]?.object?.updateID(permanent)
+            }
+            state.remap(result.permanentIDs)
+            for id in result.deleted {
+                state.rows.removeValue(forKey: id)
+                state.registry.removeValue(forKey: id)
+            }
+            state.absorb(result.nodes)
+        }
+    }
+
+    /// Merges change events from other contexts and from handlers into the row cache, so
+    /// registered objects show the new values.
+    func startMergingEvents() {
+        let stream = chain.events.subscribe()
+        let ownName = name
+        Task { [weak self] in
+            for await event in stream where event.source != ownName {
+                guard let self else { return }
+                self.merge(event)
+            }
+        }
+    }
+
+    func merge(_ event: ChangeEvent) {
+        state.withLock { state in
+            state.remap(event.permanentIDs)
+            for id in event.deleted {
+                state.rows.removeValue(forKey: id)
+            }
+            state.absorb(event.nodes)
+        }
+    }
+}

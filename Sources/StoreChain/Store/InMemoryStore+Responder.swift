@@ -1,0 +1,59 @@
+extension InMemoryStore: StoreResponder {
+    /// Answers every kind of request from memory: fetches (with prefetched relationships in
+    /// `related`), object and relationship faults, and saves (all or nothing).
+    public func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
+        try Task.checkCancellation()
+        let info = ResponseInfo(answeredBy: name, origin: .localStore)
+        switch request {
+        case .fetch(let fetch):
+            let plan = try FetchPlan(fetch, model: model)
+            let snapshot = self.snapshot
+            let result = plan.execute(over: snapshot.nodes(of: plan.entity.name), source: snapshot)
+            var related: [Node] = []
+            if case .objects(let nodes) = result, !fetch.relationshipKeyPathsForPrefetching.isEmpty {
+                related = Self.prefetch(fetch.relationshipKeyPathsForPrefetching, from: nodes, in: snapshot)
+            }
+            return StoreResponse(.fetched(result), related: related, info: info)
+        case .objectFault(let id):
+            return StoreResponse(.object(node(for: id)), info: info)
+        case .relationshipFault(let id, let name):
+            let snapshot = self.snapshot
+            guard let node = snapshot.node(for: id) else {
+                throw StoreChainError(
+                    .unavailable, "\(id) does not exist, so its relationship '\(name)' cannot be read",
+                    suggestion: "the object was deleted; refetch before following its relationships")
+            }
+            guard let relationship = model.entity(named: id.entity)?.relationship(named: name) else {
+                throw StoreChainError(
+                    .unknownKeyPath, "entity '\(id.entity)' has no relationship '\(name)'",
+                    suggestion: Suggestion.didYouMean(
+                        name, in: model.entity(named: id.entity)?.relationships.map(\.name) ?? []))
+            }
+            let value = node.relationships[name] ?? (relationship.isToMany ? .toMany([]) : .toOne(nil))
+            return StoreResponse(.relationship(value), related: value.objectIDs.compactMap(snapshot.node(for:)), info: info)
+        case .save(let changes):
+            return StoreResponse(.saved(try save(changes)), info: info)
+        }
+    }
+
+    /// The nodes along each prefetch key path (`albums`, `albums.tracks`), without duplicates.
+    static func prefetch(_ keyPaths: [String], from nodes: [Node], in source: Dataset) -> [Node] {
+        var seen: Set<ObjectID> = Set(nodes.map(\.id))
+        var related: [Node] = []
+        for keyPath in keyPaths {
+            var current = nodes
+            for name in keyPath.split(separator: ".").map(String.init) {
+                var next: [Node] = []
+                for node in current {
+                    for id in node.relationships[name]?.objectIDs ?? [] {
+                        guard let found = source.node(for: id) else { continue }
+                        next.append(found)
+                        if seen.insert(id).inserted { related.append(found) }
+                    }
+                }
+                current = next
+            }
+        }
+        return related
+    }
+}

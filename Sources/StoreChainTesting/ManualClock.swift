@@ -1,0 +1,84 @@
+import Foundation
+import StoreChain
+import Synchronization
+
+/// A clock that moves only when a test says so. Sleepers wake when `advance(by:)` passes their
+/// deadline, in deadline order; no test ever waits on real time.
+///
+/// ```swift
+/// let clock = ManualClock()
+/// async let waited: Void = clock.sleep(for: .seconds(5))
+/// await clock.advance(by: .seconds(5))
+/// try await waited
+/// ```
+public final class ManualClock: StoreClock {
+    private struct Sleeper {
+        let id: Int
+        let deadline: Date
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var now: Date
+        var sleepers: [Sleeper] = []
+        var nextID = 0
+    }
+
+    private let state: Mutex<State>
+
+    public init(now: Date = Date(timeIntervalSince1970: 1_700_000_000)) {
+        state = Mutex(State(now: now))
+    }
+
+    public var now: Date {
+        state.withLock { $0.now }
+    }
+
+    /// How many tasks are sleeping on this clock.
+    public var sleeperCount: Int {
+        state.withLock { $0.sleepers.count }
+    }
+
+    public func sleep(until deadline: Date) async throws {
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let resumeNow = state.withLock { state in
+                    if deadline <= state.now || Task.isCancelled { return true }
+                    state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let sleeper = state.withLock { state -> Sleeper? in
+                guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.sleepers.remove(at: index)
+            }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
+        try Task.checkCancellation()
+    }
+
+    /// Moves time forward, waking every sleeper whose deadline is reached, and gives the woken
+    /// tasks a chance to run.
+    public func advance(by duration: Duration) async {
+        let woken = state.withLock { state -> [Sleeper] in
+            state.now = state.now.addingTimeInterval(duration.timeInterval)
+            let now = state.now
+            let due = state.sleepers.filter { $0.deadline <= now }.sorted { $0.deadline < $1.deadline }
+            state.sleepers.removeAll { $0.deadline <= now }
+            return due
+        }
+        for sleeper in woken { sleeper.continuation.resume() }
+        for _ in 0..<10 { await Task.yield() }
+    }
+
+    /// Waits (by yielding, not sleeping) until `count` tasks sleep on this clock.
+    public func waitForSleepers(_ count: Int) async {
+        while sleeperCount < count { await Task.yield() }
+    }
+}
