@@ -10,7 +10,8 @@ public enum TestData {
     ) -> Node {
         var attributes = attributes
         attributes["id"] = .integer(key)
-        return Node(id: ObjectID(entity: entity, key: .integer(key)), attributes: attributes, relationships: relationships)
+        return Node(
+            id: ObjectID(entity: entity, key: .integer(key)), attributes: attributes, relationships: relationships)
     }
 
     /// A fetch request from a predicate format: `try TestData.fetch("Band", where: "name BEGINSWITH 'L'")`.
@@ -19,7 +20,8 @@ public enum TestData {
         offset: Int = 0
     ) throws -> FetchRequest {
         FetchRequest(
-            entity: entity, predicate: try format.map { format throws(StoreChainError) in try FetchPredicate(format: format) },
+            entity: entity,
+            predicate: try format.map { format throws(StoreChainError) in try FetchPredicate(format: format) },
             sortDescriptors: sort, fetchLimit: limit, fetchOffset: offset)
     }
 

@@ -63,7 +63,8 @@ extension StoreResponse.Result {
 public struct ResponseInfo: Sendable, Hashable {
     /// Where the data came from.
     public enum Origin: String, Sendable, Hashable {
-        case memory, disk, remote, localStore = "local-store"
+        case memory, disk, remote
+        case localStore = "local-store"
     }
 
     /// What a terminal applied of a fetch request; the rest must be done above it.

@@ -25,7 +25,8 @@ extension ObjectContext {
         }
         guard relationship.isToMany == toMany else {
             throw StoreChainError(
-                .typeMismatch, "'\(entity.name).\(name)' is a \(relationship.isToMany ? "to-many" : "to-one") relationship",
+                .typeMismatch,
+                "'\(entity.name).\(name)' is a \(relationship.isToMany ? "to-many" : "to-one") relationship",
                 suggestion: relationship.isToMany ? "use setRelatedObjects(_:for:)" : "use setRelated(_:for:)")
         }
         for target in targets {
@@ -57,7 +58,8 @@ extension ObjectContext {
 
     /// Sets a relationship and, where the far side is known, its inverse.
     private func apply(
-        _ value: RelationshipValue, to relationship: Relationship, of object: ManagedObject, in state: inout ContextState
+        _ value: RelationshipValue, to relationship: Relationship, of object: ManagedObject,
+        in state: inout ContextState
     ) {
         let id = object.objectID
         let old = state.relationship(relationship.name, of: id)?.objectIDs ?? []
@@ -88,7 +90,8 @@ extension ObjectContext {
                 case .toMany(let siblings)? = state.relationship(relationship.name, of: previous)
             {
                 let previousObject = state.object(for: previous, context: self)
-                record(.toMany(siblings.filter { $0 != target }), for: relationship.name, of: previousObject, in: &state)
+                record(
+                    .toMany(siblings.filter { $0 != target }), for: relationship.name, of: previousObject, in: &state)
             }
             record(.toOne(id), for: inverseName, of: targetObject, in: &state)
         }

@@ -64,7 +64,8 @@ public final class ObjectContext: Sendable {
     public func count(for request: FetchRequest) async throws -> Int {
         var request = request
         request.resultType = .count
-        guard case .count(let count) = try await chain.send(.fetch(request), context: makeRequestContext()).fetchResult()
+        guard
+            case .count(let count) = try await chain.send(.fetch(request), context: makeRequestContext()).fetchResult()
         else { throw StoreChainError(.invalidResponse, "a count fetch did not return a count") }
         return count
     }
@@ -86,7 +87,9 @@ public final class ObjectContext: Sendable {
     public func dictionaries(for request: FetchRequest, properties: [String]) async throws -> [[String: Value]] {
         var request = request
         request.resultType = .dictionaries(properties)
-        guard case .dictionaries(let rows) = try await chain.send(.fetch(request), context: makeRequestContext()).fetchResult()
+        guard
+            case .dictionaries(let rows) = try await chain.send(.fetch(request), context: makeRequestContext())
+                .fetchResult()
         else { throw StoreChainError(.invalidResponse, "a dictionary fetch did not return dictionaries") }
         return rows
     }

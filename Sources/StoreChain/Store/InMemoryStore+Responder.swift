@@ -30,7 +30,8 @@ extension InMemoryStore: StoreResponder {
                         name, in: model.entity(named: id.entity)?.relationships.map(\.name) ?? []))
             }
             let value = node.relationships[name] ?? (relationship.isToMany ? .toMany([]) : .toOne(nil))
-            return StoreResponse(.relationship(value), related: value.objectIDs.compactMap(snapshot.node(for:)), info: info)
+            return StoreResponse(
+                .relationship(value), related: value.objectIDs.compactMap(snapshot.node(for:)), info: info)
         case .save(let changes):
             return StoreResponse(.saved(try save(changes)), info: info)
         }

@@ -44,10 +44,13 @@ struct SaveApplier {
             let change = remap(update)
             let role = "updated[\(index)] \(update.id)"
             guard var node = working.node(for: change.id) else {
-                throw failure("\(role): \(change.id) does not exist (it may have been deleted)", "refetch it and try again")
+                throw failure(
+                    "\(role): \(change.id) does not exist (it may have been deleted)", "refetch it and try again")
             }
             let entity = try entity(of: node, role: role)
-            if let expected = change.version, let current = node.version, expected != current {
+            // An object saved before has a version; one loaded from data counts as version 0.
+            let current = node.version ?? "0"
+            if let expected = change.version, expected != current {
                 throw failure(
                     "\(role): \(change.id) was changed by someone else (version \(current), expected \(expected))",
                     "refetch it, reapply the change and save again")
@@ -149,7 +152,8 @@ struct SaveApplier {
     /// Checks every attribute of an inserted node, filling in defaults.
     private func fill(_ node: inout Node, entity: Entity, role: String) throws(StoreChainError) {
         for name in node.attributes.keys where entity.attribute(named: name) == nil {
-            throw failure("\(role): entity '\(entity.name)' has no attribute '\(name)'",
+            throw failure(
+                "\(role): entity '\(entity.name)' has no attribute '\(name)'",
                 Suggestion.didYouMean(name, in: entity.attributes.map(\.name)))
         }
         for attribute in entity.attributes {
@@ -170,7 +174,8 @@ struct SaveApplier {
             if given == nil && node.relationships[relationship.name] != nil { continue }
             let value = given ?? (relationship.isToMany ? .toMany([]) : .toOne(nil))
             let old = node.relationships[relationship.name]?.objectIDs ?? []
-            for target in value.objectIDs where dataset.node(for: target) == nil || target.entity != relationship.destination {
+            for target in value.objectIDs
+            where dataset.node(for: target) == nil || target.entity != relationship.destination {
                 throw failure("\(role): relationship '\(relationship.name)' refers to \(target), which does not exist")
             }
             node.relationships[relationship.name] = value

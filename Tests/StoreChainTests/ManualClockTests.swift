@@ -1,0 +1,48 @@
+import Foundation
+import StoreChain
+import StoreChainTesting
+import Synchronization
+import Testing
+
+@Suite struct ManualClockTests {
+    @Test func sleepersWakeInDeadlineOrderWhenTimeIsAdvanced() async throws {
+        let clock = ManualClock()
+        let order = SharedLog()
+        let start = clock.now
+        let late = Task {
+            try await clock.sleep(for: .seconds(10))
+            order.append("late")
+        }
+        let early = Task {
+            try await clock.sleep(for: .seconds(5))
+            order.append("early")
+        }
+        await clock.waitForSleepers(2)
+        await clock.advance(by: .seconds(4))
+        #expect(order.all.isEmpty)
+        await clock.advance(by: .seconds(6))
+        try await late.value
+        try await early.value
+        #expect(order.all == ["early", "late"])
+        #expect(clock.now == start.addingTimeInterval(10))
+    }
+
+    @Test func pastDeadlinesReturnAtOnceAndCancellationThrows() async throws {
+        let clock = ManualClock()
+        try await clock.sleep(until: clock.now.addingTimeInterval(-1))
+        let task = Task { try await clock.sleep(for: .seconds(1)) }
+        await clock.waitForSleepers(1)
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test func deadlineInTheContextIsEnforced() throws {
+        let clock = ManualClock()
+        let context = RequestContext(clock: clock, deadline: clock.now.addingTimeInterval(1))
+        try context.checkDeadline()
+        let expired = RequestContext(clock: clock, deadline: clock.now)
+        let error = #expect(throws: StoreChainError.self) { try expired.checkDeadline() }
+        #expect(error?.code == .timedOut)
+    }
+}

@@ -1,0 +1,252 @@
+import Foundation
+import StoreChain
+import StoreChainTesting
+import Testing
+
+@Suite struct ObjectContextTests {
+    let store: InMemoryStore
+    let terminal: RecordingResponder
+    let chain: Chain
+    let context: ObjectContext
+
+    init() throws {
+        store = try Fixtures.store()
+        terminal = RecordingResponder(forwardingTo: store)
+        chain = Chain(handlers: [], terminal: terminal)
+        context = ObjectContext(chain: chain, model: store.model)
+    }
+
+    func band(_ key: Int) -> ObjectID { ObjectID(entity: "Band", key: .integer(key)) }
+    func album(_ key: Int) -> ObjectID { ObjectID(entity: "Album", key: .integer(key)) }
+
+    @Test func sameIDGivesTheSameObject() async throws {
+        let first = try await context.fetch(TestData.fetch("Band", where: "country == 'UK'"))
+        let second = try await context.fetch(TestData.fetch("Band", sort: [FetchSortDescriptor("name")]))
+        let royale = try #require(first.first)
+        #expect(second.contains { $0 === royale })
+        #expect(context.object(with: band(1)) === royale)
+        let albums = try await context.fetch(TestData.fetch("Album", where: "band.name == 'Rue Royale'"))
+        #expect(try await albums[0].related("band") === royale)
+    }
+
+    @Test func fetchedValuesAreReadWithoutAnotherTrip() async throws {
+        let albums = try await context.fetch(TestData.fetch("Album"))
+        for album in albums { _ = try await album.value("title") }
+        try terminal.requireForwarded(exactly: 1)
+        #expect(albums.allSatisfy { !$0.isFault })
+    }
+
+    @Test func attributeAccessFaultsOnceThroughTheChain() async throws {
+        let object = context.object(with: album(20))
+        #expect(object.isFault)
+        #expect(object.cachedValue("title") == nil)
+        #expect(try await object.value("title") == "Ágætis byrjun")
+        #expect(try await object.value("price") == 12.0)
+        #expect(!object.isFault)
+        try terminal.requireForwarded(exactly: 1, .objectFault)
+        let error = await #expect(throws: StoreChainError.self) { try await object.value("titel") }
+        #expect(error?.suggestion == "did you mean 'title'?")
+    }
+
+    @Test func objectDeletedUpstreamFailsClearly() async throws {
+        let object = context.object(with: album(404))
+        let error = await #expect(throws: StoreChainError.self) { try await object.value("title") }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.contains("Album/404 no longer exists") == true)
+    }
+
+    @Test func relationshipFaultsForToOneToManyAndOrdered() async throws {
+        let track = context.object(with: ObjectID(entity: "Track", key: 201))
+        let album = try #require(try await track.related("album"))
+        #expect(album.objectID == self.album(20))
+        let band = try #require(try await album.related("band"))
+        #expect(band.objectID == self.band(2))
+        let albums = try await band.relatedObjects("albums")
+        #expect(albums.map(\.objectID) == [self.album(20), self.album(21)])
+        let tracks = try await album.relatedObjects("tracks")
+        #expect(tracks.map(\.objectID.key) == [200, 201])
+        #expect(try await tracks[0].value("title") == "Svefn-g-englar")
+        await #expect(throws: StoreChainError.self) { try await album.related("bnd") }
+    }
+
+    @Test func prefetchingAvoidsAFaultPerObject() async throws {
+        // Without prefetching: one fetch, then a trip for each band's albums and each album.
+        let plain = try await context.fetch(TestData.fetch("Band"))
+        for band in plain {
+            for album in try await band.relatedObjects("albums") { _ = try await album.value("title") }
+        }
+        let withoutPrefetch = terminal.requests.count
+        #expect(withoutPrefetch > 1)
+
+        let fresh = ObjectContext(chain: chain, model: store.model)
+        terminal.reset()
+        var request = FetchRequest(entity: "Band", relationshipKeyPathsForPrefetching: ["albums", "albums.tracks"])
+        request.sortDescriptors = [FetchSortDescriptor("name")]
+        var titles: [Value] = []
+        for band in try await fresh.fetch(request) {
+            for album in try await band.relatedObjects("albums") {
+                for track in try await album.relatedObjects("tracks") { titles.append(try await track.value("title")) }
+            }
+        }
+        #expect(titles.count == 7)
+        try terminal.requireForwarded(exactly: 1)
+    }
+
+    @Test func typedResultsForCountIDsAndDictionaries() async throws {
+        let request = try TestData.fetch("Album", where: "year > 2000", sort: [FetchSortDescriptor("year")])
+        #expect(try await context.count(for: request) == 3)
+        #expect(try await context.objectIDs(for: request) == [album(21), album(10), album(11)])
+        #expect(
+            try await context.dictionaries(for: request, properties: ["title", "band.name"]) == [
+                ["title": "Takk...", "band.name": "Sigur Rós"],
+                ["title": "Guide to an Escape", "band.name": "Rue Royale"],
+                ["title": "Remedies Ahead", "band.name": "Rue Royale"],
+            ])
+    }
+
+    @Test func insertsRelatedNewObjectsAndRemapsTemporaryIDs() async throws {
+        let band = try context.insert("Band", values: ["name": "Beach House", "country": "US"])
+        let album = try context.insert("Album", values: ["title": "Bloom", "year": 2012])
+        let track = try context.insert("Track", values: ["title": "Myth", "seconds": 258])
+        try album.setRelated(band, for: "band")
+        try track.setRelated(album, for: "album")
+        #expect(band.objectID.isTemporary && album.isInserted && context.hasChanges)
+        #expect(try await band.relatedObjects("albums") == [])
+
+        try await context.save()
+
+        #expect(band.objectID == self.band(5))
+        #expect(album.objectID == self.album(32))
+        #expect(track.objectID == ObjectID(entity: "Track", key: 301))
+        #expect(!context.hasChanges && !album.isInserted)
+        #expect(try await album.related("band") === band)
+        #expect(try await band.relatedObjects("albums") == [album])
+        #expect(context.object(with: self.album(32)) === album)
+        let stored = try #require(store.node(for: self.album(32)))
+        #expect(stored.relationships["band"] == .toOne(self.band(5)))
+        #expect(stored.relationships["tracks"] == .toMany([ObjectID(entity: "Track", key: 301)]))
+        #expect(store.node(for: self.band(5))?.relationships["albums"] == .toMany([self.album(32)]))
+    }
+
+    @Test func updatesAndDeletesAreSavedTogether() async throws {
+        let albums = try await context.fetch(TestData.fetch("Album", where: "band.name == 'Mötley Crüe'"))
+        let royale = context.object(with: band(1))
+        try albums[0].set("Dr. Feelgood (Remastered)", for: "title")
+        try albums[0].set(.integer(9), for: "price")
+        try albums[1].setRelated(royale, for: "band")
+        context.delete(context.object(with: album(21)))
+        #expect(albums[0].isUpdated)
+        try await context.save()
+
+        #expect(store.node(for: album(30))?[attribute: "title"] == "Dr. Feelgood (Remastered)")
+        #expect(store.node(for: album(30))?[attribute: "price"] == 9.0)
+        #expect(store.node(for: album(31))?.relationships["band"] == .toOne(band(1)))
+        #expect(store.node(for: band(1))?.relationships["albums"]?.objectIDs.contains(album(31)) == true)
+        #expect(store.node(for: band(3))?.relationships["albums"] == .toMany([album(30)]))
+        #expect(store.node(for: album(21)) == nil)
+        #expect(store.node(for: band(2))?.relationships["albums"] == .toMany([album(20)]))
+        #expect(try await royale.relatedObjects("albums").map(\.objectID).contains(album(31)))
+        #expect(
+            try await context.count(for: FetchRequest(entity: "Track", predicate: FetchPredicate("album == nil"))) == 1)
+    }
+
+    @Test func aFailedSaveLeavesTheContextAsItWas() async throws {
+        let band = try context.insert("Band", values: ["name": "Grouper"])
+        let album = try context.insert("Album", values: ["year": 2011])
+        try album.setRelated(band, for: "band")
+        let missingTitle = await #expect(throws: StoreChainError.self) { try await context.save() }
+        #expect(missingTitle?.message.contains("required attribute 'title' has no value") == true)
+        #expect(missingTitle?.message.contains(album.objectID.description) == true)
+        #expect(album.objectID.isTemporary && band.isInserted)
+        try terminal.requireForwarded(exactly: 0, .save)
+
+        // A failure reported by the store: the track's album disappears upstream before the save.
+        try album.set("Shade", for: "title")
+        let existing = context.object(with: ObjectID(entity: "Track", key: 300))
+        try existing.set("Live Wire", for: "title")
+        _ = try store.save(SaveChangesFixture.deleteTrack300)
+        let gone = await #expect(throws: StoreChainError.self) { try await context.save() }
+        #expect(gone?.code == .saveFailed)
+        #expect(gone?.message.contains("Track/300 does not exist") == true)
+        #expect(album.objectID.isTemporary && band.objectID.isTemporary && context.hasChanges)
+        #expect(existing.isUpdated)
+        #expect(store.node(for: ObjectID(entity: "Band", key: 5)) == nil)
+
+        context.delete(existing)
+        context.rollback()
+        #expect(!context.hasChanges)
+    }
+
+    @Test func observeYieldsTheCurrentResultThenChanges() async throws {
+        let request = try TestData.fetch("Band", where: "country == 'US'", sort: [FetchSortDescriptor("name")])
+        var results = context.observe(request).makeAsyncIterator()
+        #expect(try await results.next()?.map(\.objectID) == [band(4)])
+
+        let other = ObjectContext(chain: chain, model: store.model)
+        _ = try other.insert("Band", values: ["name": "Beach House", "country": "US"])
+        try await other.save()
+        #expect(try await results.next()?.map(\.objectID) == [band(5), band(4)])
+
+        let low = other.object(with: band(4))
+        try low.set("UK", for: "country")
+        try await other.save()
+        #expect(try await results.next()?.map(\.objectID) == [band(5)])
+        await chain.shutdown()
+        #expect(try await results.next() == nil)
+    }
+
+    @Test func otherContextsSavesAreMergedIntoRegisteredObjects() async throws {
+        let mine = try #require(try await context.fetch(TestData.fetch("Band", where: "id == 4")).first)
+        #expect(mine.cachedValue("name") == "low")
+        let other = ObjectContext(chain: chain, model: store.model)
+        try other.object(with: band(4)).set("Low", for: "name")
+        try await other.save()
+        for _ in 0..<1_000 where mine.cachedValue("name") != "Low" { await Task.yield() }
+        #expect(mine.cachedValue("name") == "Low")
+    }
+
+    @Test func rejectsBadChangesAtOnce() throws {
+        let album = context.object(with: album(10))
+        #expect(throws: StoreChainError.self) { try album.set("1999", for: "year") }
+        #expect(throws: StoreChainError.self) { try album.set(.null, for: "title") }
+        #expect(throws: StoreChainError.self) { try album.set(.integer(11), for: "id") }
+        #expect(throws: StoreChainError.self) { try album.setRelated(album, for: "band") }
+        #expect(throws: StoreChainError.self) { try album.setRelatedObjects([], for: "band") }
+        #expect(throws: StoreChainError.self) { try context.insert("Albun") }
+        let other = ObjectContext(chain: chain, model: store.model)
+        #expect(throws: StoreChainError.self) { try album.setRelated(other.object(with: band(1)), for: "band") }
+        #expect(!context.hasChanges)
+    }
+
+    @Test func manyTasksFetchAndFaultConsistently() async throws {
+        let context = self.context
+        let answers = try await withThrowingTaskGroup(of: [String].self) { group in
+            for index in 0..<100 {
+                group.addTask {
+                    if index.isMultiple(of: 2) {
+                        let albums = try await context.fetch(TestData.fetch("Album", sort: [FetchSortDescriptor("id")]))
+                        var titles: [String] = []
+                        for album in albums { titles.append(try await album.value("title").description) }
+                        return titles
+                    }
+                    var titles: [String] = []
+                    for key in [10, 11, 20, 21, 30, 31] {
+                        titles.append(
+                            try await context.object(with: ObjectID(entity: "Album", key: .integer(key))).value("title")
+                                .description)
+                    }
+                    return titles
+                }
+            }
+            return try await group.reduce(into: [[String]]()) { $0.append($1) }
+        }
+        #expect(Set(answers).count == 1)
+        #expect(answers.count == 100)
+        let objects = (0..<50).map { _ in context.object(with: album(10)) }
+        #expect(objects.allSatisfy { $0 === objects[0] })
+    }
+}
+
+enum SaveChangesFixture {
+    static let deleteTrack300 = SaveChanges(deleted: [ObjectID(entity: "Track", key: 300)])
+}
