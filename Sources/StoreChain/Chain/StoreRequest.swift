@@ -11,7 +11,10 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
 
     /// The kind of a request, for scoping handlers and for logs.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        case fetch, objectFault = "object-fault", relationshipFault = "relationship-fault", save
+        case fetch
+        case objectFault = "object-fault"
+        case relationshipFault = "relationship-fault"
+        case save
     }
 
     public var kind: Kind {
