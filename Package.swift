@@ -53,6 +53,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "CustomHandlerExample",
+            dependencies: ["StoreChain", "StoreChainPipeline"],
+            path: "Examples/CustomHandler/Sources",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CustomHandlerExampleTests",
+            dependencies: ["CustomHandlerExample", "StoreChainTesting"],
+            path: "Examples/CustomHandler/Tests",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "StoreChainTests",
             dependencies: ["StoreChain", "StoreChainTesting"],

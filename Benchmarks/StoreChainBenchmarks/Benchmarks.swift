@@ -7,4 +7,5 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .throughput, .mallocCountTotal], maxDuration: .seconds(3), maxIterations: 10_000)
     predicateBenchmarks()
+    chainBenchmarks()
 }

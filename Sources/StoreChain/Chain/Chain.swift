@@ -22,13 +22,16 @@ import Logging
 public final class Chain: Sendable {
     public let handlers: [any StoreHandler]
     public let terminal: any StoreResponder
-    public let clock: any StoreClock
-    public let logger: Logger
-    /// Change events from saves and from handlers that learn of changes.
-    public let events: EventHub
-    /// Work handlers started in the background; `shutdown()` waits for it.
-    public let background: BackgroundTasks
+    /// The clock, logger, event hub and background work every request shares.
+    public let services: ChainServices
     private let entry: NextResponder
+
+    public var clock: any StoreClock { services.clock }
+    public var logger: Logger { services.logger }
+    /// Change events from saves and from handlers that learn of changes.
+    public var events: EventHub { services.events }
+    /// Work handlers started in the background; `shutdown()` waits for it.
+    public var background: BackgroundTasks { services.background }
 
     public init(
         handlers: [any StoreHandler], terminal: any StoreResponder, clock: any StoreClock = SystemClock(),
@@ -36,10 +39,7 @@ public final class Chain: Sendable {
     ) {
         self.handlers = handlers
         self.terminal = terminal
-        self.clock = clock
-        self.logger = logger
-        self.events = EventHub()
-        self.background = BackgroundTasks()
+        self.services = ChainServices(clock: clock, logger: logger)
         var next: NextResponder = { request, context in
             try await terminal.respond(to: request, context: context)
         }
@@ -60,9 +60,7 @@ public final class Chain: Sendable {
 
     /// A context for one request, with the chain's services.
     public func makeContext(cachePolicy: CachePolicy? = nil, deadline: Date? = nil) -> RequestContext {
-        RequestContext(
-            clock: clock, logger: logger, events: events, background: background, cachePolicy: cachePolicy,
-            deadline: deadline)
+        RequestContext(services: services, cachePolicy: cachePolicy, deadline: deadline)
     }
 
     /// Sends a request down the chain.

@@ -5,6 +5,8 @@ import Logging
 /// chain's services (clock, events, background work), and values handlers pass to the handlers
 /// below them (a page window, validators) without any global state.
 public struct RequestContext: Sendable {
+    /// The chain's long-lived services, shared by every request (one reference to copy per hop).
+    public let services: ChainServices
     /// Overrides the fetch request's own cache policy when set.
     public var cachePolicy: CachePolicy?
     /// When the request must be answered by; handlers that wait check it.
@@ -12,26 +14,34 @@ public struct RequestContext: Sendable {
     /// Who sent the request (an `ObjectContext` sets its own name), so it can tell its own
     /// change events from others'.
     public var origin: String?
-    public var logger: Logger
-    /// The chain's clock.
-    public let clock: any StoreClock
-    /// Publishes change events to the chain's observers.
-    public let events: EventHub
-    /// Runs work that outlives the request (revalidation, prefetch); `Chain.shutdown()` awaits it.
-    public let background: BackgroundTasks
+    private var loggerOverride: Logger?
     private var values: [ObjectIdentifier: any Sendable] = [:]
 
-    public init(
-        clock: any StoreClock = SystemClock(), logger: Logger = Logger(label: "storechain"),
-        events: EventHub = EventHub(), background: BackgroundTasks = BackgroundTasks(),
-        cachePolicy: CachePolicy? = nil, deadline: Date? = nil
-    ) {
-        self.clock = clock
-        self.logger = logger
-        self.events = events
-        self.background = background
+    public init(services: ChainServices = ChainServices(), cachePolicy: CachePolicy? = nil, deadline: Date? = nil) {
+        self.services = services
         self.cachePolicy = cachePolicy
         self.deadline = deadline
+    }
+
+    /// A context with its own services, for calling a handler or responder directly.
+    public init(
+        clock: any StoreClock, logger: Logger = Logger(label: "storechain"), cachePolicy: CachePolicy? = nil,
+        deadline: Date? = nil
+    ) {
+        self.init(services: ChainServices(clock: clock, logger: logger), cachePolicy: cachePolicy, deadline: deadline)
+    }
+
+    /// The chain's clock.
+    public var clock: any StoreClock { services.clock }
+    /// Publishes change events to the chain's observers.
+    public var events: EventHub { services.events }
+    /// Runs work that outlives the request (revalidation, prefetch); `Chain.shutdown()` awaits it.
+    public var background: BackgroundTasks { services.background }
+
+    /// The request's logger: the chain's, unless a handler set one with more metadata.
+    public var logger: Logger {
+        get { loggerOverride ?? services.logger }
+        set { loggerOverride = newValue }
     }
 
     /// A value a handler stored for the handlers below it.
@@ -66,4 +76,23 @@ public struct RequestContext: Sendable {
 /// ```
 public protocol RequestContextKey {
     associatedtype Value: Sendable
+}
+
+/// What every request through one chain shares: its clock, logger, event hub and background
+/// work.
+public final class ChainServices: Sendable {
+    public let clock: any StoreClock
+    public let logger: Logger
+    public let events: EventHub
+    public let background: BackgroundTasks
+
+    public init(
+        clock: any StoreClock = SystemClock(), logger: Logger = Logger(label: "storechain"),
+        events: EventHub = EventHub(), background: BackgroundTasks = BackgroundTasks()
+    ) {
+        self.clock = clock
+        self.logger = logger
+        self.events = events
+        self.background = background
+    }
 }

@@ -11,6 +11,8 @@ import Synchronization
 /// ```
 public final class InMemoryStore: Sendable {
     public let model: Model
+    /// Who answered, in `ResponseInfo`.
+    public let name = "InMemoryStore"
     private let dataset: Mutex<Dataset>
 
     public init(model: Model, dataset: Dataset = Dataset()) {

@@ -1,0 +1,97 @@
+import Benchmark
+import StoreChain
+
+/// A handler that only forwards: the cost of one hop.
+private struct PassThrough: StoreHandler {
+    func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+        -> StoreResponse
+    {
+        try await next(request, context)
+    }
+}
+
+private let hopModel: Model = {
+    do {
+        return try Model([
+            Entity("Band", key: "id", attributes: [Attribute("id", .integer), Attribute("name", .string)])
+        ])
+    } catch {
+        fatalError("benchmark model is invalid: \(error)")
+    }
+}()
+
+private let hopStore = InMemoryStore(
+    model: hopModel,
+    nodes: (0..<100).map {
+        Node(
+            id: ObjectID(entity: "Band", key: .integer($0)),
+            attributes: ["id": .integer($0), "name": .string("Band \($0)")])
+    })
+private let hopRequest = StoreRequest.objectFault(ObjectID(entity: "Band", key: 42))
+
+private func chain(_ handlers: Int) -> Chain {
+    Chain(handlers: Array(repeating: PassThrough(), count: handlers), terminal: hopStore)
+}
+
+private let contextStore: InMemoryStore = {
+    let nodes = (0..<10_000).map { index in
+        Node(
+            id: ObjectID(entity: "Band", key: .integer(index)),
+            attributes: ["id": .integer(index), "name": .string("Band \(index)")])
+    }
+    return InMemoryStore(model: hopModel, nodes: nodes)
+}()
+
+/// Calls `send` `count` times from the main actor, as an app's UI code would.
+@MainActor
+private func sendFromMainActor(_ count: Int, _ send: () async throws -> StoreResponse) async throws {
+    for _ in 0..<count { blackHole(try await send()) }
+}
+
+func chainBenchmarks() {
+    let context = RequestContext()
+    // A thousand calls per measured iteration, so the timer's own cost does not dominate.
+    let hops = Benchmark.Configuration(scalingFactor: .kilo)
+    Benchmark("Hop: baseline direct terminal call", configuration: hops) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try await hopStore.respond(to: hopRequest, context: context)) }
+    }
+    for count in [0, 1, 5, 10] {
+        let chain = chain(count)
+        let chainContext = chain.makeContext()
+        Benchmark("Hop: chain of \(count) pass-through handlers", configuration: hops) { benchmark in
+            for _ in benchmark.scaledIterations { blackHole(try await chain.send(hopRequest, context: chainContext)) }
+        }
+    }
+    let five = chain(5)
+    let fiveContext = five.makeContext()
+    Benchmark("Hop from main actor: chain of 5 pass-through handlers", configuration: hops) { benchmark in
+        try await sendFromMainActor(benchmark.scaledIterations.count) {
+            try await five.send(hopRequest, context: fiveContext)
+        }
+    }
+    Benchmark("Hop from main actor: baseline direct terminal call", configuration: hops) { benchmark in
+        try await sendFromMainActor(benchmark.scaledIterations.count) {
+            try await hopStore.respond(to: hopRequest, context: context)
+        }
+    }
+
+    let configuration = Benchmark.Configuration(maxDuration: .seconds(5), maxIterations: 100)
+    let contextChain = Chain(handlers: [], terminal: contextStore)
+    Benchmark("Context 10k: fetch and read through ObjectContext", configuration: configuration) { benchmark in
+        let objectContext = ObjectContext(chain: contextChain, model: hopModel)
+        benchmark.startMeasurement()
+        var total = 0
+        for object in try await objectContext.fetch(FetchRequest(entity: "Band")) {
+            if case .string(let name) = try await object.value("name") { total += name.utf8.count }
+        }
+        blackHole(total)
+    }
+    Benchmark("Context 10k: baseline fetch and read from InMemoryStore", configuration: configuration) { benchmark in
+        var total = 0
+        guard case .objects(let nodes) = try contextStore.fetch(FetchRequest(entity: "Band")) else { return }
+        for node in nodes {
+            if case .string(let name)? = node.attributes["name"] { total += name.utf8.count }
+        }
+        blackHole(total)
+    }
+}
