@@ -4,7 +4,7 @@ import StoreChainDemoBackend
 import StoreChainPipeline
 
 /// `storechain demo`: a short tour of expressive queries over the bundled music catalog.
-struct DemoCommand: ParsableCommand {
+struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Tour StoreChain's queries over a bundled music catalog."
@@ -13,16 +13,17 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "How many bands the generated catalog has.")
     var bands: Int = 200
 
-    func run() throws {
+    func run() async throws {
         do {
-            try tour()
+            let store = try tour()
+            try await objectGraphTour(store)
         } catch {
             Output.report(error)
             throw ExitCode.failure
         }
     }
 
-    private func tour() throws {
+    private func tour() throws -> InMemoryStore {
         let model = try ModelFile.parse(DemoCatalogModel.text, source: "music.model.yml")
         let dataset = try RecordLoader(model: model, source: "demo catalog").load(DemoCatalog(bands: bands).records())
         let store = InMemoryStore(model: model, dataset: dataset)
@@ -98,9 +99,54 @@ struct DemoCommand: ParsableCommand {
                 sortDescriptors: [FetchSortDescriptor("year")], fetchLimit: 4,
                 resultType: .dictionaries(["title", "year", "band.name"])),
             columns: ["title", "year", "band.name"])
-        print("Try your own:")
+        return store
+    }
+
+    /// The same store behind a chain, used through an `ObjectContext`: faults, prefetching and a save.
+    private func objectGraphTour(_ store: InMemoryStore) async throws {
+        let counter = RequestCounter()
+        let chain = Chain(terminal: store) { counter }
+        print("Now the object graph: an ObjectContext over a chain whose first handler counts requests.\n")
+        var request = FetchRequest(entity: "Band", predicate: try FetchPredicate("name == 'Rue Royale'"))
+
+        let plain = ObjectContext(chain: chain, model: store.model)
+        let tracks = try await trackCount(of: plain.fetch(request))
+        let faulting = counter.take()
+        let total = faulting.map(\.count).reduce(0, +)
+        print("9. Walk Rue Royale's albums and tracks, faulting as we go: \(tracks) tracks, \(total) requests")
+        for (kind, count) in faulting { print("   \(count) × \(kind)") }
+
+        request.relationshipKeyPathsForPrefetching = ["albums", "albums.tracks"]
+        let prefetching = ObjectContext(chain: chain, model: store.model)
+        let prefetched = try await trackCount(of: prefetching.fetch(request))
+        let requests = counter.take().map(\.count).reduce(0, +)
+        print("\n10. The same walk with albums and tracks prefetched: \(prefetched) tracks, \(requests) request(s)")
+
+        let band = try await prefetching.fetch(request)[0]
+        let album = try prefetching.insert("Album", values: ["title": "Live at the Demo", "year": 2026])
+        try album.setRelated(band, for: "band")
+        let temporary = album.objectID
+        try await prefetching.save()
+        let albums = try await band.relatedObjects("albums").count
+        print(
+            "\n11. Insert an album and save: \(temporary) became \(album.objectID); the band now has \(albums) albums")
+        await chain.shutdown()
+
+        print("\nTry your own:")
         print("  swift run storechain query --model Examples/Music/music.model.yml --data Examples/Music/music.json \\")
         print("    --entity Album --where 'ANY tracks.title CONTAINS[cd] \"deja\"' --format json")
+    }
+
+    private func trackCount(of bands: [ManagedObject]) async throws -> Int {
+        var count = 0
+        for band in bands {
+            for album in try await band.relatedObjects("albums") {
+                for track in try await album.relatedObjects("tracks") where try await track.value("seconds") != .null {
+                    count += 1
+                }
+            }
+        }
+        return count
     }
 
     private func indent(_ text: String) -> String {

@@ -1,7 +1,7 @@
 import ArgumentParser
 
 @main
-struct StoreChainCommand: ParsableCommand {
+struct StoreChainCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storechain",
         abstract: "Use a remote web service as a local object graph.",

@@ -13,6 +13,9 @@ import Testing
         #expect(outcome.stdout.contains("fetch Band where name BEGINSWITH[c] \"rue\""))
         #expect(outcome.stdout.contains("1   Rue Royale"))
         #expect(outcome.stdout.contains("8. Just the properties asked for"))
+        #expect(outcome.stdout.contains("10. The same walk with albums and tracks prefetched: "))
+        #expect(outcome.stdout.contains("tracks, 1 request(s)"))
+        #expect(outcome.stdout.contains("11. Insert an album and save: Album/temp:"))
     }
 
     @Test func embeddedModelMatchesTheExampleFile() throws {
