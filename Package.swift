@@ -15,12 +15,17 @@ let package = Package(
         .library(name: "StoreChain", targets: ["StoreChain"]),
         .library(name: "StoreChainPipeline", targets: ["StoreChainPipeline"]),
         .library(name: "StoreChainTesting", targets: ["StoreChainTesting"]),
+        .library(name: "StoreChainHTTP", targets: ["StoreChainHTTP"]),
         .executable(name: "storechain", targets: ["storechain"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         .target(
@@ -34,13 +39,29 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "StoreChainHTTP",
+            dependencies: [
+                "StoreChain",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "StoreChainTesting",
             dependencies: ["StoreChain"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "StoreChainDemoBackend",
-            dependencies: ["StoreChain"],
+            dependencies: [
+                "StoreChain",
+                "StoreChainPipeline",
+                "StoreChainHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -49,6 +70,7 @@ let package = Package(
                 "StoreChain",
                 "StoreChainPipeline",
                 "StoreChainDemoBackend",
+                "StoreChainHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -76,8 +98,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "StoreChainHTTPTests",
+            dependencies: ["StoreChainHTTP", "StoreChainTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "StoreChainIntegrationTests",
+            dependencies: ["StoreChainDemoBackend", "StoreChainHTTP", "StoreChainTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "StoreChainCLITests",
-            dependencies: ["storechain", "StoreChain", "StoreChainPipeline", "StoreChainDemoBackend"],
+            dependencies: [
+                "storechain", "StoreChain", "StoreChainPipeline", "StoreChainDemoBackend", "StoreChainHTTP",
+            ],
             swiftSettings: swiftSettings
         ),
     ],

@@ -23,6 +23,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "package-benchmark"),
                 .product(name: "StoreChain", package: libraryPackage),
+                .product(name: "StoreChainHTTP", package: libraryPackage),
             ],
             path: "StoreChainBenchmarks",
             swiftSettings: [.enableUpcomingFeature("NonisolatedNonsendingByDefault")],

@@ -8,4 +8,5 @@ let benchmarks: @Sendable () -> Void = {
         metrics: [.wallClock, .throughput, .mallocCountTotal], maxDuration: .seconds(3), maxIterations: 10_000)
     predicateBenchmarks()
     chainBenchmarks()
+    mappingBenchmarks()
 }

@@ -1,6 +1,8 @@
 import ArgumentParser
+import Foundation
 import StoreChain
 import StoreChainDemoBackend
+import StoreChainHTTP
 import StoreChainPipeline
 
 /// `storechain demo`: a short tour of expressive queries over the bundled music catalog.
@@ -17,6 +19,7 @@ struct DemoCommand: AsyncParsableCommand {
         do {
             let store = try tour()
             try await objectGraphTour(store)
+            try await backendTour()
         } catch {
             Output.report(error)
             throw ExitCode.failure
@@ -131,10 +134,80 @@ struct DemoCommand: AsyncParsableCommand {
         print(
             "\n11. Insert an album and save: \(temporary) became \(album.objectID); the band now has \(albums) albums")
         await chain.shutdown()
+    }
 
+    /// The same questions asked of the demo backend over HTTP, in its dump-only v1 and its
+    /// improved v2 generation: identical answers, very different traffic.
+    private func backendTour() async throws {
+        let backend = try DemoBackend(bands: bands)
+        let port = try await backend.start()
+        do {
+            try await compareGenerations(backend, port: port)
+        } catch {
+            await backend.stop()
+            throw error
+        }
+        await backend.stop()
         print("\nTry your own:")
         print("  swift run storechain query --model Examples/Music/music.model.yml --data Examples/Music/music.json \\")
         print("    --entity Album --where 'ANY tracks.title CONTAINS[cd] \"deja\"' --format json")
+    }
+
+    private func compareGenerations(_ backend: DemoBackend, port: Int) async throws {
+        guard let base = backend.baseURL else {
+            throw StoreChainError(.unavailable, "the demo backend is not running on port \(port)")
+        }
+        print("\nFinally, a real backend: the demo server on http://127.0.0.1:\(port), in two API generations.")
+        print("v1 can only dump the whole catalog; v2 has search, get by key, batch get, nested routes and paging.\n")
+        let v1 = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v1(baseURL: base))
+        let v2 = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: base))
+        let questions: [(String, FetchRequest)] = [
+            (
+                "bands named rue…",
+                FetchRequest(entity: "Band", predicate: try FetchPredicate("name BEGINSWITH[c] 'rue'"))
+            ),
+            (
+                "band 1's albums since 1990",
+                FetchRequest(
+                    entity: "Album", predicate: try FetchPredicate("band.id == 1 AND year >= 1990"),
+                    sortDescriptors: [FetchSortDescriptor("year")])
+            ),
+            ("three tracks by ID", FetchRequest(entity: "Track", predicate: try FetchPredicate("id IN {7, 8, 9}"))),
+            (
+                "albums of the seventies under 8",
+                FetchRequest(
+                    entity: "Album", predicate: try FetchPredicate("year BETWEEN {1970, 1979} AND price < 8"),
+                    resultType: .count)
+            ),
+        ]
+        var rows: [[Value]] = []
+        for (title, request) in questions {
+            let before = (v1.traffic, v2.traffic)
+            let old = try await v1.respond(to: .fetch(request), context: RequestContext()).fetchResult()
+            let new = try await v2.respond(to: .fetch(request), context: RequestContext()).fetchResult()
+            let same = Self.ids(old) == Self.ids(new)
+            rows.append([
+                .string(title), .string(same ? "yes" : "NO"),
+                .integer(v1.traffic.requests - before.0.requests),
+                .integer(v1.traffic.bytesReceived - before.0.bytesReceived),
+                .integer(v2.traffic.requests - before.1.requests),
+                .integer(v2.traffic.bytesReceived - before.1.bytesReceived),
+            ])
+        }
+        print(
+            indent(
+                ResultFormatter.table(
+                    header: ["question", "same answer", "v1 requests", "v1 bytes", "v2 requests", "v2 bytes"],
+                    rows: rows)))
+    }
+
+    private static func ids(_ result: FetchResult) -> [ObjectID]? {
+        switch result {
+        case .objects(let nodes): nodes.map(\.id)
+        case .objectIDs(let ids): ids
+        case .count(let count): [ObjectID(entity: "count", key: .integer(count))]
+        case .dictionaries: nil
+        }
     }
 
     private func trackCount(of bands: [ManagedObject]) async throws -> Int {

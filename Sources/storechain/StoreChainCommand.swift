@@ -5,6 +5,6 @@ struct StoreChainCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storechain",
         abstract: "Use a remote web service as a local object graph.",
-        subcommands: [QueryCommand.self, DemoCommand.self]
+        subcommands: [QueryCommand.self, DemoCommand.self, ServeDemoCommand.self]
     )
 }

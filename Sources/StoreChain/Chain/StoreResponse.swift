@@ -96,10 +96,12 @@ public struct ResponseInfo: Sendable, Hashable {
     public var metadata: [String: String]
     /// An error that was absorbed to give this (stale) answer.
     public var error: String?
+    /// The backend said the cached answer is still current (HTTP 304); the result is empty.
+    public var notModified: Bool
 
     public init(
         answeredBy: String, origin: Origin, isStale: Bool = false, applied: Applied = .all,
-        hasMorePages: Bool? = nil, metadata: [String: String] = [:], error: String? = nil
+        hasMorePages: Bool? = nil, metadata: [String: String] = [:], error: String? = nil, notModified: Bool = false
     ) {
         self.answeredBy = answeredBy
         self.origin = origin
@@ -108,5 +110,6 @@ public struct ResponseInfo: Sendable, Hashable {
         self.hasMorePages = hasMorePages
         self.metadata = metadata
         self.error = error
+        self.notModified = notModified
     }
 }

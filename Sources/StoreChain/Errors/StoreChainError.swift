@@ -37,6 +37,14 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let invalidResponse = Code("invalid-response")
         /// A save was rejected; the message names the object and why.
         public static let saveFailed = Code("save-failed")
+        /// A backend answered with an HTTP error status.
+        public static let httpStatus = Code("http-status")
+        /// A request could not be sent or its answer not received (refused, reset, too large).
+        public static let transport = Code("transport")
+        /// No endpoint of the backend can serve a request.
+        public static let noEndpoint = Code("no-endpoint")
+        /// A record from a backend cannot be mapped to the model.
+        public static let badRecord = Code("bad-record")
         /// A request's deadline passed before it was answered.
         public static let timedOut = Code("timed-out")
         /// An object, or the store, no longer exists or is shut down.

@@ -9,6 +9,25 @@ enum ValueAccessor {
         let read = terminalReader(keyPath.terminal)
         let names = keyPath.steps.map(\.relationship.name)
         if names.isEmpty { return { node, _ in read(node) } }
+        // `band.id`, where `id` is the band's key: read from the relationship's object ID,
+        // without loading the band.
+        if let last = keyPath.steps.last, case .attribute(let attribute) = keyPath.terminal,
+            attribute.name == last.destination.key
+        {
+            let leading = Array(names.dropLast())
+            let lastName = last.relationship.name
+            return { node, source in
+                var current = node
+                for name in leading {
+                    guard case .toOne(let id?) = current.relationships[name], let next = source.node(for: id) else {
+                        return .null
+                    }
+                    current = next
+                }
+                guard case .toOne(let id?) = current.relationships[lastName] else { return .null }
+                return id.key ?? .null
+            }
+        }
         return { node, source in
             var current = node
             for name in names {

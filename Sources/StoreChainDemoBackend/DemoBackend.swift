@@ -1,0 +1,138 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import StoreChain
+import StoreChainPipeline
+import Synchronization
+
+/// A real HTTP server with a deterministic music catalog, in two API generations:
+///
+/// - **v1**, the terrible backend: `GET /v1/catalog` dumps everything.
+/// - **v2**, the improved one: paged lists (page numbers with `Link` headers for bands and
+///   tracks, opaque cursors for albums), search by name, get by key, batch get of tracks,
+///   nested `/v2/bands/{id}/albums`, a sort parameter, and POST / PATCH / DELETE.
+///
+/// It listens on loopback, on an ephemeral port unless told otherwise.
+///
+/// ```swift
+/// let backend = try DemoBackend()
+/// let port = try await backend.start()
+/// // … http://127.0.0.1:\(port)/v2/bands …
+/// await backend.stop()
+/// ```
+public final class DemoBackend: Sendable {
+    public let model: Model
+    /// The catalog the backend serves (and changes on POST / PATCH / DELETE).
+    public let store: InMemoryStore
+    let quirks: Mutex<DemoQuirks>
+    let counters = Mutex(Stats())
+    private let server = Mutex<(task: Task<Void, any Error>, port: Int)?>(nil)
+
+    /// What the backend has served.
+    public struct Stats: Sendable, Hashable {
+        public var requests = 0
+        public var bytesSent = 0
+        /// Requests by path prefix (`/v1/catalog`, `/v2/bands`, …).
+        public var requestsByRoute: [String: Int] = [:]
+        var windowStart = Date.distantPast
+        var windowCount = 0
+    }
+
+    /// A backend over the generated catalog (`DemoCatalog(bands:)`).
+    public init(bands: Int = 200, quirks: DemoQuirks = .none) throws {
+        let model = try ModelFile.parse(DemoCatalogModel.text, source: "music.model.yml")
+        self.model = model
+        let dataset = try RecordLoader(model: model, source: "demo catalog").load(DemoCatalog(bands: bands).records())
+        store = InMemoryStore(model: model, dataset: dataset)
+        self.quirks = Mutex(quirks)
+    }
+
+    /// Changes the quirks while running.
+    public func setQuirks(_ quirks: DemoQuirks) {
+        self.quirks.withLock { $0 = quirks }
+    }
+
+    public var stats: Stats {
+        counters.withLock { $0 }
+    }
+
+    public func resetStats() {
+        counters.withLock { $0 = Stats() }
+    }
+
+    /// The port it listens on, once started.
+    public var port: Int? {
+        server.withLock { $0?.port }
+    }
+
+    /// `http://127.0.0.1:PORT`, once started.
+    public var baseURL: URL? {
+        port.flatMap { URL(string: "http://127.0.0.1:\($0)") }
+    }
+
+    /// Starts listening on 127.0.0.1 (`port` 0 picks a free port) and returns the port.
+    @discardableResult
+    public func start(port: Int = 0) async throws -> Int {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+        var logger = Logger(label: "storechain.demo-backend")
+        // Cancelling the server task to stop it logs a shutdown error; nothing else is worth noise.
+        logger.logLevel = .critical
+        let application = Application(
+            router: makeRouter(),
+            configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "StoreChainDemo"),
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? 0)
+                continuation.finish()
+            },
+            logger: logger
+        )
+        let task = Task { try await application.runService(gracefulShutdownSignals: []) }
+        var iterator = stream.makeAsyncIterator()
+        guard let bound = await iterator.next(), bound > 0 else {
+            task.cancel()
+            _ = try? await task.value
+            throw StoreChainError(
+                .transport, "the demo backend could not listen on port \(port)",
+                suggestion: "choose another port, or 0 for any free one")
+        }
+        server.withLock { $0 = (task, bound) }
+        return bound
+    }
+
+    /// Stops listening and waits until the server is down.
+    public func stop() async {
+        guard
+            let running = server.withLock({ state -> (task: Task<Void, any Error>, port: Int)? in
+                defer { state = nil }
+                return state
+            })
+        else { return }
+        running.task.cancel()
+        _ = try? await running.task.value
+    }
+
+    /// Counts a request and decides on quirks: the response to send instead, if any.
+    func admit(_ route: String) -> (status: Int, retryAfter: Int?)? {
+        let quirks = self.quirks.withLock { $0 }
+        return counters.withLock { stats in
+            stats.requests += 1
+            stats.requestsByRoute[route, default: 0] += 1
+            if let limit = quirks.rateLimitPerSecond {
+                let now = Date()
+                if now.timeIntervalSince(stats.windowStart) >= 1 {
+                    stats.windowStart = now
+                    stats.windowCount = 0
+                }
+                stats.windowCount += 1
+                if stats.windowCount > limit { return (429, 1) }
+            }
+            if let every = quirks.failEvery, every > 0, stats.requests % every == 0 { return (500, nil) }
+            return nil
+        }
+    }
+
+    func countBytes(_ count: Int) {
+        counters.withLock { $0.bytesSent += count }
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import StoreChain
+
+/// Picks, for a fetch, the endpoint that pushes the most of the request to the backend, and the
+/// values of its variables. What the endpoint does not do is applied in memory afterwards, so
+/// an endpoint may return more than asked (a case-insensitive search for a case-sensitive
+/// comparison) but never less.
+struct QueryPlanner {
+    /// A chosen endpoint and what it will do.
+    struct Plan: Sendable {
+        let endpoint: RemoteEndpoint
+        let template: RequestTemplate
+        /// Filter and sort variable values; paging variables are filled in per page.
+        let values: [String: String]
+        /// The conjuncts the backend applies.
+        let pushed: [Comparison]
+        let sortPushed: Bool
+    }
+
+    let entity: Entity
+    let endpoints: [RemoteEndpoint]
+
+    /// The fetch endpoints, then the get-by-key endpoint as a single-record endpoint on the key.
+    init(entity: Entity, options: RemoteEntityOptions) throws(StoreChainError) {
+        self.entity = entity
+        var endpoints = options.fetch
+        if let get = options.get {
+            let template = try RequestTemplate(get)
+            if let variable = template.pathVariables.first {
+                endpoints.append(RemoteEndpoint(get, bind: [variable: ParameterBinding(entity.key)], single: true))
+            }
+        }
+        self.endpoints = endpoints
+    }
+
+    /// The best plan for a (validated) predicate and sort.
+    func plan(predicate: FetchPredicate?, sort: [FetchSortDescriptor]) throws(StoreChainError) -> Plan {
+        let conjuncts = Self.conjuncts(of: predicate)
+        var best: (plan: Plan, score: Int)?
+        var reasons: [String] = []
+        for endpoint in endpoints {
+            switch try evaluate(endpoint, conjuncts: conjuncts, sort: sort) {
+            case .success(let plan):
+                let score = plan.pushed.count * 10 + (plan.sortPushed ? 1 : 0)
+                if score > (best?.score ?? -1) { best = (plan, score) }
+            case .failure(let reason):
+                reasons.append("\(endpoint.request): \(reason)")
+            }
+        }
+        if let best { return best.plan }
+        let considered = endpoints.isEmpty ? "it declares no fetch or get endpoints" : reasons.joined(separator: "; ")
+        throw StoreChainError(
+            .noEndpoint,
+            "no endpoint of '\(entity.name)' can serve a fetch where \(predicate?.format ?? "TRUEPREDICATE"): \(considered)",
+            suggestion:
+                "declare an endpoint without required variables (a list endpoint), or one whose variables the predicate binds"
+        )
+    }
+
+    private enum Outcome {
+        case success(Plan)
+        case failure(String)
+    }
+
+    private func evaluate(_ endpoint: RemoteEndpoint, conjuncts: [Comparison], sort: [FetchSortDescriptor])
+        throws(StoreChainError) -> Outcome
+    {
+        let template = try RequestTemplate(endpoint.request)
+        let reserved = Set(Self.pagingVariables(endpoint.paging) + [endpoint.sort?.variable].compactMap { $0 })
+        var values: [String: String] = [:]
+        var pushed: [Comparison] = []
+        for variable in template.variables where !reserved.contains(variable) {
+            let binding = endpoint.bind[variable] ?? ParameterBinding(variable)
+            let required = binding.required || template.pathVariables.contains(variable)
+            guard
+                let (conjunct, value) = conjuncts.lazy.compactMap({ Self.bind(binding, to: $0).map { ($0.0, $0.1) } })
+                    .first
+            else {
+                if required {
+                    return .failure(
+                        "{\(variable)} needs a comparison on '\(binding.keyPath)' (\(binding.operation.rawValue))")
+                }
+                continue
+            }
+            values[variable] = value
+            if !pushed.contains(conjunct) { pushed.append(conjunct) }
+        }
+        var sortPushed = false
+        if let sortBinding = endpoint.sort, let first = sort.first, !first.caseInsensitive,
+            let value = sortBinding.values[first.description]
+        {
+            values[sortBinding.variable] = value
+            sortPushed = sort.count == 1
+        }
+        return .success(
+            Plan(endpoint: endpoint, template: template, values: values, pushed: pushed, sortPushed: sortPushed))
+    }
+
+    static func pagingVariables(_ paging: Paging?) -> [String] {
+        switch paging {
+        case .pages(let page, let perPage, _, _)?: [page, perPage]
+        case .cursor(let variable, _, let limit, _)?: [variable] + [limit].compactMap { $0 }
+        case .offset(let offset, let limit, _)?: [offset, limit]
+        case .link?, nil: []
+        }
+    }
+
+    /// The top-level conjuncts of a predicate (the comparisons joined by AND).
+    static func conjuncts(of predicate: FetchPredicate?) -> [Comparison] {
+        switch predicate {
+        case .comparison(let comparison)?: [comparison]
+        case .and(let operands)?: operands.flatMap { conjuncts(of: $0) }
+        default: []
+        }
+    }
+
+    /// The value a binding takes from a conjunct, when the backend's filter is at least as
+    /// permissive as the comparison (so nothing that matches is lost).
+    static func bind(_ binding: ParameterBinding, to conjunct: Comparison) -> (Comparison, String)? {
+        guard conjunct.modifier == .direct, case .keyPath(let components) = conjunct.lhs,
+            components.joined(separator: ".") == binding.keyPath,
+            !conjunct.options.contains(.diacriticInsensitive),
+            binding.caseInsensitive || !conjunct.options.contains(.caseInsensitive)
+        else { return nil }
+        let op = conjunct.op
+        func constant(_ operand: Operand) -> String? {
+            guard case .constant(let value) = operand, !value.isNull else { return nil }
+            return parameterText(value)
+        }
+        func element(_ index: Int) -> String? {
+            guard case .array(let elements) = conjunct.rhs, elements.count > index else { return nil }
+            return constant(elements[index])
+        }
+        let value: String?
+        switch binding.operation {
+        case .equal: value = op == .equal ? constant(conjunct.rhs) : nil
+        case .beginsWith: value = [.beginsWith, .equal].contains(op) ? constant(conjunct.rhs) : nil
+        case .contains: value = [.contains, .beginsWith, .endsWith, .equal].contains(op) ? constant(conjunct.rhs) : nil
+        case .atLeast:
+            value =
+                [.greaterOrEqual, .greater, .equal].contains(op)
+                ? constant(conjunct.rhs) : (op == .between ? element(0) : nil)
+        case .atMost:
+            value =
+                [.lessOrEqual, .less, .equal].contains(op)
+                ? constant(conjunct.rhs) : (op == .between ? element(1) : nil)
+        case .oneOf:
+            if op == .equal {
+                value = constant(conjunct.rhs)
+            } else if op == .in, case .array(let elements) = conjunct.rhs {
+                let texts = elements.compactMap(constant)
+                value = texts.count == elements.count && !texts.isEmpty ? texts.joined(separator: ",") : nil
+            } else {
+                value = nil
+            }
+        }
+        return value.map { (conjunct, $0) }
+    }
+
+    /// A value as a URL parameter: dates in ISO-8601, others as their plain text.
+    static func parameterText(_ value: Value) -> String {
+        switch value {
+        case .date(let date): ISO8601.format(date)
+        default: value.description
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import StoreChain
+
+/// Maps a backend's JSON records to nodes and nodes back to JSON bodies, following an entity's
+/// `RemoteEntityOptions`. Errors name the URL, the JSON path and the field.
+struct RecordMapper: Sendable {
+    let model: Model
+    let entities: [String: RemoteEntityOptions]
+
+    func options(for entity: String) -> RemoteEntityOptions {
+        entities[entity] ?? RemoteEntityOptions()
+    }
+
+    /// The records in a response body: at `path` (or the body itself), an array or one object.
+    func records(in body: JSONValue, at path: String?, source: String) throws(StoreChainError) -> [JSONValue] {
+        let container = path.map { JSONPath.value(at: $0, in: body) } ?? body
+        switch container {
+        case .array(let records)?: return records
+        case .object?: return [container ?? .null]
+        case .null?: return []
+        default:
+            throw StoreChainError(
+                .badRecord,
+                "expected an array of records at '\(path ?? "$")', found \(container?.typeName ?? "nothing")",
+                at: .init(path: source), suggestion: "check the entity's 'records' path against the response")
+        }
+    }
+
+    /// One record as a node, plus the nodes embedded in it.
+    func node(from record: JSONValue, entity: Entity, jsonPath: String, source: String) throws(StoreChainError)
+        -> (node: Node, embedded: [Node])
+    {
+        let options = options(for: entity.name)
+        func fail(_ field: String, _ message: String, _ suggestion: String? = nil) -> StoreChainError {
+            StoreChainError(
+                .badRecord, message, at: .init(path: "\(source) \(jsonPath).\(field)"), suggestion: suggestion)
+        }
+        guard case .object = record else {
+            throw StoreChainError(
+                .badRecord, "expected a record object, found \(record.typeName)",
+                at: .init(path: "\(source) \(jsonPath)"))
+        }
+        var attributes: [String: Value] = [:]
+        for attribute in entity.attributes {
+            let field =
+                attribute.name == entity.key
+                ? (options.key ?? options.attributes[attribute.name] ?? attribute.name)
+                : (options.attributes[attribute.name] ?? attribute.name)
+            let json = JSONPath.value(at: field, in: record) ?? .null
+            let value: Value
+            do {
+                value = try Value.coerce(json, to: attribute.type)
+            } catch {
+                throw fail(field, "field '\(field)' of \(entity.name): \(error.message)", error.suggestion)
+            }
+            if value.isNull {
+                if let defaultValue = attribute.defaultValue {
+                    attributes[attribute.name] = defaultValue
+                } else if !attribute.isOptional {
+                    throw fail(
+                        field, "required field '\(field)' (attribute '\(entity.name).\(attribute.name)') is missing",
+                        "map the attribute to the field that holds it, or mark it optional in the model")
+                }
+                continue
+            }
+            attributes[attribute.name] = value
+        }
+        guard let key = attributes[entity.key] else { throw fail(entity.key, "the record has no key") }
+        var relationships: [String: RelationshipValue] = [:]
+        var embedded: [Node] = []
+        for relationship in entity.relationships {
+            guard let mapping = options.relationships[relationship.name],
+                let destination = model.entity(named: relationship.destination),
+                let keyType = destination.keyAttribute?.type
+            else { continue }
+            switch mapping {
+            case .endpoint: continue
+            case .foreignKey(let field):
+                guard let json = JSONPath.value(at: field, in: record) else { continue }
+                func reference(_ json: JSONValue) throws(StoreChainError) -> ObjectID? {
+                    do {
+                        let value = try Value.coerce(json, to: keyType)
+                        return value.isNull ? nil : ObjectID(entity: destination.name, key: value)
+                    } catch {
+                        throw fail(field, "foreign key '\(field)': \(error.message)", error.suggestion)
+                    }
+                }
+                if relationship.isToMany {
+                    guard case .array(let elements) = json else {
+                        throw fail(field, "foreign keys '\(field)' should be an array, found \(json.typeName)")
+                    }
+                    var ids: [ObjectID] = []
+                    for element in elements { if let id = try reference(element) { ids.append(id) } }
+                    relationships[relationship.name] = .toMany(ids)
+                } else {
+                    relationships[relationship.name] = .toOne(try reference(json))
+                }
+            case .embedded(let field):
+                guard let json = JSONPath.value(at: field, in: record) else { continue }
+                let nested: [JSONValue] =
+                    switch json {
+                    case .array(let elements): elements
+                    case .null: []
+                    default: [json]
+                    }
+                var ids: [ObjectID] = []
+                for (index, element) in nested.enumerated() {
+                    let path = relationship.isToMany ? "\(jsonPath).\(field)[\(index)]" : "\(jsonPath).\(field)"
+                    let (child, grandchildren) = try node(
+                        from: element, entity: destination, jsonPath: path, source: source)
+                    ids.append(child.id)
+                    embedded.append(child)
+                    embedded += grandchildren
+                }
+                relationships[relationship.name] = relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
+            }
+        }
+        return (
+            Node(id: ObjectID(entity: entity.name, key: key), attributes: attributes, relationships: relationships),
+            embedded
+        )
+    }
+
+    /// The JSON body for creating or updating `node`: its attributes (all for a create, the
+    /// changed ones for an update) and its foreign keys, at their remote paths.
+    func body(for node: Node, entity: Entity, permanentIDs: [ObjectID: ObjectID], includeKey: Bool) -> JSONValue {
+        let options = options(for: entity.name)
+        var body = JSONValue.object([:])
+        for (name, value) in node.attributes.sorted(by: { $0.key < $1.key }) {
+            guard let attribute = entity.attribute(named: name) else { continue }
+            if name == entity.key && !includeKey { continue }
+            let field =
+                name == entity.key
+                ? (options.key ?? options.attributes[name] ?? name) : (options.attributes[name] ?? name)
+            var json = value.jsonValue
+            if case .date(let date) = value, options.dateFormat == .epochSeconds {
+                json =
+                    date.timeIntervalSince1970.rounded() == date.timeIntervalSince1970
+                    ? .integer(Int(date.timeIntervalSince1970)) : .double(date.timeIntervalSince1970)
+            }
+            _ = attribute
+            JSONPath.set(json, at: field, in: &body)
+        }
+        for (name, value) in node.relationships.sorted(by: { $0.key < $1.key }) {
+            guard case .foreignKey(let field)? = options.relationships[name] else { continue }
+            let ids = value.objectIDs.map { permanentIDs[$0] ?? $0 }
+            switch value {
+            case .toOne: JSONPath.set(ids.first?.key?.jsonValue ?? .null, at: field, in: &body)
+            case .toMany: JSONPath.set(.array(ids.compactMap { $0.key?.jsonValue }), at: field, in: &body)
+            }
+        }
+        return body
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import StoreChain
+
+/// The errors the remote adapter throws, as `StoreChainError`s that name the request, the status
+/// and what to do. Secrets never appear: URLs are printed without credentials and headers are
+/// never printed.
+public enum RemoteError {
+    /// The backend answered with an error status.
+    public static func status(_ request: TransportRequest, _ response: TransportResponse) -> StoreChainError {
+        let start = String(decoding: response.body.prefix(200), as: UTF8.self)
+        var error = StoreChainError(
+            .httpStatus, "\(request.method) \(redacted(request.url)) answered \(response.status)",
+            at: .init(path: redacted(request.url)), suggestion: suggestion(for: response.status))
+        if !start.isEmpty { error.underlying = "body starts: \(start)" }
+        return error
+    }
+
+    public static func timedOut(_ request: TransportRequest) -> StoreChainError {
+        StoreChainError(
+            .timedOut, "\(request.method) \(redacted(request.url)) did not answer within \(request.timeout)",
+            at: .init(path: redacted(request.url)), suggestion: "raise the timeout, or retry later")
+    }
+
+    public static func transport(_ request: TransportRequest, _ error: any Error) -> StoreChainError {
+        StoreChainError(
+            .transport, "\(request.method) \(redacted(request.url)) failed before an answer",
+            at: .init(path: redacted(request.url)),
+            suggestion: "check that the backend is running and reachable at that address", underlying: "\(error)")
+    }
+
+    public static func bodyTooLarge(_ request: TransportRequest, limit: Int) -> StoreChainError {
+        StoreChainError(
+            .transport, "\(request.method) \(redacted(request.url)) sent a body larger than \(limit) bytes",
+            at: .init(path: redacted(request.url)), suggestion: "raise maxBodySize, or page the endpoint")
+    }
+
+    /// The URL without user, password or query parameters marked secret.
+    static func redacted(_ url: URL, secretParameters: Set<String> = ["token", "access_token", "api_key", "key"])
+        -> String
+    {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "<url>" }
+        components.user = nil
+        components.password = nil
+        components.queryItems = components.queryItems?.map { item in
+            secretParameters.contains(item.name.lowercased()) ? URLQueryItem(name: item.name, value: "REDACTED") : item
+        }
+        return components.string ?? "<url>"
+    }
+
+    private static func suggestion(for status: Int) -> String {
+        switch status {
+        case 401, 403: "check the credentials (the token environment variable) and their rights"
+        case 404: "check the endpoint template and the base URL"
+        case 408, 429, 503: "the backend is busy or limiting; retry later (add a retry or rate-limit handler)"
+        case 500..<600: "the backend failed; retry later (add a retry handler)"
+        default: "check the request against the backend's documentation"
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import StoreChain
+
+/// How to reach a backend and how its data maps to the model: typed options, written in Swift
+/// or (later) in a pipeline file.
+///
+/// ```swift
+/// var band = RemoteEntityOptions(records: "data")
+/// band.attributes = ["name": "attributes.name", "founded": "attributes.founded_at"]
+/// band.fetch = [RemoteEndpoint("GET /bands/search?name={name}", bind: ["name": .init("name", .beginsWith, caseInsensitive: true)])]
+/// band.get = "GET /bands/{id}"
+/// let options = RemoteOptions(baseURL: URL(string: "http://127.0.0.1:8080/v2")!, entities: ["Band": band])
+/// ```
+public struct RemoteOptions: Sendable, Hashable, Decodable {
+    public var baseURL: URL
+    /// Extra headers sent with every request.
+    public var headers: [String: String]
+    /// Bearer authentication from an environment variable (its value is never logged).
+    public var bearerTokenVariable: String?
+    /// How long one HTTP request may take.
+    public var timeoutSeconds: Double
+    /// At most this many pages are read for one fetch; more is an error, not an endless loop.
+    public var maxPages: Int
+    /// What to do with a record that cannot be mapped: fail the request, or skip it and count it.
+    public var badRecords: BadRecordPolicy
+    public var entities: [String: RemoteEntityOptions]
+
+    public enum BadRecordPolicy: String, Sendable, Hashable, Decodable {
+        case fail, skip
+    }
+
+    public init(
+        baseURL: URL, entities: [String: RemoteEntityOptions], headers: [String: String] = [:],
+        bearerTokenVariable: String? = nil, timeoutSeconds: Double = 30, maxPages: Int = 1_000,
+        badRecords: BadRecordPolicy = .fail
+    ) {
+        self.baseURL = baseURL
+        self.entities = entities
+        self.headers = headers
+        self.bearerTokenVariable = bearerTokenVariable
+        self.timeoutSeconds = timeoutSeconds
+        self.maxPages = maxPages
+        self.badRecords = badRecords
+    }
+}
+
+/// One entity's mapping and endpoints.
+public struct RemoteEntityOptions: Sendable, Hashable, Decodable {
+    /// Where the records sit in a list response (`data`, `data.items`); `nil` when the body is
+    /// the array itself.
+    public var records: String?
+    /// The remote field holding the key; the entity's key attribute name when `nil`.
+    public var key: String?
+    /// Attribute name → remote key path (`attributes.founded_at`); unlisted attributes use their
+    /// own name.
+    public var attributes: [String: String]
+    public var relationships: [String: RemoteRelationship]
+    /// How dates are written in request bodies.
+    public var dateFormat: DateFormat
+    /// Endpoints that list or search objects, in order of preference when equally good.
+    public var fetch: [RemoteEndpoint]
+    /// Get one object by key: `GET /bands/{id}` (a 404 means it no longer exists).
+    public var get: String?
+    /// Create, update and delete: `POST /bands`, `PATCH /bands/{id}`, `DELETE /bands/{id}`.
+    public var create: String?
+    public var update: String?
+    public var delete: String?
+
+    public enum DateFormat: String, Sendable, Hashable, Decodable {
+        case iso8601, epochSeconds
+    }
+
+    public init(
+        records: String? = nil, key: String? = nil, attributes: [String: String] = [:],
+        relationships: [String: RemoteRelationship] = [:], dateFormat: DateFormat = .iso8601,
+        fetch: [RemoteEndpoint] = [], get: String? = nil, create: String? = nil, update: String? = nil,
+        delete: String? = nil
+    ) {
+        self.records = records
+        self.key = key
+        self.attributes = attributes
+        self.relationships = relationships
+        self.dateFormat = dateFormat
+        self.fetch = fetch
+        self.get = get
+        self.create = create
+        self.update = update
+        self.delete = delete
+    }
+}
+
+/// Where a relationship's value is in a record.
+public enum RemoteRelationship: Sendable, Hashable, Decodable {
+    /// A field holding the destination's key (to-one) or an array of keys (to-many).
+    case foreignKey(String)
+    /// A nested record (to-one) or array of records (to-many) of the destination; the nodes
+    /// learned from it are returned too.
+    case embedded(String)
+    /// The relationship has its own endpoint, such as `GET /bands/{id}/albums`, with `{id}` the
+    /// owner's key.
+    case endpoint(String)
+}
+
+/// A fetch endpoint: a request template and how its variables bind to the fetch request.
+public struct RemoteEndpoint: Sendable, Hashable, Decodable {
+    /// `GET /bands/search?name={name}&page={page}`.
+    public var request: String
+    /// Variable → what it filters on. A variable with no binding filters its same-named
+    /// attribute for equality.
+    public var bind: [String: ParameterBinding]
+    /// A variable that takes the sort, and the values it takes for each sort key (`-year` for
+    /// descending).
+    public var sort: SortBinding?
+    public var paging: Paging?
+    /// Where the records are in this endpoint's response, when not where the entity says.
+    public var records: String?
+    /// The response is one record, not a list (a get-by-key endpoint).
+    public var single: Bool
+
+    public init(
+        _ request: String, bind: [String: ParameterBinding] = [:], sort: SortBinding? = nil, paging: Paging? = nil,
+        records: String? = nil, single: Bool = false
+    ) {
+        self.request = request
+        self.bind = bind
+        self.sort = sort
+        self.paging = paging
+        self.records = records
+        self.single = single
+    }
+}
+
+/// What a template variable filters on: `{name}` ← `name BEGINSWITH[c] …`.
+public struct ParameterBinding: Sendable, Hashable, Decodable {
+    public enum Operation: String, Sendable, Hashable, Decodable {
+        /// `key == value`.
+        case equal
+        /// The value is a prefix (`BEGINSWITH`).
+        case beginsWith
+        /// The value is a substring (`CONTAINS`).
+        case contains
+        /// Values at least this (`>=`, `>`, the low end of `BETWEEN`).
+        case atLeast
+        /// Values at most this (`<=`, `<`, the high end of `BETWEEN`).
+        case atMost
+        /// One of a comma-separated list (`IN`, or `==` one value).
+        case oneOf
+    }
+
+    /// The key path filtered (`name`, `band.id`).
+    public var keyPath: String
+    public var operation: Operation
+    /// The backend ignores case when it matches, so it also serves `[c]` comparisons.
+    public var caseInsensitive: Bool
+    /// The endpoint cannot be used without this variable (a search term). Path variables are
+    /// always required.
+    public var required: Bool
+
+    public init(
+        _ keyPath: String, _ operation: Operation = .equal, caseInsensitive: Bool = false, required: Bool = false
+    ) {
+        self.keyPath = keyPath
+        self.operation = operation
+        self.caseInsensitive = caseInsensitive
+        self.required = required
+    }
+}
+
+/// A variable that orders results on the backend.
+public struct SortBinding: Sendable, Hashable, Decodable {
+    public var variable: String
+    /// Sort descriptor (`name`, `-year`) → the value the backend takes.
+    public var values: [String: String]
+
+    public init(variable: String, values: [String: String]) {
+        self.variable = variable
+        self.values = values
+    }
+}
+
+/// How an endpoint pages its results.
+public enum Paging: Sendable, Hashable, Decodable {
+    /// Page numbers: `{page}` from `first`, `{perPage}` of `size`; next pages come from the
+    /// `Link` header's `rel="next"` when present, else until a short page.
+    case pages(page: String, perPage: String, size: Int, first: Int)
+    /// An opaque cursor: the next cursor is at `next` in the body; `{cursor}` is empty at first.
+    case cursor(variable: String, next: String, limit: String?, size: Int)
+    /// Offset and limit variables.
+    case offset(offset: String, limit: String, size: Int)
+    /// Follow the `Link` header's `rel="next"` URL.
+    case link
+}

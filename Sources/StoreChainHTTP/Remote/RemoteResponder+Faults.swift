@@ -1,0 +1,70 @@
+import Foundation
+import StoreChain
+
+extension RemoteResponder {
+    /// The object by key: through the get endpoint (404: gone), else a fetch by key.
+    func objectFault(_ id: ObjectID, context: RequestContext) async throws -> StoreResponse {
+        let entity = try model.requireEntity(id.entity)
+        guard let key = id.key else {
+            throw StoreChainError(.invalidRequest, "\(id) is not saved yet, so the backend does not know it")
+        }
+        let options = mapper.options(for: entity.name)
+        var info = ResponseInfo(answeredBy: name, origin: .remote)
+        if let get = options.get {
+            let template = try RequestTemplate(get)
+            guard let variable = template.pathVariables.first else {
+                throw StoreChainError(.invalidRequest, "get template '\(get)' has no {key} variable")
+            }
+            let url = try template.url(base: self.options.baseURL, values: [variable: QueryPlanner.parameterText(key)])
+            let response = try await send(template.method, url, context: context, accepting: [404, 410])
+            info.metadata = HTTPMetadata.metadata(from: response)
+            if response.status == 304 {
+                info.notModified = true
+                return StoreResponse(.object(nil), info: info)
+            }
+            guard response.status != 404, response.status != 410 else { return StoreResponse(.object(nil), info: info) }
+            let body = try json(response, from: url)
+            let (node, embedded) = try mapper.node(
+                from: body, entity: entity, jsonPath: "$", source: RemoteError.redacted(url))
+            return StoreResponse(.object(node), related: embedded, info: info)
+        }
+        let nodes = try await fetchNodes(entity, keys: [key], context: context)
+        return StoreResponse(.object(nodes.first), info: info)
+    }
+
+    func relationshipFault(_ id: ObjectID, _ relationshipName: String, context: RequestContext) async throws
+        -> StoreResponse
+    {
+        let entity = try model.requireEntity(id.entity)
+        guard let relationship = entity.relationship(named: relationshipName) else {
+            throw StoreChainError(
+                .unknownKeyPath, "entity '\(entity.name)' has no relationship '\(relationshipName)'",
+                suggestion: Suggestion.didYouMean(relationshipName, in: entity.relationships.map(\.name)))
+        }
+        var source: [ObjectID: Node] = [:]
+        var value: RelationshipValue?
+        switch mapper.options(for: entity.name).relationships[relationshipName] {
+        case .foreignKey?, .embedded?:
+            let owner = try await objectFault(id, context: context)
+            guard let node = try owner.objectNode() else {
+                throw StoreChainError(
+                    .unavailable, "\(id) no longer exists, so its '\(relationshipName)' cannot be read")
+            }
+            for related in owner.related { source[related.id] = related }
+            value = node.relationships[relationshipName]
+        default:
+            value = try await relationshipValues(
+                relationshipName, of: [id], entity: entity, source: &source, context: context)[id]
+        }
+        let resolved = value ?? (relationship.isToMany ? .toMany([]) : .toOne(nil))
+        let missing = resolved.objectIDs.filter { source[$0] == nil }
+        if !missing.isEmpty, let destination = model.entity(named: relationship.destination) {
+            for node in try await fetchNodes(destination, keys: missing.compactMap(\.key), context: context) {
+                source[node.id] = node
+            }
+        }
+        return StoreResponse(
+            .relationship(resolved), related: resolved.objectIDs.compactMap { source[$0] },
+            info: ResponseInfo(answeredBy: name, origin: .remote))
+    }
+}

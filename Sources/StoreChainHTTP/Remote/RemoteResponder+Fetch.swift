@@ -1,0 +1,330 @@
+import Foundation
+import StoreChain
+
+extension RemoteResponder {
+    /// Maps a list response body to nodes the way a fetch does: the entity's records path,
+    /// field mapping and conversions. Errors name `source`, the JSON path and the field.
+    public func nodes(fromResponseBody body: Data, entity entityName: String, source: String = "response")
+        throws(StoreChainError)
+        -> [Node]
+    {
+        let entity = try model.requireEntity(entityName)
+        let json = try JSONParser().parse(body, source: source)
+        let path = mapper.options(for: entityName).records
+        var nodes: [Node] = []
+        for (index, record) in try mapper.records(in: json, at: path, source: source).enumerated() {
+            nodes.append(
+                try mapper.node(
+                    from: record, entity: entity, jsonPath: "$\(path.map { ".\($0)" } ?? "")[\(index)]", source: source
+                ).node)
+        }
+        return nodes
+    }
+
+    /// What loading one plan produced.
+    struct Loaded {
+        var nodes: [Node] = []
+        var embedded: [Node] = []
+        var pages = 0
+        var skipped = 0
+        var metadata: [String: String] = [:]
+        var notModified = false
+    }
+
+    func fetch(_ request: FetchRequest, context: RequestContext) async throws -> StoreResponse {
+        let plan = try FetchPlan(request, model: model)
+        let queryPlan = try planner(for: request.entity).plan(
+            predicate: plan.predicate?.predicate, sort: request.sortDescriptors)
+        let loaded = try await load(queryPlan, entity: plan.entity, context: context)
+        var info = ResponseInfo(answeredBy: name, origin: .remote, metadata: loaded.metadata)
+        info.metadata["endpoint"] = queryPlan.endpoint.request
+        info.metadata["pushed"] = queryPlan.pushed.map(\.description).joined(separator: " AND ")
+        info.metadata["pages"] = String(loaded.pages)
+        if loaded.skipped > 0 { info.metadata["skipped-records"] = String(loaded.skipped) }
+        if loaded.notModified {
+            info.notModified = true
+            return StoreResponse(.fetched(.objects([])), info: info)
+        }
+        var source = Dictionary(loaded.embedded.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var nodes = loaded.nodes
+        for node in nodes { source[node.id] = node }
+        for path in neededKeyPaths(request, entity: plan.entity) {
+            try await follow(path, from: &nodes, source: &source, context: context)
+        }
+        let result = plan.execute(over: nodes, source: source)
+        var related: [Node] = []
+        if case .objects(let objects) = result, !request.relationshipKeyPathsForPrefetching.isEmpty {
+            let ids = Set(objects.map(\.id))
+            related = Self.reached(request.relationshipKeyPathsForPrefetching, from: objects, in: source)
+                .filter { !ids.contains($0.id) }
+        }
+        return StoreResponse(.fetched(result), related: related, info: info)
+    }
+
+    /// Reads every page of a plan and maps the records.
+    func load(_ plan: QueryPlanner.Plan, entity: Entity, context: RequestContext) async throws -> Loaded {
+        var loaded = Loaded()
+        var values = plan.values
+        var nextURL: URL?
+        var seen: Set<ObjectID> = []
+        let recordsPath = plan.endpoint.records ?? mapper.options(for: entity.name).records
+        switch plan.endpoint.paging {
+        case .pages(let page, let perPage, let size, let first)?:
+            values[page] = String(first)
+            values[perPage] = String(size)
+        case .offset(let offset, let limit, let size)?:
+            values[offset] = "0"
+            values[limit] = String(size)
+        case .cursor(_, _, let limit, let size)?:
+            if let limit { values[limit] = String(size) }
+        case .link?, nil: break
+        }
+        while true {
+            try Task.checkCancellation()
+            guard loaded.pages < options.maxPages else {
+                throw StoreChainError(
+                    .invalidRequest, "'\(plan.endpoint.request)' has more than \(options.maxPages) pages",
+                    suggestion: "narrow the request, or raise maxPages")
+            }
+            let url = try nextURL ?? plan.template.url(base: options.baseURL, values: values)
+            let response = try await send(
+                plan.template.method, url, context: context, accepting: plan.endpoint.single ? [404] : [])
+            loaded.pages += 1
+            loaded.metadata = HTTPMetadata.metadata(from: response)
+            if response.status == 304 {
+                loaded.notModified = true
+                return loaded
+            }
+            if response.status == 404 { return loaded }
+            let body = try json(response, from: url)
+            let source = RemoteError.redacted(url)
+            let records = try mapper.records(in: body, at: plan.endpoint.single ? nil : recordsPath, source: source)
+            for (index, record) in records.enumerated() {
+                do {
+                    let (node, embedded) = try mapper.node(
+                        from: record, entity: entity, jsonPath: "$\(recordsPath.map { ".\($0)" } ?? "")[\(index)]",
+                        source: source)
+                    if seen.insert(node.id).inserted { loaded.nodes.append(node) }
+                    loaded.embedded += embedded
+                } catch {
+                    guard options.badRecords == .skip, error.code == .badRecord else { throw error }
+                    loaded.skipped += 1
+                }
+            }
+            switch plan.endpoint.paging {
+            case .pages(let page, _, let size, _)?:
+                if let link = try LinkHeader.next(in: response[header: "link"]) {
+                    nextURL = try resolve(link, against: url)
+                } else if records.count < size {
+                    return loaded
+                } else {
+                    values[page] = String((Int(values[page] ?? "") ?? 0) + 1)
+                }
+            case .offset(let offset, _, let size)?:
+                guard records.count >= size else { return loaded }
+                values[offset] = String((Int(values[offset] ?? "") ?? 0) + size)
+            case .cursor(let variable, let next, _, _)?:
+                guard case .string(let cursor)? = JSONPath.value(at: next, in: body), !cursor.isEmpty,
+                    !records.isEmpty
+                else { return loaded }
+                values[variable] = cursor
+            case .link?:
+                guard let link = try LinkHeader.next(in: response[header: "link"]) else { return loaded }
+                nextURL = try resolve(link, against: url)
+            case nil:
+                return loaded
+            }
+        }
+    }
+
+    /// A `Link` URL, which must stay on the backend's host (credentials go nowhere else).
+    private func resolve(_ link: String, against url: URL) throws(StoreChainError) -> URL {
+        guard let next = URL(string: link, relativeTo: url)?.absoluteURL,
+            next.host == options.baseURL.host, next.port == options.baseURL.port, next.scheme == options.baseURL.scheme
+        else {
+            throw StoreChainError(
+                .badRecord, "the next-page link \(link) leads off the backend \(options.baseURL)",
+                suggestion: "StoreChain follows page links on the backend's own host only")
+        }
+        return next
+    }
+
+    /// The relationship key paths a request needs loaded to be evaluated in memory: through its
+    /// predicate, sort, chosen properties and prefetching.
+    func neededKeyPaths(_ request: FetchRequest, entity: Entity) -> [[String]] {
+        var paths: [[String]] = []
+        func add(_ components: [String]) {
+            var current = entity
+            var relationships: [String] = []
+            for (index, name) in components.enumerated() {
+                guard let relationship = current.relationship(named: name),
+                    let next = model.entity(named: relationship.destination)
+                else { break }
+                // `band.id`, where `id` is the band's key, needs only the foreign key the
+                // record already carries, not the band.
+                let rest = components.dropFirst(index + 1)
+                if !relationship.isToMany, rest.count == 1, rest.first == next.key,
+                    mapper.options(for: current.name).relationships[name].map({ mapping in
+                        if case .endpoint = mapping { false } else { true }
+                    }) == true
+                {
+                    break
+                }
+                relationships.append(name)
+                current = next
+            }
+            if !relationships.isEmpty { paths.append(relationships) }
+        }
+        request.predicate?.forEachComparison { comparison in
+            for operand in [comparison.lhs, comparison.rhs] {
+                switch operand {
+                case .keyPath(let components): add(components)
+                case .aggregate(_, let collection, let property): add(collection + property)
+                default: break
+                }
+            }
+        }
+        for descriptor in request.sortDescriptors { add(descriptor.keyPath.split(separator: ".").map(String.init)) }
+        if case .dictionaries(let properties) = request.resultType {
+            for property in properties { add(property.split(separator: ".").map(String.init)) }
+        }
+        for path in request.relationshipKeyPathsForPrefetching { add(path.split(separator: ".").map(String.init)) }
+        return paths
+    }
+
+    /// Loads the relationships along `path` for `nodes` and the objects they lead to.
+    func follow(
+        _ path: [String], from nodes: inout [Node], source: inout [ObjectID: Node], context: RequestContext
+    ) async throws {
+        var level = nodes.map(\.id)
+        var entityName = nodes.first?.id.entity ?? ""
+        for name in path {
+            guard let entity = model.entity(named: entityName), let relationship = entity.relationship(named: name),
+                let destination = model.entity(named: relationship.destination)
+            else { return }
+            let owners = level.compactMap { source[$0] }
+            let unknown = owners.filter { $0.relationships[name] == nil }
+            if !unknown.isEmpty {
+                let values = try await relationshipValues(
+                    name, of: unknown.map(\.id), entity: entity, source: &source, context: context)
+                for (owner, value) in values { source[owner]?.relationships[name] = value }
+            }
+            let targets = Array(Set(level.compactMap { source[$0]?.relationships[name]?.objectIDs }.flatMap { $0 }))
+            let missing = targets.filter { source[$0] == nil }
+            if !missing.isEmpty {
+                for node in try await fetchNodes(destination, keys: missing.compactMap(\.key), context: context) {
+                    source[node.id] = node
+                }
+            }
+            level = targets
+            entityName = destination.name
+        }
+        nodes = nodes.map { source[$0.id] ?? $0 }
+    }
+
+    /// The objects of `entity` with these keys, in as few requests as the endpoints allow.
+    func fetchNodes(_ entity: Entity, keys: [Value], context: RequestContext) async throws -> [Node] {
+        try await fetchWhere(entity, keyPath: [entity.key], equalsAnyOf: keys, context: context)
+    }
+
+    /// The objects of `entity` whose `keyPath` is one of `values`: one request when an endpoint
+    /// takes the whole list, one per value when an endpoint takes one, else the listing endpoint
+    /// filtered in memory.
+    func fetchWhere(_ entity: Entity, keyPath: [String], equalsAnyOf values: [Value], context: RequestContext)
+        async throws -> [Node]
+    {
+        guard !values.isEmpty else { return [] }
+        let planner = try planner(for: entity.name)
+        let list = FetchPredicate.comparison(Comparison(.keyPath(keyPath), .in, .array(values.map(Operand.constant))))
+        let filter = try CompiledPredicate(list, entity: entity.name, model: model)
+        let listPlan = try planner.plan(predicate: filter.predicate, sort: [])
+        var found: [Node] = []
+        var embedded: [Node] = []
+        if listPlan.pushed.isEmpty,
+            let single = try? planner.plan(
+                predicate: .comparison(Comparison(.keyPath(keyPath), .equal, .constant(values[0]))), sort: []),
+            !single.pushed.isEmpty
+        {
+            for value in values {
+                let plan = try planner.plan(
+                    predicate: .comparison(Comparison(.keyPath(keyPath), .equal, .constant(value))), sort: [])
+                let loaded = try await load(plan, entity: entity, context: context)
+                found += loaded.nodes
+                embedded += loaded.embedded
+            }
+        } else {
+            let loaded = try await load(listPlan, entity: entity, context: context)
+            found = loaded.nodes
+            embedded = loaded.embedded
+        }
+        let source = Dictionary(embedded.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        return found.filter { filter.evaluate($0, in: source) }
+    }
+
+    /// The values of a relationship the records did not carry: from its own endpoint, or from
+    /// the inverse foreign key on the destination.
+    func relationshipValues(
+        _ name: String, of owners: [ObjectID], entity: Entity, source: inout [ObjectID: Node], context: RequestContext
+    ) async throws -> [ObjectID: RelationshipValue] {
+        guard let relationship = entity.relationship(named: name),
+            let destination = model.entity(named: relationship.destination)
+        else { return [:] }
+        var result: [ObjectID: RelationshipValue] = [:]
+        if case .endpoint(let text)? = mapper.options(for: entity.name).relationships[name] {
+            let template = try RequestTemplate(text)
+            for owner in owners {
+                guard let key = owner.key, let variable = template.pathVariables.first else { continue }
+                let url = try template.url(base: options.baseURL, values: [variable: QueryPlanner.parameterText(key)])
+                let response = try await send(template.method, url, context: context)
+                let body = try json(response, from: url)
+                var ids: [ObjectID] = []
+                let records = try mapper.records(
+                    in: body, at: mapper.options(for: destination.name).records, source: RemoteError.redacted(url))
+                for (index, record) in records.enumerated() {
+                    let (node, embedded) = try mapper.node(
+                        from: record, entity: destination, jsonPath: "$[\(index)]", source: RemoteError.redacted(url))
+                    ids.append(node.id)
+                    source[node.id] = node
+                    for child in embedded { source[child.id] = child }
+                }
+                result[owner] = relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
+            }
+            return result
+        }
+        guard let inverseName = relationship.inverse, let inverse = destination.relationship(named: inverseName),
+            !inverse.isToMany
+        else {
+            throw StoreChainError(
+                .noEndpoint, "cannot read '\(entity.name).\(name)' from the backend",
+                suggestion: "map it as a foreign key, an embedded record or its own endpoint")
+        }
+        let members = try await fetchWhere(
+            destination, keyPath: [inverseName, entity.key], equalsAnyOf: owners.compactMap(\.key), context: context)
+        var grouped: [ObjectID: [ObjectID]] = [:]
+        for member in members {
+            source[member.id] = member
+            if case .toOne(let owner?)? = member.relationships[inverseName] {
+                grouped[owner, default: []].append(member.id)
+            }
+        }
+        for owner in owners {
+            let ids = grouped[owner] ?? []
+            result[owner] = relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
+        }
+        return result
+    }
+
+    /// The nodes along prefetch key paths.
+    static func reached(_ keyPaths: [String], from nodes: [Node], in source: [ObjectID: Node]) -> [Node] {
+        var seen: Set<ObjectID> = []
+        var result: [Node] = []
+        for keyPath in keyPaths {
+            var level = nodes
+            for name in keyPath.split(separator: ".").map(String.init) {
+                level = level.flatMap { $0.relationships[name]?.objectIDs ?? [] }.compactMap { source[$0] }
+                for node in level where seen.insert(node.id).inserted { result.append(node) }
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import StoreChain
+import Synchronization
+
+/// The terminal that talks to a REST backend.
+///
+/// For each fetch it picks the endpoint that pushes down the most of the request, reads every
+/// page, maps the JSON records to nodes, loads the related objects the predicate and sort need,
+/// and applies the rest of the request in memory, so the answer is exactly what the request
+/// asks. Faults use get-by-key endpoints (a 404 means the object is gone); saves map to
+/// POST / PATCH / DELETE templates.
+///
+/// ```swift
+/// let remote = try RemoteResponder(model: model, options: options)
+/// let chain = Chain(terminal: remote) { … }
+/// ```
+public final class RemoteResponder: StoreResponder {
+    public let name = "RemoteResponder"
+    public let model: Model
+    public let options: RemoteOptions
+    let transport: any HTTPTransport
+    let mapper: RecordMapper
+    let planners: [String: QueryPlanner]
+    private let authorization: String?
+    private let counters = Mutex(Traffic())
+
+    /// Requests and bytes exchanged so far.
+    public struct Traffic: Sendable, Hashable {
+        public var requests = 0
+        public var bytesReceived = 0
+        public var bytesSent = 0
+    }
+
+    /// Checks the options against the model (every entity, attribute, relationship and
+    /// template), and reads the bearer token from the environment.
+    public init(
+        model: Model, options: RemoteOptions, transport: any HTTPTransport = AsyncHTTPClientTransport(),
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(StoreChainError) {
+        self.model = model
+        self.options = options
+        self.transport = transport
+        self.mapper = RecordMapper(model: model, entities: options.entities)
+        var planners: [String: QueryPlanner] = [:]
+        for (name, entityOptions) in options.entities {
+            let entity = try Self.check(entityOptions, named: name, in: model)
+            planners[name] = try QueryPlanner(entity: entity, options: entityOptions)
+        }
+        self.planners = planners
+        if let variable = options.bearerTokenVariable {
+            guard let token = environment[variable], !token.isEmpty else {
+                throw StoreChainError(
+                    .invalidRequest, "the bearer token variable \(variable) is not set",
+                    suggestion: "export \(variable)=<token> before starting")
+            }
+            authorization = "Bearer \(token)"
+        } else {
+            authorization = nil
+        }
+    }
+
+    private static func check(_ options: RemoteEntityOptions, named name: String, in model: Model)
+        throws(StoreChainError)
+        -> Entity
+    {
+        let entity = try model.requireEntity(name)
+        for attribute in options.attributes.keys.sorted() where entity.attribute(named: attribute) == nil {
+            throw StoreChainError(
+                .invalidRequest,
+                "the remote mapping of '\(name)' names attribute '\(attribute)', which the model does not have",
+                suggestion: Suggestion.didYouMean(attribute, in: entity.attributes.map(\.name)))
+        }
+        for relationship in options.relationships.keys.sorted() where entity.relationship(named: relationship) == nil {
+            throw StoreChainError(
+                .invalidRequest,
+                "the remote mapping of '\(name)' names relationship '\(relationship)', which the model does not have",
+                suggestion: Suggestion.didYouMean(relationship, in: entity.relationships.map(\.name)))
+        }
+        for template in [options.get, options.create, options.update, options.delete].compactMap({ $0 })
+            + options.fetch.map(\.request)
+        {
+            _ = try RequestTemplate(template)
+        }
+        return entity
+    }
+
+    /// Requests and bytes exchanged so far.
+    public var traffic: Traffic {
+        counters.withLock { $0 }
+    }
+
+    func planner(for entity: String) throws(StoreChainError) -> QueryPlanner {
+        guard let planner = planners[entity] else {
+            throw StoreChainError(
+                .noEndpoint, "the backend has no mapping for entity '\(entity)'",
+                suggestion: "add '\(entity)' to the remote options' entities")
+        }
+        return planner
+    }
+
+    public func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
+        switch request {
+        case .fetch(let fetch): try await self.fetch(fetch, context: context)
+        case .objectFault(let id): try await objectFault(id, context: context)
+        case .relationshipFault(let id, let name): try await relationshipFault(id, name, context: context)
+        case .save(let changes): try await save(changes, context: context)
+        }
+    }
+
+    /// Sends one request; counts traffic; turns error statuses into errors (except those the
+    /// caller accepts).
+    func send(
+        _ method: String, _ url: URL, body: JSONValue? = nil, context: RequestContext, accepting: Set<Int> = []
+    ) async throws -> TransportResponse {
+        try context.checkDeadline()
+        var headers = options.headers
+        headers["Accept"] = "application/json"
+        if let authorization { headers["Authorization"] = authorization }
+        if let validators = context[RemoteValidatorsKey.self] {
+            if let etag = validators.etag { headers["If-None-Match"] = etag }
+            if let lastModified = validators.lastModified { headers["If-Modified-Since"] = lastModified }
+        }
+        var data: Data?
+        if let body {
+            data = Data(body.description.utf8)
+            headers["Content-Type"] = "application/json"
+        }
+        var timeout = Duration.seconds(options.timeoutSeconds)
+        if let deadline = context.deadline {
+            timeout = min(timeout, .seconds(max(0, deadline.timeIntervalSince(context.clock.now))))
+        }
+        let request = TransportRequest(method: method, url: url, headers: headers, body: data, timeout: timeout)
+        let response = try await transport.send(request)
+        counters.withLock { traffic in
+            traffic.requests += 1
+            traffic.bytesReceived += response.body.count
+            traffic.bytesSent += data?.count ?? 0
+        }
+        guard (200..<300).contains(response.status) || response.status == 304 || accepting.contains(response.status)
+        else { throw RemoteError.status(request, response) }
+        return response
+    }
+
+    /// Parses a response body; malformed JSON names the URL and byte offset.
+    func json(_ response: TransportResponse, from url: URL) throws(StoreChainError) -> JSONValue {
+        if response.body.isEmpty { return .null }
+        return try JSONParser().parse(response.body, source: RemoteError.redacted(url))
+    }
+}
+
+/// Validators a cache passes down so the adapter can revalidate (`If-None-Match`,
+/// `If-Modified-Since`); a 304 comes back as `ResponseInfo.notModified`.
+public enum RemoteValidatorsKey: RequestContextKey {
+    public struct Value: Sendable, Hashable {
+        public var etag: String?
+        public var lastModified: String?
+
+        public init(etag: String? = nil, lastModified: String? = nil) {
+            self.etag = etag
+            self.lastModified = lastModified
+        }
+    }
+}

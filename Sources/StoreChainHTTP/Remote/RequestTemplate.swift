@@ -1,0 +1,138 @@
+import Foundation
+import StoreChain
+
+/// A request template: `GET /bands/{id}/albums?sort={sort}&format=json`.
+///
+/// Path variables are required; query variables are left out when they have no value. Every
+/// value is percent-encoded, so no value can change the path or add parameters.
+public struct RequestTemplate: Sendable, Hashable, CustomStringConvertible {
+    public enum Part: Sendable, Hashable {
+        case literal(String)
+        case variable(String)
+    }
+
+    public let method: String
+    /// Path segments, each a sequence of literals and variables.
+    public let path: [[Part]]
+    /// Query items: name and value parts.
+    public let query: [(name: String, value: [Part])]
+    public let text: String
+
+    public init(_ text: String) throws(StoreChainError) {
+        self.text = text
+        let pieces = text.split(separator: " ", maxSplits: 1).map(String.init)
+        guard pieces.count == 2, ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(pieces[0].uppercased()) else {
+            throw StoreChainError(
+                .invalidRequest, "request template '\(text)' does not start with a method",
+                suggestion: "write it as 'GET /path/{variable}?name={variable}'")
+        }
+        method = pieces[0].uppercased()
+        let target = pieces[1].trimmingCharacters(in: .whitespaces)
+        let (pathText, queryText) = Self.splitQuery(target)
+        path = try pathText.split(separator: "/", omittingEmptySubsequences: true).map {
+            segment throws(StoreChainError) in
+            try Self.parts(String(segment), in: text)
+        }
+        var query: [(String, [Part])] = []
+        for item in queryText.split(separator: "&") where !item.isEmpty {
+            let pair = item.split(separator: "=", maxSplits: 1).map(String.init)
+            query.append((pair[0], try Self.parts(pair.count > 1 ? pair[1] : "", in: text)))
+        }
+        self.query = query
+    }
+
+    public static func == (lhs: RequestTemplate, rhs: RequestTemplate) -> Bool { lhs.text == rhs.text }
+    public func hash(into hasher: inout Hasher) { hasher.combine(text) }
+    public var description: String { text }
+
+    private static func splitQuery(_ target: String) -> (String, String) {
+        guard let mark = target.firstIndex(of: "?") else { return (target, "") }
+        return (String(target[..<mark]), String(target[target.index(after: mark)...]))
+    }
+
+    private static func parts(_ text: String, in template: String) throws(StoreChainError) -> [Part] {
+        var parts: [Part] = []
+        var rest = Substring(text)
+        while let open = rest.firstIndex(of: "{") {
+            if open > rest.startIndex { parts.append(.literal(String(rest[..<open]))) }
+            guard let close = rest[open...].firstIndex(of: "}") else {
+                throw StoreChainError(.invalidRequest, "request template '\(template)' has an unclosed '{'")
+            }
+            let name = String(rest[rest.index(after: open)..<close])
+            guard !name.isEmpty else {
+                throw StoreChainError(.invalidRequest, "request template '\(template)' has an empty {}")
+            }
+            parts.append(.variable(name))
+            rest = rest[rest.index(after: close)...]
+        }
+        if !rest.isEmpty { parts.append(.literal(String(rest))) }
+        return parts
+    }
+
+    /// Variables in the path, which must have values.
+    public var pathVariables: [String] {
+        path.flatMap { $0 }.compactMap { if case .variable(let name) = $0 { name } else { nil } }
+    }
+
+    /// Variables in the query, which may be left out.
+    public var queryVariables: [String] {
+        query.flatMap(\.value).compactMap { if case .variable(let name) = $0 { name } else { nil } }
+    }
+
+    public var variables: [String] { pathVariables + queryVariables }
+
+    /// The URL with `values` filled in and percent-encoded; query items whose variables have no
+    /// value are left out.
+    public func url(base: URL, values: [String: String]) throws(StoreChainError) -> URL {
+        var path = base.path.hasSuffix("/") ? String(base.path.dropLast()) : base.path
+        for segment in self.path {
+            var text = ""
+            for part in segment {
+                switch part {
+                case .literal(let literal): text += literal
+                case .variable(let name):
+                    guard let value = values[name] else {
+                        throw StoreChainError(.invalidRequest, "no value for {\(name)} in '\(self.text)'")
+                    }
+                    text += Self.encode(value)
+                }
+            }
+            path += "/" + text
+        }
+        var items: [String] = []
+        for (name, value) in query {
+            var text = ""
+            var complete = true
+            for part in value {
+                switch part {
+                case .literal(let literal): text += literal
+                case .variable(let variable):
+                    guard let value = values[variable] else {
+                        complete = false
+                        continue
+                    }
+                    text += Self.encode(value)
+                }
+            }
+            if complete { items.append(Self.encode(name) + "=" + text) }
+        }
+        var components = URLComponents()
+        components.scheme = base.scheme
+        components.host = base.host
+        components.port = base.port
+        components.percentEncodedPath = path
+        if !items.isEmpty { components.percentEncodedQuery = items.joined(separator: "&") }
+        guard let url = components.url else {
+            throw StoreChainError(.invalidRequest, "cannot build a URL from '\(self.text)' and base \(base)")
+        }
+        return url
+    }
+
+    /// Percent-encodes everything but RFC 3986's unreserved characters.
+    static func encode(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+}

@@ -1,0 +1,72 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import StoreChain
+
+/// The default transport: AsyncHTTPClient, on Linux and Apple platforms. Decompresses gzip and
+/// deflate bodies, and refuses bodies larger than `maxBodySize`.
+public struct AsyncHTTPClientTransport: HTTPTransport {
+    public let client: HTTPClient
+    public var maxBodySize: Int
+    /// Whether the client decompresses bodies, so gzip may be asked for.
+    public let decompresses: Bool
+
+    /// Uses a process-wide client that decompresses gzip and deflate bodies (it lives as long
+    /// as the process, so it needs no shutdown).
+    public init(maxBodySize: Int = 64 * 1024 * 1024) {
+        self.init(client: Self.decompressingClient, decompresses: true, maxBodySize: maxBodySize)
+    }
+
+    /// Uses your client; say whether it was configured to decompress bodies.
+    public init(client: HTTPClient, decompresses: Bool, maxBodySize: Int = 64 * 1024 * 1024) {
+        self.client = client
+        self.decompresses = decompresses
+        self.maxBodySize = maxBodySize
+    }
+
+    /// The default client: the shared event loops, body decompression with a ratio limit
+    /// against decompression bombs.
+    public static let decompressingClient = HTTPClient(
+        eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+        configuration: HTTPClient.Configuration(decompression: .enabled(limit: .ratio(100))))
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        var outgoing = HTTPClientRequest(url: request.url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: request.method)
+        if decompresses {
+            outgoing.headers.add(name: "Accept-Encoding", value: "gzip, deflate")
+        }
+        for (name, value) in request.headers { outgoing.headers.replaceOrAdd(name: name, value: value) }
+        if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        let timeout = TimeAmount.nanoseconds(Int64(request.timeout.timeInterval * 1e9))
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(outgoing, timeout: timeout)
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            throw RemoteError.timedOut(request)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw RemoteError.transport(request, error)
+        }
+        var body: ByteBuffer
+        do {
+            body = try await response.body.collect(upTo: maxBodySize)
+        } catch let error as NIOTooManyBytesError {
+            _ = error
+            throw RemoteError.bodyTooLarge(request, limit: maxBodySize)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw RemoteError.transport(request, error)
+        }
+        var headers: [String: String] = [:]
+        for header in response.headers {
+            let name = header.name.lowercased()
+            headers[name] = headers[name].map { "\($0), \(header.value)" } ?? header.value
+        }
+        let bytes = body.readBytes(length: body.readableBytes) ?? []
+        return TransportResponse(status: Int(response.status.code), headers: headers, body: Data(bytes))
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import StoreChain
+import StoreChainDemoBackend
+import StoreChainHTTP
+import StoreChainPipeline
+import Testing
+
+@Suite struct ServeDemoTests {
+    @Test func servesTheDemoBackendStandalone() async throws {
+        let process = Process()
+        process.executableURL = try CommandRunner.executable()
+        process.arguments = ["serve-demo", "--port", "0", "--bands", "3"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer { process.terminate() }
+        // The first line names the address; read it off the test's threads, and give up after
+        // a while rather than hang.
+        let reader = output.fileHandleForReading
+        let text = await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
+            DispatchQueue.global().async {
+                var text = ""
+                while !text.contains("\n") {
+                    let chunk = reader.availableData
+                    if chunk.isEmpty { break }
+                    text += String(decoding: chunk, as: UTF8.self)
+                }
+                continuation.resume(returning: text)
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 60) { process.terminate() }
+        }
+        let address = try #require(text.split(separator: "\n").first?.split(separator: " ").last)
+        let base = try #require(URL(string: String(address)))
+        #expect(base.host == "127.0.0.1")
+        let model = try ModelFile.parse(DemoCatalogModel.text)
+        let v2 = try RemoteResponder(model: model, options: DemoRemoteOptions.v2(baseURL: base))
+        let count = try await v2.respond(
+            to: .fetch(FetchRequest(entity: "Band", resultType: .count)), context: RequestContext())
+        #expect(try count.fetchResult() == .count(3))
+    }
+}

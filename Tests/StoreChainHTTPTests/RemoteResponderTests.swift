@@ -1,0 +1,326 @@
+import Foundation
+import StoreChain
+import StoreChainHTTP
+import StoreChainTesting
+import Testing
+
+@Suite struct RemoteResponderTests {
+    let model: Model
+
+    init() throws {
+        model = try RemoteFixtures.model()
+    }
+
+    func responder(
+        _ transport: StubTransport, options: RemoteOptions = RemoteFixtures.options(),
+        environment: [String: String] = [:]
+    )
+        throws -> RemoteResponder
+    {
+        try RemoteResponder(model: model, options: options, transport: transport, environment: environment)
+    }
+
+    func fetch(_ responder: RemoteResponder, _ request: FetchRequest) async throws -> StoreResponse {
+        try await responder.respond(to: .fetch(request), context: RequestContext())
+    }
+
+    // MARK: Planner: one test per binding rule
+
+    @Test func prefixBindingServesBeginsWithAndCaseInsensitiveComparisons() async throws {
+        let transport = StubTransport { _ in .json(RemoteFixtures.bandsPage) }
+        let remote = try responder(transport)
+        let response = try await fetch(remote, TestData.fetch("Band", where: "name BEGINSWITH[c] 'low' AND rating > 4"))
+        #expect(transport.requests.map(\.url.absoluteString) == ["https://api.example/v2/bands/search?q=low"])
+        #expect(response.info.metadata["endpoint"] == "GET /bands/search?q={name}")
+        #expect(response.info.metadata["pushed"] == #"name BEGINSWITH[c] "low""#)
+        // The rest (rating > 4) was applied in memory.
+        #expect(try response.fetchResult().nodes.map(\.id.key) == [1])
+    }
+
+    @Test func equalityAlsoPushesToAPrefixSearch() async throws {
+        let transport = StubTransport { _ in .json(RemoteFixtures.bandsPage) }
+        let response = try await fetch(try responder(transport), TestData.fetch("Band", where: "name == 'Lower Dens'"))
+        #expect(transport.requests.first?.url.query == "q=Lower%20Dens")
+        #expect(try response.fetchResult().nodes.map(\.id.key) == [2])
+    }
+
+    @Test func diacriticInsensitiveComparisonsAreNotPushed() async throws {
+        let transport = StubTransport { _ in .json(RemoteFixtures.bandsPage) }
+        _ = try await fetch(try responder(transport), TestData.fetch("Band", where: "name BEGINSWITH[cd] 'low'"))
+        #expect(transport.requests.first?.url.path == "/v2/bands")
+    }
+
+    @Test func caseSensitiveBackendDoesNotServeCaseInsensitiveEquality() async throws {
+        let transport = StubTransport { request in
+            request.url.path.hasSuffix("/albums") && request.url.path.contains("/bands/")
+                ? .json(#"{"data": []}"#) : .json(#"{"data": [{"album_id": 10, "title": "X", "band_id": 1}]}"#)
+        }
+        _ = try await fetch(try responder(transport), TestData.fetch("Album", where: "band.id == 1"))
+        #expect(transport.requests.first?.url.absoluteString == "https://api.example/v2/bands/1/albums")
+    }
+
+    @Test func rangeBindingsTakeBothEndsOfBetweenAndStrictComparisons() async throws {
+        let transport = StubTransport { _ in .json(#"{"data": []}"#) }
+        let remote = try responder(transport)
+        _ = try await fetch(remote, TestData.fetch("Album", where: "year BETWEEN {1990, 1999}"))
+        _ = try await fetch(remote, TestData.fetch("Album", where: "year > 2000 AND year < 2010"))
+        #expect(transport.requests.map(\.url.query) == ["from=1990&to=1999", "from=2000&to=2010"])
+    }
+
+    @Test func listBindingTakesINAndEquality() async throws {
+        let transport = StubTransport { _ in .json(#"{"data": []}"#) }
+        let remote = try responder(transport)
+        _ = try await fetch(remote, TestData.fetch("Album", where: "id IN {3, 1, 2}"))
+        _ = try await fetch(remote, TestData.fetch("Album", where: "id == 7"))
+        #expect(transport.requests.map(\.url.query) == ["ids=3%2C1%2C2", "ids=7"])
+    }
+
+    @Test func sortBindingIsUsedWhenTheBackendSupportsTheKey() async throws {
+        let transport = StubTransport { _ in .json(RemoteFixtures.bandsPage) }
+        let remote = try responder(transport)
+        let response = try await fetch(
+            remote, TestData.fetch("Band", sort: [FetchSortDescriptor("name", ascending: false)]))
+        #expect(transport.requests.first?.url.query == "sort=-name")
+        #expect(try response.fetchResult().nodes.map(\.id.key) == [2, 1])
+        _ = try await fetch(remote, TestData.fetch("Band", sort: [FetchSortDescriptor("founded")]))
+        #expect(transport.requests.last?.url.query == nil)
+    }
+
+    @Test func noEndpointListsWhatWasConsidered() async throws {
+        var options = RemoteFixtures.options()
+        options.entities["Album"]?.fetch.removeLast()
+        let error = await #expect(throws: StoreChainError.self) {
+            try await fetch(
+                try responder(StubTransport { _ in .status(500) }, options: options),
+                TestData.fetch("Album", where: "year > 1"))
+        }
+        #expect(error?.code == .noEndpoint)
+        #expect(
+            error?.message.contains("GET /bands/{band}/albums: {band} needs a comparison on 'band.id' (equal)") == true)
+    }
+
+    // MARK: Mapping
+
+    @Test func mapsNestedRenamedAndConvertedFieldsAndEmbeddedRecords() async throws {
+        let transport = StubTransport { _ in .json(RemoteFixtures.bandsPage) }
+        let request = FetchRequest(
+            entity: "Band", sortDescriptors: [FetchSortDescriptor("name")],
+            relationshipKeyPathsForPrefetching: ["albums"])
+        let response = try await fetch(try responder(transport), request)
+        let bands = try response.fetchResult().nodes
+        #expect(bands[0][attribute: "founded"] == .date(Date(timeIntervalSince1970: 757_382_400)))
+        #expect(bands[0][attribute: "rating"] == 4.5)
+        #expect(bands[1].id == ObjectID(entity: "Band", key: 2))
+        #expect(bands[1][attribute: "founded"] == .date(ISO8601.parse("2010-01-01")!))
+        #expect(bands[0].relationships["albums"] == .toMany([ObjectID(entity: "Album", key: 10)]))
+        #expect(response.related.map(\.id) == [ObjectID(entity: "Album", key: 10)])
+        #expect(response.related.first?.relationships["band"] == .toOne(ObjectID(entity: "Band", key: 1)))
+    }
+
+    @Test func badRecordsFailWithTheJSONPathOrAreSkippedAndCounted() async throws {
+        let body =
+            #"{"data": {"items": [{"id": 1, "attributes": {"name": "Low"}}, {"id": 2, "attributes": {}}, {"id": "x", "attributes": {"name": "Y"}}]}}"#
+        let transport = StubTransport { _ in .json(body) }
+        let error = await #expect(throws: StoreChainError.self) {
+            try await fetch(try responder(transport), FetchRequest(entity: "Band"))
+        }
+        #expect(error?.code == .badRecord)
+        #expect(error?.location?.path == "https://api.example/v2/bands $.data.items[1].attributes.name")
+        #expect(error?.message.contains("required field 'attributes.name'") == true)
+
+        var options = RemoteFixtures.options()
+        options.badRecords = .skip
+        let response = try await fetch(try responder(transport, options: options), FetchRequest(entity: "Band"))
+        #expect(try response.fetchResult().nodes.map(\.id.key) == [1])
+        #expect(response.info.metadata["skipped-records"] == "2")
+    }
+
+    // MARK: Errors a backend deserves
+
+    @Test func httpErrorsNameStatusMethodURLAndBodyStart() async throws {
+        let transport = StubTransport { _ in .json(#"{"error": "database on fire"}"#, status: 503) }
+        let error = await #expect(throws: StoreChainError.self) {
+            try await fetch(try responder(transport), FetchRequest(entity: "Band"))
+        }
+        #expect(error?.code == .httpStatus)
+        #expect(error?.message == "GET https://api.example/v2/bands answered 503")
+        #expect(error?.underlying == #"body starts: {"error": "database on fire"}"#)
+        #expect(error?.suggestion?.contains("retry later") == true)
+    }
+
+    @Test func malformedJSONNamesTheURLAndOffset() async throws {
+        let transport = StubTransport { _ in .json(#"{"data": {"items": [{"id": 1,,}]}}"#) }
+        let error = await #expect(throws: StoreChainError.self) {
+            try await fetch(try responder(transport), FetchRequest(entity: "Band"))
+        }
+        #expect(error?.code == .malformedJSON)
+        #expect(error?.location?.file == "https://api.example/v2/bands")
+        #expect(error?.location?.offset == 29)
+    }
+
+    @Test func timeoutsAndRefusedConnectionsAreTypedErrors() async throws {
+        let timeout = StubTransport { request in throw RemoteError.timedOut(request) }
+        let late = await #expect(throws: StoreChainError.self) {
+            try await fetch(try responder(timeout), FetchRequest(entity: "Band"))
+        }
+        #expect(late?.code == .timedOut)
+        // A real connection to a port nobody listens on.
+        var options = RemoteFixtures.options()
+        options.baseURL = URL(string: "http://127.0.0.1:9/v2")!
+        options.timeoutSeconds = 1
+        let refused = try RemoteResponder(model: model, options: options)
+        let error = await #expect(throws: StoreChainError.self) {
+            try await fetch(refused, FetchRequest(entity: "Band"))
+        }
+        #expect(error?.code == .transport)
+        #expect(error?.message == "GET http://127.0.0.1:9/v2/bands failed before an answer")
+    }
+
+    @Test func bearerTokenIsSentButNeverShown() async throws {
+        var options = RemoteFixtures.options()
+        options.bearerTokenVariable = "MUSIC_TOKEN"
+        #expect(throws: StoreChainError.self) { try responder(StubTransport { _ in .status(200) }, options: options) }
+        let transport = StubTransport { _ in .json(#"{"error": "nope"}"#, status: 401) }
+        let remote = try responder(transport, options: options, environment: ["MUSIC_TOKEN": "s3cr3t-value"])
+        let error = await #expect(throws: StoreChainError.self) {
+            try await fetch(remote, FetchRequest(entity: "Band"))
+        }
+        #expect(transport.requests.first?.headers["Authorization"] == "Bearer s3cr3t-value")
+        #expect(error?.description.contains("s3cr3t") == false)
+        #expect(error?.suggestion?.contains("credentials") == true)
+    }
+
+    // MARK: Faults, metadata, validators
+
+    @Test func objectFaultUsesGetAnd404MeansGone() async throws {
+        let transport = StubTransport { request in
+            request.url.path == "/v2/bands/1"
+                ? .json(
+                    #"{"id": 1, "attributes": {"name": "Low"}}"#,
+                    headers: ["ETag": "\"v1\"", "Cache-Control": "max-age=60"])
+                : .status(404)
+        }
+        let remote = try responder(transport)
+        let found = try await remote.respond(
+            to: .objectFault(ObjectID(entity: "Band", key: 1)), context: RequestContext())
+        #expect(try found.objectNode()?[attribute: "name"] == "Low")
+        #expect(found.info.metadata["etag"] == "\"v1\"")
+        #expect(found.info.metadata["cache-control"] == "max-age=60")
+        let gone = try await remote.respond(
+            to: .objectFault(ObjectID(entity: "Band", key: 2)), context: RequestContext())
+        #expect(try gone.objectNode() == nil)
+    }
+
+    @Test func validatorsAreSentAnd304IsNotModified() async throws {
+        let transport = StubTransport { request in
+            request.headers["If-None-Match"] == "\"v1\""
+                ? .status(304, headers: ["ETag": "\"v1\""]) : .json(RemoteFixtures.bandsPage)
+        }
+        var context = RequestContext()
+        context[RemoteValidatorsKey.self] = .init(etag: "\"v1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT")
+        let response = try await try responder(transport).respond(
+            to: .fetch(FetchRequest(entity: "Band")), context: context)
+        #expect(response.info.notModified)
+        #expect(transport.requests.first?.headers["If-Modified-Since"] == "Wed, 21 Oct 2026 07:28:00 GMT")
+    }
+
+    @Test func relationshipFaultsUseForeignKeysAndInverseEndpoints() async throws {
+        let transport = StubTransport { request in
+            switch request.url.path {
+            case "/v2/bands/1/albums":
+                .json(
+                    #"{"data": [{"album_id": 10, "title": "A", "band_id": 1}, {"album_id": 11, "title": "B", "band_id": 1}]}"#
+                )
+            case "/v2/albums": .json(#"{"data": [{"album_id": 10, "title": "A", "band_id": 1}]}"#)
+            case "/v2/bands/1": .json(#"{"id": 1, "attributes": {"name": "Low"}}"#)
+            default: .status(404)
+            }
+        }
+        var options = RemoteFixtures.options()
+        options.entities["Band"]?.relationships = [:]
+        let remote = try responder(transport, options: options)
+        let albums = try await remote.respond(
+            to: .relationshipFault(ObjectID(entity: "Band", key: 1), relationship: "albums"), context: RequestContext())
+        #expect(
+            try albums.relationshipValue()
+                == .toMany([ObjectID(entity: "Album", key: 10), ObjectID(entity: "Album", key: 11)]))
+        #expect(albums.related.count == 2)
+        let band = try await remote.respond(
+            to: .relationshipFault(ObjectID(entity: "Album", key: 10), relationship: "band"), context: RequestContext())
+        #expect(try band.relationshipValue() == .toOne(ObjectID(entity: "Band", key: 1)))
+        #expect(band.related.first?[attribute: "name"] == "Low")
+    }
+
+    // MARK: Saves
+
+    @Test func savesInsertParentsFirstThenUpdateAndDelete() async throws {
+        let transport = StubTransport { request in
+            let body = request.body.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            switch (request.method, request.url.path) {
+            case ("POST", "/v2/bands"): return .json(#"{"id": 7, "attributes": {"name": "New"}}"#, status: 201)
+            case ("POST", "/v2/albums"):
+                #expect(body.contains(#""band_id":7"#))
+                return .json(#"{"album_id": 70, "title": "First", "band_id": 7}"#, status: 201)
+            case ("PATCH", "/v2/bands/1"):
+                #expect(body == #"{"attributes":{"founded_at":"2001-01-01T00:00:00Z"}}"#)
+                return .json(#"{"id": 1, "attributes": {"name": "Low", "founded_at": 978307200}}"#)
+            case ("DELETE", "/v2/bands/2"): return .status(404)
+            default: return .status(500)
+            }
+        }
+        let band = Node(id: .temporary(entity: "Band"), attributes: ["name": "New"])
+        let album = Node(
+            id: .temporary(entity: "Album"), attributes: ["title": "First"], relationships: ["band": .toOne(band.id)])
+        let changes = SaveChanges(
+            inserted: [album, band],
+            updated: [
+                Node(id: ObjectID(entity: "Band", key: 1), attributes: ["founded": .date(ISO8601.parse("2001-01-01")!)])
+            ],
+            deleted: [ObjectID(entity: "Band", key: 2)])
+        let result = try await try responder(transport).respond(to: .save(changes), context: RequestContext())
+            .saveResult()
+        #expect(
+            result.permanentIDs == [
+                band.id: ObjectID(entity: "Band", key: 7), album.id: ObjectID(entity: "Album", key: 70),
+            ])
+        #expect(
+            transport.requests.map { "\($0.method) \($0.url.path)" } == [
+                "POST /v2/bands", "POST /v2/albums", "PATCH /v2/bands/1", "DELETE /v2/bands/2",
+            ])
+    }
+
+    @Test func aFailedSaveSaysWhichObjectAndWhatWasDone() async throws {
+        let transport = StubTransport { request in
+            request.url.path == "/v2/bands"
+                ? .json(#"{"id": 7, "attributes": {"name": "New"}}"#, status: 201)
+                : .json(#"{"error": "title taken"}"#, status: 422)
+        }
+        let band = Node(id: .temporary(entity: "Band"), attributes: ["name": "New"])
+        let album = Node(
+            id: .temporary(entity: "Album"), attributes: ["title": "X"], relationships: ["band": .toOne(band.id)])
+        let error = await #expect(throws: StoreChainError.self) {
+            try await try responder(transport).respond(
+                to: .save(SaveChanges(inserted: [band, album])), context: RequestContext())
+        }
+        #expect(error?.code == .saveFailed)
+        #expect(error?.message.contains("saving \(album.id): POST https://api.example/v2/albums answered 422") == true)
+        #expect(error?.message.contains("already saved: \(band.id) as Band/7") == true)
+    }
+
+    @Test func mappingThatDoesNotFitTheModelIsRejectedUpFront() throws {
+        var options = RemoteFixtures.options()
+        options.entities["Band"]?.attributes["nmae"] = "x"
+        let error = #expect(throws: StoreChainError.self) {
+            try responder(StubTransport { _ in .status(200) }, options: options)
+        }
+        #expect(error?.suggestion == "did you mean 'name'?")
+    }
+}
+
+extension FetchResult {
+    /// The nodes of an objects result.
+    var nodes: [Node] {
+        if case .objects(let nodes) = self { return nodes }
+        return []
+    }
+}
