@@ -90,6 +90,11 @@ import Testing
         #expect(try comparison("a == $name").rhs == .variable("name"))
     }
 
+    @Test func listsTheKeyPathsItReads() throws {
+        let predicate = try FetchPredicate("band.name == 'x' AND (albums.@sum.price > 1 OR NOT 3 < year)")
+        #expect(predicate.keyPaths == [["band", "name"], ["albums", "price"], ["year"]])
+    }
+
     @Test func arguments() throws {
         #expect(
             try comparison("%K == %@", "band.name", "x")

@@ -52,15 +52,7 @@ extension ObjectContext {
                 current = next
             }
         }
-        request.predicate?.forEachComparison { comparison in
-            for operand in [comparison.lhs, comparison.rhs] {
-                switch operand {
-                case .keyPath(let components): follow(components)
-                case .aggregate(_, let collection, let property): follow(collection + property)
-                default: break
-                }
-            }
-        }
+        for components in request.predicate?.keyPaths ?? [] { follow(components) }
         for descriptor in request.sortDescriptors { follow(descriptor.keyPath.split(separator: ".").map(String.init)) }
         return entities
     }

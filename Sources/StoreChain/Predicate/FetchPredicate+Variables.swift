@@ -39,6 +39,22 @@ extension FetchPredicate {
         return names
     }
 
+    /// Every key path the predicate reads, as components; an aggregate's is its collection
+    /// followed by its property (`albums.@sum.price` gives `albums.price`).
+    public var keyPaths: [[String]] {
+        var paths: [[String]] = []
+        forEachComparison { comparison in
+            for operand in [comparison.lhs, comparison.rhs] {
+                switch operand {
+                case .keyPath(let components): paths.append(components)
+                case .aggregate(_, let collection, let property): paths.append(collection + property)
+                default: break
+                }
+            }
+        }
+        return paths
+    }
+
     /// Calls `body` for every comparison, depth first.
     public func forEachComparison(_ body: (Comparison) -> Void) {
         switch self {

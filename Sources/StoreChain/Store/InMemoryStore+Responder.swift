@@ -11,7 +11,7 @@ extension InMemoryStore: StoreResponder {
             let result = plan.execute(over: snapshot.nodes(of: plan.entity.name), source: snapshot)
             var related: [Node] = []
             if case .objects(let nodes) = result, !fetch.relationshipKeyPathsForPrefetching.isEmpty {
-                related = Self.prefetch(fetch.relationshipKeyPathsForPrefetching, from: nodes, in: snapshot)
+                related = snapshot.nodes(along: fetch.relationshipKeyPathsForPrefetching, from: nodes)
             }
             return StoreResponse(.fetched(result), related: related, info: info)
         case .objectFault(let id):
@@ -35,26 +35,5 @@ extension InMemoryStore: StoreResponder {
         case .save(let changes):
             return StoreResponse(.saved(try save(changes)), info: info)
         }
-    }
-
-    /// The nodes along each prefetch key path (`albums`, `albums.tracks`), without duplicates.
-    static func prefetch(_ keyPaths: [String], from nodes: [Node], in source: Dataset) -> [Node] {
-        var seen: Set<ObjectID> = Set(nodes.map(\.id))
-        var related: [Node] = []
-        for keyPath in keyPaths {
-            var current = nodes
-            for name in keyPath.split(separator: ".").map(String.init) {
-                var next: [Node] = []
-                for node in current {
-                    for id in node.relationships[name]?.objectIDs ?? [] {
-                        guard let found = source.node(for: id) else { continue }
-                        next.append(found)
-                        if seen.insert(id).inserted { related.append(found) }
-                    }
-                }
-                current = next
-            }
-        }
-        return related
     }
 }

@@ -12,3 +12,27 @@ public struct EmptyNodeSource: NodeSource {
 extension Dictionary: NodeSource where Key == ObjectID, Value == Node {
     public func node(for id: ObjectID) -> Node? { self[id] }
 }
+
+extension NodeSource {
+    /// The objects reached from `nodes` along relationship key paths (`albums`,
+    /// `albums.tracks`), each once and none of `nodes` themselves: what prefetching returns.
+    public func nodes(along keyPaths: [String], from nodes: [Node]) -> [Node] {
+        var seen = Set(nodes.map(\.id))
+        var reached: [Node] = []
+        for keyPath in keyPaths {
+            var current = nodes
+            for name in keyPath.split(separator: ".").map(String.init) {
+                var next: [Node] = []
+                for node in current {
+                    for id in node.relationships[name]?.objectIDs ?? [] {
+                        guard let found = self.node(for: id) else { continue }
+                        next.append(found)
+                        if seen.insert(id).inserted { reached.append(found) }
+                    }
+                }
+                current = next
+            }
+        }
+        return reached
+    }
+}

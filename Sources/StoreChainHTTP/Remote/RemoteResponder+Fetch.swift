@@ -54,9 +54,7 @@ extension RemoteResponder {
         let result = plan.execute(over: nodes, source: source)
         var related: [Node] = []
         if case .objects(let objects) = result, !request.relationshipKeyPathsForPrefetching.isEmpty {
-            let ids = Set(objects.map(\.id))
-            related = Self.reached(request.relationshipKeyPathsForPrefetching, from: objects, in: source)
-                .filter { !ids.contains($0.id) }
+            related = source.nodes(along: request.relationshipKeyPathsForPrefetching, from: objects)
         }
         return StoreResponse(.fetched(result), related: related, info: info)
     }
@@ -175,15 +173,7 @@ extension RemoteResponder {
             }
             if !relationships.isEmpty { paths.append(relationships) }
         }
-        request.predicate?.forEachComparison { comparison in
-            for operand in [comparison.lhs, comparison.rhs] {
-                switch operand {
-                case .keyPath(let components): add(components)
-                case .aggregate(_, let collection, let property): add(collection + property)
-                default: break
-                }
-            }
-        }
+        for components in request.predicate?.keyPaths ?? [] { add(components) }
         for descriptor in request.sortDescriptors { add(descriptor.keyPath.split(separator: ".").map(String.init)) }
         if case .dictionaries(let properties) = request.resultType {
             for property in properties { add(property.split(separator: ".").map(String.init)) }
@@ -310,20 +300,6 @@ extension RemoteResponder {
         for owner in owners {
             let ids = grouped[owner] ?? []
             result[owner] = relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
-        }
-        return result
-    }
-
-    /// The nodes along prefetch key paths.
-    static func reached(_ keyPaths: [String], from nodes: [Node], in source: [ObjectID: Node]) -> [Node] {
-        var seen: Set<ObjectID> = []
-        var result: [Node] = []
-        for keyPath in keyPaths {
-            var level = nodes
-            for name in keyPath.split(separator: ".").map(String.init) {
-                level = level.flatMap { $0.relationships[name]?.objectIDs ?? [] }.compactMap { source[$0] }
-                for node in level where seen.insert(node.id).inserted { result.append(node) }
-            }
         }
         return result
     }
