@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "StoreChainPipeline", targets: ["StoreChainPipeline"]),
         .library(name: "StoreChainTesting", targets: ["StoreChainTesting"]),
         .library(name: "StoreChainHTTP", targets: ["StoreChainHTTP"]),
+        .library(name: "StoreChainSQLite", targets: ["StoreChainSQLite"]),
         .executable(name: "storechain", targets: ["storechain"]),
     ],
     dependencies: [
@@ -26,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .target(
@@ -45,6 +47,15 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(
+            name: "StoreChainSQLite",
+            dependencies: [
+                "StoreChain", "CZlib", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -103,8 +114,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "StoreChainSQLiteTests",
+            dependencies: ["StoreChainSQLite", "StoreChainTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "StoreChainIntegrationTests",
-            dependencies: ["StoreChainDemoBackend", "StoreChainHTTP", "StoreChainTesting"],
+            dependencies: ["StoreChainDemoBackend", "StoreChainHTTP", "StoreChainSQLite", "StoreChainTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

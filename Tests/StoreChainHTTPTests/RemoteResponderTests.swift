@@ -217,7 +217,7 @@ import Testing
                 ? .status(304, headers: ["ETag": "\"v1\""]) : .json(RemoteFixtures.bandsPage)
         }
         var context = RequestContext()
-        context[RemoteValidatorsKey.self] = .init(etag: "\"v1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT")
+        context[ValidatorsKey.self] = .init(etag: "\"v1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT")
         let response = try await try responder(transport).respond(
             to: .fetch(FetchRequest(entity: "Band")), context: context)
         #expect(response.info.notModified)

@@ -164,7 +164,7 @@ import Testing
             let etag = try #require(first.info.metadata["etag"])
             #expect(first.info.metadata["cache-control"] == "max-age=60")
             var context = RequestContext()
-            context[RemoteValidatorsKey.self] = .init(etag: etag)
+            context[ValidatorsKey.self] = .init(etag: etag)
             let second = try await v2.respond(to: .objectFault(ObjectID(entity: "Band", key: 1)), context: context)
             #expect(second.info.notModified)
         }

@@ -98,6 +98,9 @@ public struct ResponseInfo: Sendable, Hashable {
     public var error: String?
     /// The backend said the cached answer is still current (HTTP 304); the result is empty.
     public var notModified: Bool
+    /// Entities whose every object is in this response (result and related), so a cache can
+    /// answer any fetch of them (see `CompleteCollectionsKey`).
+    public var completeCollections: Set<String> = []
 
     public init(
         answeredBy: String, origin: Origin, isStale: Bool = false, applied: Applied = .all,

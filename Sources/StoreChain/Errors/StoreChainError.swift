@@ -49,6 +49,10 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let timedOut = Code("timed-out")
         /// An object, or the store, no longer exists or is shut down.
         public static let unavailable = Code("unavailable")
+        /// A request with the cache-only policy found nothing cached to answer it.
+        public static let notCached = Code("not-cached")
+        /// A cache file could not be opened, read or written.
+        public static let cacheFile = Code("cache-file")
     }
 
     /// Where a problem is. Every field is optional; the description prints those present.
@@ -95,6 +99,8 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
     public var suggestion: String?
     /// A description of the underlying error, if one caused this.
     public var underlying: String?
+    /// The HTTP status of an `httpStatus` error.
+    public var status: Int?
 
     public init(
         _ code: Code, _ message: String, at location: Location? = nil, suggestion: String? = nil,
@@ -118,6 +124,14 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
 }
 
 extension StoreChainError {
+    /// Whether trying again later may succeed: connection problems, timeouts, and HTTP 408,
+    /// 429 and 5xx. Stale-if-error and retries apply to these only.
+    public var isTransient: Bool {
+        if code == .transport || code == .timedOut { return true }
+        guard code == .httpStatus, let status else { return false }
+        return status == 408 || status == 429 || (500..<600).contains(status)
+    }
+
     /// Returns a copy whose location is filled in where this one says nothing.
     public func located(_ outer: Location) -> StoreChainError {
         var copy = self

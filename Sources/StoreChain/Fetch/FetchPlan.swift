@@ -103,7 +103,11 @@ public struct FetchPlan: Sendable {
 
     /// Runs the plan over `nodes` (the entity's objects); `source` supplies related objects.
     public func execute(over nodes: some Sequence<Node>, source: any NodeSource) -> FetchResult {
-        let window = select(from: nodes, source: source)
+        project(select(from: nodes, source: source), source: source)
+    }
+
+    /// Puts an already selected window of objects into the request's result form.
+    public func project(_ window: [Node], source: any NodeSource) -> FetchResult {
         switch request.resultType {
         case .objects: return .objects(window)
         case .objectIDs: return .objectIDs(window.map(\.id))

@@ -159,21 +159,11 @@ public struct RecordLoader {
         _ nodes: inout [ObjectID: Node], order: [ObjectID], explicit: [ObjectID: Set<String>],
         paths: [ObjectID: String]
     ) throws(StoreChainError) {
-        // derived[target][inverse name] = owners that point at target, in data order.
-        var derived: [ObjectID: [String: [ObjectID]]] = [:]
-        for id in order {
-            guard let node = nodes[id], let entity = model.entity(named: id.entity) else { continue }
-            for relationship in entity.relationships {
-                guard let inverse = relationship.inverse, let value = node.relationships[relationship.name] else {
-                    continue
-                }
-                for target in value.objectIDs { derived[target, default: [:]][inverse, default: []].append(id) }
-            }
-        }
+        let derived = InverseIndex(order.compactMap { nodes[$0] }, model: model)
         for id in order {
             guard var node = nodes[id], let entity = model.entity(named: id.entity) else { continue }
             for relationship in entity.relationships where relationship.inverse != nil {
-                let owners = derived[id]?[relationship.name] ?? []
+                let owners = derived.owners(of: id, through: relationship.name)
                 let path = "\(paths[id] ?? "$").\(relationship.name)"
                 if !relationship.isToMany && owners.count > 1 {
                     throw error(

@@ -12,6 +12,7 @@ public enum RemoteError {
             .httpStatus, "\(request.method) \(redacted(request.url)) answered \(response.status)",
             at: .init(path: redacted(request.url)), suggestion: suggestion(for: response.status))
         if !start.isEmpty { error.underlying = "body starts: \(start)" }
+        error.status = response.status
         return error
     }
 

@@ -99,6 +99,11 @@ public final class RemoteResponder: StoreResponder {
     }
 
     public func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
+        if context.effectiveCachePolicy(for: request) == .cacheOnly, request.kind != .save {
+            throw StoreChainError(
+                .notCached, "\(request) is not cached, and the cache-only policy forbids asking the backend",
+                suggestion: "fetch it once while the backend is reachable, or use another cache policy")
+        }
         switch request {
         case .fetch(let fetch): try await self.fetch(fetch, context: context)
         case .objectFault(let id): try await objectFault(id, context: context)
@@ -116,7 +121,7 @@ public final class RemoteResponder: StoreResponder {
         var headers = options.headers
         headers["Accept"] = "application/json"
         if let authorization { headers["Authorization"] = authorization }
-        if let validators = context[RemoteValidatorsKey.self] {
+        if let validators = context[ValidatorsKey.self] {
             if let etag = validators.etag { headers["If-None-Match"] = etag }
             if let lastModified = validators.lastModified { headers["If-Modified-Since"] = lastModified }
         }
@@ -145,19 +150,5 @@ public final class RemoteResponder: StoreResponder {
     func json(_ response: TransportResponse, from url: URL) throws(StoreChainError) -> JSONValue {
         if response.body.isEmpty { return .null }
         return try JSONParser().parse(response.body, source: RemoteError.redacted(url))
-    }
-}
-
-/// Validators a cache passes down so the adapter can revalidate (`If-None-Match`,
-/// `If-Modified-Since`); a 304 comes back as `ResponseInfo.notModified`.
-public enum RemoteValidatorsKey: RequestContextKey {
-    public struct Value: Sendable, Hashable {
-        public var etag: String?
-        public var lastModified: String?
-
-        public init(etag: String? = nil, lastModified: String? = nil) {
-            self.etag = etag
-            self.lastModified = lastModified
-        }
     }
 }

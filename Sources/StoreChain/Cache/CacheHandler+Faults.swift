@@ -1,0 +1,115 @@
+import Foundation
+
+extension CacheHandler {
+    func objectFault(_ id: ObjectID, context: RequestContext, next: @escaping NextResponder) async throws
+        -> StoreResponse
+    {
+        let request = StoreRequest.objectFault(id)
+        guard !id.isTemporary else { return try await next(request, context) }
+        let node = perform("read", context: context) { try storage.nodes([id])[id] } ?? nil
+        let cached = node.map { node in
+            Cached(
+                response: StoreResponse(.object(node), info: ResponseInfo(answeredBy: name, origin: storage.origin)),
+                freshness: node.freshness ?? Self.expired, source: request, target: .node(id))
+        }
+        return try await serve(
+            request, cached: cached, context: context, refresh: refreshFault(next: next),
+            forward: { try await forward(request, context: context, next: next) })
+    }
+
+    func relationshipFault(_ id: ObjectID, _ name: String, context: RequestContext, next: @escaping NextResponder)
+        async throws -> StoreResponse
+    {
+        let request = StoreRequest.relationshipFault(id, relationship: name)
+        guard !id.isTemporary, let relationship = model.entity(named: id.entity)?.relationship(named: name) else {
+            return try await next(request, context)
+        }
+        let cached = perform("read", context: context) { try cachedRelationship(id, relationship) } ?? nil
+        return try await serve(
+            request, cached: cached, context: context, refresh: refreshFault(next: next),
+            forward: { try await forward(request, context: context, next: next) })
+    }
+
+    /// Data with no freshness recorded counts as expired.
+    static var expired: Freshness { Freshness(expiresAt: .distantPast) }
+
+    private func refreshFault(next: @escaping NextResponder) -> @Sendable (Cached, RequestContext) async throws
+        -> StoreResponse
+    {
+        { cached, context in
+            guard var response = try await self.revalidate(cached, context: context, next: next) else {
+                return self.answer(cached, status: "revalidated")
+            }
+            response.info.metadata["cache"] = "refreshed"
+            return response
+        }
+    }
+
+    /// Forwards a fault (one call for identical faults in flight) and stores the answer.
+    func forward(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws -> StoreResponse {
+        var response = try await inFlight.run("\(request)") {
+            let response = try await next(request, context)
+            if let write = write(for: request, response: response, now: context.clock.now) {
+                store(write, context: context)
+            }
+            return response
+        }
+        response.info.metadata["cache"] = "miss"
+        return response
+    }
+
+    /// The relationship's objects from the owner's cached value, or, when the owner does not
+    /// hold it, from the destination's complete collection through the inverse.
+    private func cachedRelationship(_ id: ObjectID, _ relationship: Relationship) throws -> Cached? {
+        let owner = try storage.nodes([id])[id]
+        var value = owner?.relationships[relationship.name]
+        var freshness = owner?.freshness ?? Self.expired
+        if value == nil, let inverse = relationship.inverse,
+            let collection = try storage.collection(relationship.destination)
+        {
+            let members = try storage.nodes(of: relationship.destination, matching: nil).filter {
+                $0.relationships[inverse]?.objectIDs.contains(id) == true
+            }
+            value = relationship.isToMany ? .toMany(members.map(\.id)) : .toOne(members.first?.id)
+            freshness = collection
+        }
+        guard let value else { return nil }
+        let found = try storage.nodes(value.objectIDs)
+        let related = value.objectIDs.compactMap { found[$0] }
+        guard related.count == value.objectIDs.count else { return nil }
+        return Cached(
+            response: StoreResponse(
+                .relationship(value), related: related, info: ResponseInfo(answeredBy: name, origin: storage.origin)),
+            freshness: freshness, source: .relationshipFault(id, relationship: relationship.name), target: .node(id))
+    }
+
+    /// An object fault's answer: the node with its validators, or its removal when it is gone.
+    func faultWrite(_ id: ObjectID, node: Node?, response: StoreResponse, now: Date) -> CacheWrite? {
+        guard !response.info.notModified else { return nil }
+        var write = CacheWrite()
+        if var node {
+            guard let freshness = freshness(for: id.entity, metadata: response.info.metadata, now: now, validators: true)
+            else { return nil }
+            node.freshness = freshness
+            write.nodes = [node]
+        } else {
+            write.removed = [id]
+        }
+        write.nodes += relatedNodes(response.related, metadata: response.info.metadata, now: now)
+        return write
+    }
+
+    /// A relationship fault's answer: its objects, and the value on the cached owner.
+    func relationshipWrite(_ id: ObjectID, _ name: String, value: RelationshipValue, response: StoreResponse, now: Date)
+        -> CacheWrite?
+    {
+        guard !response.info.notModified else { return nil }
+        var write = CacheWrite()
+        write.nodes = relatedNodes(response.related, metadata: response.info.metadata, now: now)
+        if var owner = (try? storage.nodes([id]))?[id] {
+            owner.relationships[name] = value
+            write.nodes.append(owner)
+        }
+        return write
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+
+extension CacheHandler {
+    func fetch(_ request: FetchRequest, context: RequestContext, next: @escaping NextResponder) async throws
+        -> StoreResponse
+    {
+        guard Self.isCacheable(request) else { return try await next(.fetch(request), context) }
+        let plan = try FetchPlan(request, model: model)
+        let normalized = request.normalizedForCache
+        let cached = perform("read", context: context) { try lookup(plan, now: context.clock.now) } ?? nil
+        return try await serve(
+            .fetch(request), cached: cached, context: context,
+            refresh: { cached, context in
+                let refreshed = try await self.revalidate(cached, context: context, next: next)
+                // Answer from what is stored now; forward the request itself when that cannot.
+                let now = context.clock.now
+                if let current = self.perform("read", context: context, { try self.lookup(plan, now: now) }) ?? nil,
+                    current.freshness.isFresh(at: now)
+                {
+                    return self.answer(current, status: refreshed == nil ? "revalidated" : "refreshed")
+                }
+                return try await self.forwardFetch(normalized, plan: plan, context: context, next: next)
+            },
+            forward: { try await self.forwardFetch(normalized, plan: plan, context: context, next: next) })
+    }
+
+    /// Dictionaries of key paths through relationships need objects a cache may not hold.
+    static func isCacheable(_ request: FetchRequest) -> Bool {
+        if case .dictionaries(let properties) = request.resultType { return !properties.contains { $0.contains(".") } }
+        return true
+    }
+
+    /// Forwards the normalized fetch (objects, so it can be stored), stores the answer and
+    /// puts it in the form the request asked for.
+    func forwardFetch(_ normalized: FetchRequest, plan: FetchPlan, context: RequestContext, next: NextResponder)
+        async throws -> StoreResponse
+    {
+        var context = context
+        context[CompleteCollectionsKey.self] = true
+        let response = try await inFlight.run("fetch \(normalized)") {
+            let response = try await next(.fetch(normalized), context)
+            if let write = write(for: .fetch(normalized), response: response, now: context.clock.now) {
+                store(write, context: context)
+            }
+            return response
+        }
+        guard !response.info.notModified, case .fetched(.objects(let nodes)) = response.result else { return response }
+        var source = Dictionary(response.related.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        for node in nodes { source[node.id] = node }
+        let window = response.info.applied == .all ? nodes : plan.select(from: nodes, source: source)
+        var info = response.info
+        info.metadata["cache"] = "miss"
+        info.completeCollections = []
+        info.applied = .all
+        return StoreResponse(
+            .fetched(plan.project(window, source: source)),
+            related: source.nodes(along: plan.request.relationshipKeyPathsForPrefetching, from: window), info: info)
+    }
+
+    /// What to store of a fetch's answer: its nodes, the window of IDs, and the collections it
+    /// holds whole.
+    func fetchWrite(_ request: FetchRequest, result: FetchResult, response: StoreResponse, now: Date) -> CacheWrite? {
+        guard !response.info.notModified, response.info.applied == .all, case .objects(let nodes) = result,
+            let freshness = freshness(
+                for: request.entity, metadata: response.info.metadata, now: now, validators: true)
+        else { return nil }
+        var write = CacheWrite()
+        var nodeFreshness = freshness
+        nodeFreshness.etag = nil
+        nodeFreshness.lastModified = nil
+        write.nodes =
+            nodes.filter { !$0.id.isTemporary }.map { node in
+                var node = node
+                node.freshness = nodeFreshness
+                return node
+            } + relatedNodes(response.related, metadata: response.info.metadata, now: now)
+        write.query = CachedQuery(
+            request: request.normalizedForCache, ids: nodes.map(\.id), reachesEnd: request.fetchLimit.map { nodes.count < $0 } ?? true,
+            freshness: freshness)
+        var complete = response.info.completeCollections
+        if request.predicate == nil, request.fetchOffset == 0, request.fetchLimit == nil {
+            complete.insert(request.entity)
+        }
+        for entity in complete {
+            // Validators belong to the request's own collection; others share its document.
+            write.collections[entity] =
+                entity == request.entity
+                ? freshness
+                : self.freshness(for: entity, metadata: response.info.metadata, now: now, validators: true)
+        }
+        return write
+    }
+
+    /// The freshest answer the storage can give: from complete collections, or from a cached
+    /// window of the same query.
+    func lookup(_ plan: FetchPlan, now: Date) throws -> Cached? {
+        let collection = try collectionAnswer(plan)
+        if let collection, collection.freshness.isFresh(at: now) { return collection }
+        let query = try queryAnswer(plan)
+        if let query, query.freshness.isFresh(at: now) { return query }
+        return collection ?? query
+    }
+
+    /// Answers from a cached window of the same query that covers the requested window.
+    private func queryAnswer(_ plan: FetchPlan) throws -> Cached? {
+        let request = plan.request
+        let windows = try storage.queries(shape: CachedQuery.shape(of: request.normalizedForCache)).sorted {
+            ($0.freshness.expiresAt ?? .distantFuture) > ($1.freshness.expiresAt ?? .distantFuture)
+        }
+        for query in windows {
+            guard let ids = query.slice(offset: request.fetchOffset, limit: request.fetchLimit) else { continue }
+            let found = try storage.nodes(Array(ids))
+            let window = ids.compactMap { found[$0] }
+            guard window.count == ids.count else { continue }
+            return try cachedFetch(
+                window, plan: plan, source: found, freshness: query.freshness, from: .fetch(query.request),
+                target: .query(key: query.key))
+        }
+        return nil
+    }
+
+    /// Answers any fetch locally when the whole collection of its entity, and of every entity
+    /// its predicate and sort reach, is cached.
+    private func collectionAnswer(_ plan: FetchPlan) throws -> Cached? {
+        let request = plan.request
+        guard let entities = reachedEntities(request) else { return nil }
+        var stalest: (entity: String, freshness: Freshness)?
+        for entity in entities.sorted() {
+            guard let freshness = try storage.collection(entity) else { return nil }
+            let expiry = freshness.expiresAt ?? .distantFuture
+            if stalest.map({ expiry < ($0.freshness.expiresAt ?? .distantFuture) }) ?? true {
+                stalest = (entity, freshness)
+            }
+        }
+        guard let stalest else { return nil }
+        var nodes: [Node]
+        if entities.count == 1 {
+            nodes = try storage.nodes(of: request.entity, matching: request.predicate)
+        } else {
+            nodes = []
+            for entity in entities.sorted() { nodes += try storage.nodes(of: entity, matching: nil) }
+            nodes = model.fillingMissingInverses(of: nodes, completeEntities: entities)
+        }
+        let source = Dictionary(nodes.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let window = plan.select(from: nodes.lazy.filter { $0.id.entity == request.entity }, source: source)
+        return try cachedFetch(
+            window, plan: plan, source: source, freshness: stalest.freshness,
+            from: .fetch(FetchRequest(entity: stalest.entity)), target: .collections([stalest.entity]))
+    }
+
+    /// The entity and every entity its predicate and sort key paths lead to; `nil` when a key
+    /// path cannot be followed.
+    private func reachedEntities(_ request: FetchRequest) -> Set<String>? {
+        guard let entity = model.entity(named: request.entity) else { return nil }
+        var entities: Set<String> = [entity.name]
+        let keyPaths =
+            (request.predicate?.keyPaths ?? [])
+            + request.sortDescriptors.map { $0.keyPath.split(separator: ".").map(String.init) }
+        for components in keyPaths {
+            guard let resolved = try? ResolvedKeyPath(components, from: entity, in: model) else { return nil }
+            entities.formUnion(resolved.steps.map(\.destination.name))
+            if case .relationship(let relationship) = resolved.terminal { entities.insert(relationship.destination) }
+        }
+        return entities
+    }
+
+    private func cachedFetch(
+        _ window: [Node], plan: FetchPlan, source: [ObjectID: Node], freshness: Freshness, from request: StoreRequest,
+        target: CacheTarget
+    ) throws -> Cached {
+        var source = source
+        let related = try reach(plan.request.relationshipKeyPathsForPrefetching, from: window, known: &source)
+        let response = StoreResponse(
+            .fetched(plan.project(window, source: source)), related: related,
+            info: ResponseInfo(answeredBy: name, origin: storage.origin))
+        return Cached(response: response, freshness: freshness, source: request, target: target)
+    }
+
+    /// The cached objects along prefetch key paths (those present; faults load the rest).
+    private func reach(_ keyPaths: [String], from nodes: [Node], known: inout [ObjectID: Node]) throws -> [Node] {
+        guard !keyPaths.isEmpty else { return [] }
+        for keyPath in keyPaths {
+            var level = nodes
+            for name in keyPath.split(separator: ".").map(String.init) {
+                let ids = level.flatMap { $0.relationships[name]?.objectIDs ?? [] }
+                let missing = Array(Set(ids.filter { known[$0] == nil }))
+                if !missing.isEmpty { known.merge(try storage.nodes(missing)) { first, _ in first } }
+                level = ids.compactMap { known[$0] }
+            }
+        }
+        return known.nodes(along: keyPaths, from: nodes)
+    }
+}

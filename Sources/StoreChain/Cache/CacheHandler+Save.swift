@@ -1,0 +1,52 @@
+import Foundation
+
+extension CacheHandler {
+    /// Forwards a save; when it succeeds, stores the saved objects, removes the deleted ones,
+    /// forgets relationship lists the save may have changed on other objects, and drops cached
+    /// queries and complete collections of every entity involved. (The chain publishes the
+    /// save's change event.)
+    func save(_ changes: SaveChanges, context: RequestContext, next: @escaping NextResponder) async throws
+        -> StoreResponse
+    {
+        let response = try await next(.save(changes), context)
+        guard case .saved(let result) = response.result else { return response }
+        let now = context.clock.now
+        let before =
+            perform("read", context: context) {
+                try storage.nodes(changes.updated.map(\.id) + changes.deleted)
+            } ?? [:]
+        var write = CacheWrite()
+        var touched = changes.entities.union(result.nodes.map(\.id.entity))
+        for entity in touched.compactMap({ model.entity(named: $0) }) {
+            touched.formUnion(entity.relationships.filter { $0.inverse != nil }.map(\.destination))
+        }
+        write.invalidated = touched
+        write.removed = Set(result.deleted + changes.deleted)
+        var nodes: [ObjectID: Node] = [:]
+        for var node in result.nodes where !node.id.isTemporary {
+            guard let freshness = freshness(for: node.id.entity, metadata: response.info.metadata, now: now, validators: false)
+            else { continue }
+            node.freshness = freshness
+            nodes[node.id] = node
+        }
+        // Objects on the other side of a changed relationship hold a list that may now be wrong.
+        var stale: [ObjectID: Set<String>] = [:]
+        for node in Array(before.values) + result.nodes {
+            guard let entity = model.entity(named: node.id.entity) else { continue }
+            for relationship in entity.relationships {
+                guard let inverse = relationship.inverse else { continue }
+                for target in node.relationships[relationship.name]?.objectIDs ?? [] {
+                    stale[target, default: []].insert(inverse)
+                }
+            }
+        }
+        let targets = perform("read", context: context) { try storage.nodes(Array(stale.keys)) } ?? [:]
+        for (id, var target) in targets where nodes[id] == nil && !write.removed.contains(id) {
+            for name in stale[id] ?? [] { target.relationships[name] = nil }
+            nodes[id] = target
+        }
+        write.nodes = Array(nodes.values)
+        store(write, context: context)
+        return response
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import Logging
+
+/// A caching handler: answers fetches and faults from its storage while they are fresh, and
+/// otherwise forwards and stores what comes back. `MemoryCache` and the SQLite disk cache are
+/// this handler over different storages, so both follow the same rules:
+///
+/// - **Expiry** per entity from `CacheOptions.expiry`, overridden by the response's
+///   `Cache-Control` / `Expires` when allowed; `no-store` responses are not kept.
+/// - **Policies** (`CachePolicy`): use cache; reload (skip the lookup, store the answer); cache
+///   only (never forward past the caches); stale-while-revalidate (answer stale at once, marked
+///   stale, and refresh in the background, publishing change events).
+/// - **Revalidation**: stale data with validators is re-requested with them; "not modified"
+///   renews its expiry without rewriting it.
+/// - **Stale-if-error**: when the refresh fails with a transient error, the stale answer is
+///   given, marked stale, with the error attached.
+/// - **Windows**: a cached window of a query answers any narrower window of it.
+/// - **Complete collections**: once every object of an entity is cached, any fetch of it is
+///   answered locally.
+/// - **Single-flight**: identical requests in flight at once make one downstream call.
+/// - **Deletions**: a fault that finds an object gone, or a refreshed collection without it,
+///   removes it and publishes a deletion.
+public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
+    public let name: String
+    public let model: Model
+    public let storage: Storage
+    public let options: CacheOptions
+    let inFlight = SingleFlight<StoreResponse>()
+
+    public init(name: String, model: Model, storage: Storage, options: CacheOptions = CacheOptions()) {
+        self.name = name
+        self.model = model
+        self.storage = storage
+        self.options = options
+    }
+
+    public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+        -> StoreResponse
+    {
+        switch request {
+        case .fetch(let fetch): try await self.fetch(fetch, context: context, next: next)
+        case .objectFault(let id): try await objectFault(id, context: context, next: next)
+        case .relationshipFault(let id, let relationship):
+            try await relationshipFault(id, relationship, context: context, next: next)
+        case .save(let changes): try await save(changes, context: context, next: next)
+        }
+    }
+
+    /// A cached answer, and how to bring it up to date.
+    struct Cached: Sendable {
+        var response: StoreResponse
+        var freshness: Freshness
+        /// The request whose answer this data is (the wider window, the whole collection).
+        var source: StoreRequest
+        var target: CacheTarget
+    }
+
+    /// The rules every request kind shares: fresh hits, cache-only, stale-while-revalidate,
+    /// revalidation, stale-if-error, and forwarding on a miss.
+    func serve(
+        _ request: StoreRequest, cached: Cached?, context: RequestContext,
+        refresh: @escaping @Sendable (Cached, RequestContext) async throws -> StoreResponse,
+        forward: () async throws -> StoreResponse
+    ) async throws -> StoreResponse {
+        let policy = context.effectiveCachePolicy(for: request)
+        guard policy != .reload, let cached else { return try await forward() }
+        let now = context.clock.now
+        if cached.freshness.isFresh(at: now) { return answer(cached, status: "hit") }
+        switch policy {
+        case .cacheOnly:
+            return answer(cached, status: "stale", isStale: true)
+        case .staleWhileRevalidate(let maxStale) where isWithin(maxStale, pastExpiryOf: cached, at: now):
+            var detached = context
+            detached.deadline = nil
+            let background = detached
+            let logger = context.logger
+            let name = name
+            context.background.run {
+                do {
+                    _ = try await refresh(cached, background)
+                } catch {
+                    logger.warning("\(name): background refresh of \(request) failed: \(error)")
+                }
+            }
+            return answer(cached, status: "stale", isStale: true)
+        default:
+            do {
+                return try await refresh(cached, context)
+            } catch let error as StoreChainError
+                where error.isTransient && options.staleIfError.map({ isWithin($0, pastExpiryOf: cached, at: now) })
+                    == true
+            {
+                var response = answer(cached, status: "stale", isStale: true)
+                response.info.error = error.description
+                return response
+            }
+        }
+    }
+
+    private func isWithin(_ allowance: Duration, pastExpiryOf cached: Cached, at now: Date) -> Bool {
+        guard let expiresAt = cached.freshness.expiresAt else { return true }
+        return now <= expiresAt.addingTimeInterval(allowance.timeInterval)
+    }
+
+    func answer(_ cached: Cached, status: String, isStale: Bool = false) -> StoreResponse {
+        var response = cached.response
+        response.info.isStale = isStale
+        response.info.metadata["cache"] = status
+        return response
+    }
+
+    /// Sends `cached.source` down again with its validators. On "not modified" renews the
+    /// data's freshness and returns `nil`; otherwise stores the answer, publishes what changed
+    /// and returns it.
+    func revalidate(_ cached: Cached, context: RequestContext, next: NextResponder) async throws -> StoreResponse? {
+        var context = context
+        context.cachePolicy = .useCache
+        context[ValidatorsKey.self] = ValidatorsKey.Value(cached.freshness)
+        context[CompleteCollectionsKey.self] = true
+        let source = cached.source
+        let response = try await inFlight.run("revalidate \(source)") { try await next(source, context) }
+        let now = context.clock.now
+        if response.info.notModified {
+            var freshness = cached.freshness
+            freshness.fetchedAt = now
+            let entity = source.entities.first ?? ""
+            switch options.expiry.decision(for: entity, metadata: response.info.metadata, now: now) {
+            case .store(let expiresAt): freshness.expiresAt = expiresAt
+            case .doNotStore: freshness.expiresAt = now
+            }
+            perform("renew", context: context) { try storage.refresh(cached.target, freshness: freshness) }
+            return nil
+        }
+        if let write = write(for: source, response: response, now: now) {
+            store(write, context: context, publishUpdates: true)
+        }
+        return response
+    }
+
+    /// Applies a write; publishes removals always and updates when asked (background
+    /// refreshes, so observers see the new data).
+    func store(_ write: CacheWrite, context: RequestContext, publishUpdates: Bool = false) {
+        let removed = perform("write", context: context) { try storage.write(write) } ?? []
+        guard !removed.isEmpty || (publishUpdates && !write.nodes.isEmpty) else { return }
+        let updated = publishUpdates ? Set(write.nodes.map(\.id)) : []
+        var entities = Set(removed.map(\.entity))
+        if publishUpdates { entities.formUnion(write.nodes.map(\.id.entity)) }
+        context.events.publish(
+            ChangeEvent(
+                updated: updated, deleted: removed, invalidatedEntities: entities,
+                nodes: publishUpdates ? write.nodes : [], source: name))
+    }
+
+    /// Runs a storage operation; a failing storage is logged and treated as holding nothing,
+    /// so the app keeps working from the backend.
+    @discardableResult
+    func perform<T>(_ action: String, context: RequestContext, _ operation: () throws -> T) -> T? {
+        do {
+            return try operation()
+        } catch {
+            context.logger.warning("\(name): cache \(action) failed, continuing without it: \(error)")
+            return nil
+        }
+    }
+
+    /// The data a response carries, ready to store; `nil` when there is nothing to keep.
+    func write(for request: StoreRequest, response: StoreResponse, now: Date) -> CacheWrite? {
+        switch (request, response.result) {
+        case (.fetch(let fetch), .fetched(let result)): fetchWrite(fetch, result: result, response: response, now: now)
+        case (.objectFault(let id), .object(let node)): faultWrite(id, node: node, response: response, now: now)
+        case (.relationshipFault(let id, let name), .relationship(let value)):
+            relationshipWrite(id, name, value: value, response: response, now: now)
+        default: nil
+        }
+    }
+
+    /// The freshness of data of `entity` in a response, or `nil` when it must not be stored.
+    func freshness(for entity: String, metadata: [String: String], now: Date, validators: Bool) -> Freshness? {
+        guard case .store(let expiresAt) = options.expiry.decision(for: entity, metadata: metadata, now: now) else {
+            return nil
+        }
+        return Freshness(
+            fetchedAt: now, expiresAt: expiresAt, etag: validators ? metadata["etag"] : nil,
+            lastModified: validators ? metadata["last-modified"] : nil)
+    }
+
+    /// Related nodes of a response, each with the freshness of its entity.
+    func relatedNodes(_ nodes: [Node], metadata: [String: String], now: Date) -> [Node] {
+        nodes.compactMap { node in
+            guard !node.id.isTemporary,
+                let freshness = freshness(for: node.id.entity, metadata: metadata, now: now, validators: false)
+            else { return nil }
+            var node = node
+            node.freshness = freshness
+            return node
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+/// Where a cache keeps nodes, query results and complete collections: memory or a SQLite file.
+/// `CacheHandler` holds the rules (expiry, policies, revalidation, single-flight); a storage
+/// only stores and finds.
+///
+/// Methods may throw when the storage itself fails (a disk error); the handler then logs a
+/// warning and carries on as if the data were not cached.
+public protocol CacheStorage: Sendable {
+    /// Where answers from this storage come from, for `ResponseInfo.origin`.
+    var origin: ResponseInfo.Origin { get }
+
+    /// The cached windows of queries with this shape (`CachedQuery.shape`).
+    func queries(shape: String) throws -> [CachedQuery]
+    /// The cached nodes with these IDs (the ones present); marks them recently used.
+    func nodes(_ ids: [ObjectID]) throws -> [ObjectID: Node]
+    /// When the whole collection of `entity` is cached, its freshness.
+    func collection(_ entity: String) throws -> Freshness?
+    /// Cached nodes of `entity`: at least those matching `predicate` (a storage may filter
+    /// with part of it, or not at all; the handler evaluates the whole predicate afterwards).
+    func nodes(of entity: String, matching predicate: FetchPredicate?) throws -> [Node]
+    /// Applies a write; returns the IDs it removed (explicitly, or because a complete
+    /// collection no longer holds them).
+    func write(_ write: CacheWrite) throws -> Set<ObjectID>
+    /// Gives cached data a new freshness without rewriting it (after "not modified").
+    func refresh(_ target: CacheTarget, freshness: Freshness) throws
+    /// Removes everything.
+    func clear() throws
+}
+
+/// One window of a fetch's results: the objects' IDs in order.
+public struct CachedQuery: Sendable, Hashable {
+    /// The fetch, normalized: objects as the result type, the default cache policy.
+    public var request: FetchRequest
+    public var ids: [ObjectID]
+    /// Whether the window reaches the end of the results (fewer objects than the limit).
+    public var reachesEnd: Bool
+    public var freshness: Freshness
+
+    public init(request: FetchRequest, ids: [ObjectID], reachesEnd: Bool, freshness: Freshness) {
+        self.request = request
+        self.ids = ids
+        self.reachesEnd = reachesEnd
+        self.freshness = freshness
+    }
+
+    /// Identifies this window.
+    public var key: String { request.description }
+    /// Identifies the query whatever its window: windows of one shape can answer each other.
+    public var shape: String { Self.shape(of: request) }
+
+    static func shape(of request: FetchRequest) -> String {
+        var whole = request
+        whole.fetchOffset = 0
+        whole.fetchLimit = nil
+        return whole.description
+    }
+
+    /// The IDs for `offset`/`limit` when this window covers them.
+    func slice(offset: Int, limit: Int?) -> ArraySlice<ObjectID>? {
+        let start = offset - request.fetchOffset
+        guard start >= 0 else { return nil }
+        if let limit {
+            guard start + limit <= ids.count || reachesEnd else { return nil }
+            let lower = min(start, ids.count)
+            return ids[lower..<min(ids.count, start + limit)]
+        }
+        guard reachesEnd else { return nil }
+        return ids[min(start, ids.count)...]
+    }
+}
+
+extension FetchRequest {
+    /// The form caches store and forward: objects (other forms are derived from them) and the
+    /// default cache policy.
+    var normalizedForCache: FetchRequest {
+        var request = self
+        request.resultType = .objects
+        request.cachePolicy = .useCache
+        return request
+    }
+}
+
+/// What a cache writes after a response: nodes, a query window, complete collections,
+/// removals, and entities whose cached queries and collections are no longer valid.
+public struct CacheWrite: Sendable {
+    /// Nodes to store, each with its freshness set.
+    public var nodes: [Node] = []
+    public var query: CachedQuery?
+    /// Entities whose whole collection is now cached, with its freshness. Nodes of these
+    /// entities that the write does not hold are removed.
+    public var collections: [String: Freshness] = [:]
+    public var removed: Set<ObjectID> = []
+    /// Entities whose cached queries and complete collections are dropped (before the write's
+    /// own query and collections are stored).
+    public var invalidated: Set<String> = []
+
+    public init() {}
+}
+
+/// Cached data whose freshness can be renewed.
+public enum CacheTarget: Sendable, Hashable {
+    case query(key: String)
+    case collections(Set<String>)
+    case node(ObjectID)
+}

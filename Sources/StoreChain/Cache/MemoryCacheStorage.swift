@@ -1,0 +1,201 @@
+import Synchronization
+
+/// Cache storage in memory: nodes stored once by ID, query windows as lists of IDs, bounded by
+/// object count and approximate bytes with least-recently-used eviction.
+public final class MemoryCacheStorage: CacheStorage {
+    public struct Limits: Sendable, Hashable {
+        public var maxObjects: Int
+        /// Approximate bytes of nodes and query windows together.
+        public var maxBytes: Int
+
+        public init(maxObjects: Int = 10_000, maxBytes: Int = 64 << 20) {
+            self.maxObjects = maxObjects
+            self.maxBytes = maxBytes
+        }
+    }
+
+    private enum Entry: Hashable {
+        case node(ObjectID)
+        case query(String)
+    }
+
+    private struct State {
+        var nodes: [ObjectID: Node] = [:]
+        var idsByEntity: [String: [ObjectID]] = [:]
+        var queries: [String: CachedQuery] = [:]
+        var keysByShape: [String: Set<String>] = [:]
+        var collections: [String: Freshness] = [:]
+        var sizes: [Entry: Int] = [:]
+        var bytes = 0
+        var order = LRUOrder<Entry>()
+    }
+
+    public let limits: Limits
+    private let state = Mutex(State())
+
+    public init(limits: Limits = Limits()) {
+        self.limits = limits
+    }
+
+    public var origin: ResponseInfo.Origin { .memory }
+
+    /// How many nodes and query windows are held, and their approximate size.
+    public var statistics: (objects: Int, queries: Int, bytes: Int) {
+        state.withLock { ($0.nodes.count, $0.queries.count, $0.bytes) }
+    }
+
+    public func queries(shape: String) -> [CachedQuery] {
+        state.withLock { state in
+            (state.keysByShape[shape] ?? []).compactMap { key in
+                state.order.touch(.query(key))
+                return state.queries[key]
+            }
+        }
+    }
+
+    public func nodes(_ ids: [ObjectID]) -> [ObjectID: Node] {
+        state.withLock { state in
+            var found: [ObjectID: Node] = [:]
+            for id in ids {
+                guard let node = state.nodes[id] else { continue }
+                state.order.touch(.node(id))
+                found[id] = node
+            }
+            return found
+        }
+    }
+
+    public func collection(_ entity: String) -> Freshness? {
+        state.withLock { $0.collections[entity] }
+    }
+
+    public func nodes(of entity: String, matching predicate: FetchPredicate?) -> [Node] {
+        state.withLock { state in (state.idsByEntity[entity] ?? []).compactMap { state.nodes[$0] } }
+    }
+
+    public func write(_ write: CacheWrite) -> Set<ObjectID> {
+        state.withLock { state in
+            for entity in write.invalidated {
+                state.collections[entity] = nil
+                for (key, query) in state.queries where query.request.entity == entity {
+                    Self.remove(.query(key), from: &state)
+                }
+            }
+            var removed = Set<ObjectID>()
+            for id in write.removed where state.nodes[id] != nil {
+                Self.remove(.node(id), from: &state)
+                removed.insert(id)
+            }
+            for node in write.nodes { Self.insert(node, into: &state) }
+            if !write.collections.isEmpty {
+                let written = Set(write.nodes.map(\.id))
+                for (entity, freshness) in write.collections {
+                    for id in state.idsByEntity[entity] ?? [] where !written.contains(id) {
+                        Self.remove(.node(id), from: &state)
+                        removed.insert(id)
+                    }
+                    state.collections[entity] = freshness
+                }
+            }
+            if let query = write.query {
+                Self.remove(.query(query.key), from: &state)
+                state.queries[query.key] = query
+                state.keysByShape[query.shape, default: []].insert(query.key)
+                Self.account(.query(query.key), size: 64 + query.key.utf8.count + query.ids.count * 40, in: &state)
+            }
+            evict(&state)
+            return removed
+        }
+    }
+
+    public func refresh(_ target: CacheTarget, freshness: Freshness) {
+        state.withLock { state in
+            switch target {
+            case .query(let key): state.queries[key]?.freshness = freshness
+            case .collections(let entities):
+                for entity in entities where state.collections[entity] != nil { state.collections[entity] = freshness }
+            case .node(let id): state.nodes[id]?.freshness = freshness
+            }
+        }
+    }
+
+    public func clear() {
+        state.withLock { $0 = State() }
+    }
+
+    private static func insert(_ node: Node, into state: inout State) {
+        if state.nodes.updateValue(node, forKey: node.id) == nil {
+            state.idsByEntity[node.id.entity, default: []].append(node.id)
+        }
+        account(.node(node.id), size: node.approximateByteCount, in: &state)
+    }
+
+    private static func account(_ entry: Entry, size: Int, in state: inout State) {
+        state.bytes += size - (state.sizes.updateValue(size, forKey: entry) ?? 0)
+        state.order.touch(entry)
+    }
+
+    private static func remove(_ entry: Entry, from state: inout State) {
+        switch entry {
+        case .node(let id):
+            guard state.nodes.removeValue(forKey: id) != nil else { return }
+            state.idsByEntity[id.entity]?.removeAll { $0 == id }
+        case .query(let key):
+            guard let query = state.queries.removeValue(forKey: key) else { return }
+            state.keysByShape[query.shape]?.remove(key)
+            if state.keysByShape[query.shape]?.isEmpty == true { state.keysByShape[query.shape] = nil }
+        }
+        state.bytes -= state.sizes.removeValue(forKey: entry) ?? 0
+        state.order.remove(entry)
+    }
+
+    /// Evicts least recently used entries until within the limits. Evicting a node of a
+    /// complete collection makes it incomplete.
+    private func evict(_ state: inout State) {
+        while state.nodes.count > limits.maxObjects || state.bytes > limits.maxBytes,
+            let entry = state.order.leastRecent
+        {
+            if case .node(let id) = entry { state.collections[id.entity] = nil }
+            Self.remove(entry, from: &state)
+        }
+    }
+}
+
+/// The memory cache: `CacheHandler` over `MemoryCacheStorage`.
+///
+/// ```swift
+/// let chain = Chain(terminal: remote) {
+///     MemoryCache(model: model, limits: .init(maxObjects: 10_000))
+/// }
+/// ```
+public typealias MemoryCache = CacheHandler<MemoryCacheStorage>
+
+extension CacheHandler where Storage == MemoryCacheStorage {
+    public convenience init(
+        model: Model, limits: MemoryCacheStorage.Limits = .init(), options: CacheOptions = CacheOptions()
+    ) {
+        self.init(name: "memory-cache", model: model, storage: MemoryCacheStorage(limits: limits), options: options)
+    }
+}
+
+extension Node {
+    /// A rough size in memory, for cache limits.
+    public var approximateByteCount: Int {
+        var bytes = 96
+        for (name, value) in attributes { bytes += 32 + name.utf8.count + value.approximateByteCount }
+        for (name, value) in relationships { bytes += 32 + name.utf8.count + value.objectIDs.count * 40 }
+        return bytes
+    }
+}
+
+extension Value {
+    var approximateByteCount: Int {
+        switch self {
+        case .string(let text): 16 + text.utf8.count
+        case .data(let data): 16 + data.count
+        case .url(let url): 16 + url.absoluteString.utf8.count
+        case .json(let json): 16 + json.description.utf8.count
+        default: 16
+        }
+    }
+}

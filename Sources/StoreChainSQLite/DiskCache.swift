@@ -1,0 +1,26 @@
+import Logging
+import StoreChain
+
+/// The disk cache: `CacheHandler` over a SQLite file, so cached data, expiry and validators
+/// survive restarts.
+///
+/// ```swift
+/// let chain = Chain(terminal: remote) {
+///     MemoryCache(model: model)
+///     try DiskCache(model: model, path: "Caches/music.sqlite")
+/// }
+/// ```
+public typealias DiskCache = CacheHandler<SQLiteCacheStorage>
+
+extension CacheHandler where Storage == SQLiteCacheStorage {
+    /// A disk cache in the SQLite file at `path` (created owner-only, with its directory),
+    /// holding at most `maxBytes` of payloads.
+    public convenience init(
+        model: Model, path: String, maxBytes: Int = 200 << 20, options: CacheOptions = CacheOptions(),
+        logger: Logger = Logger(label: "storechain.disk-cache")
+    ) {
+        self.init(
+            name: "disk-cache", model: model,
+            storage: SQLiteCacheStorage(path: path, maxBytes: maxBytes, logger: logger), options: options)
+    }
+}

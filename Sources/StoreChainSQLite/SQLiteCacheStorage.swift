@@ -1,0 +1,474 @@
+import Foundation
+import GRDB
+import Logging
+import StoreChain
+import Synchronization
+
+/// Cache storage in one SQLite file (WAL, concurrent readers): nodes, query windows and complete
+/// collections, each with fetched-at, expires-at and validators in columns of their own, and
+/// payloads compressed with zlib when that saves space. The file is owner-only.
+///
+/// A file that cannot be read (corrupt, truncated, not a database) is moved aside and rebuilt
+/// with a logged warning; if no file can be used at all, every operation fails and the cache
+/// handler carries on without it, from the backend.
+public final class SQLiteCacheStorage: CacheStorage {
+    /// The schema this code writes; a file with another version is rebuilt.
+    public static let schemaVersion = 1
+
+    public let path: String
+    /// Upper bound on stored payload bytes; least recently used entries go first.
+    public let maxBytes: Int
+    private let logger: Logger
+    private let database = Mutex<DatabasePool?>(nil)
+    /// Recently used entries, written to the file with the next write.
+    private let touches = Mutex<(nodes: Set<String>, queries: Set<String>)>(([], []))
+    private let useCounter = Atomic<Int>(0)
+
+    /// Opens (or creates) the cache file at `path`.
+    public init(path: String, maxBytes: Int = 200 << 20, logger: Logger = Logger(label: "storechain.disk-cache")) {
+        self.path = path
+        self.maxBytes = maxBytes
+        self.logger = logger
+        database.withLock { $0 = openOrRebuild() }
+    }
+
+    public var origin: ResponseInfo.Origin { .disk }
+
+    // MARK: Reading
+
+    public func queries(shape: String) throws -> [CachedQuery] {
+        let rows = try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT key, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified
+                    FROM queries WHERE shape = ?
+                    """, arguments: [shape])
+        }
+        var queries: [CachedQuery] = []
+        for row in rows {
+            let stored = try JSONDecoder().decode(StoredQuery.self, from: try Self.payload(row))
+            queries.append(
+                CachedQuery(
+                    request: stored.request, ids: stored.ids.map(\.id), reachesEnd: stored.reachesEnd,
+                    freshness: Self.freshness(row)))
+            touches.withLock { _ = $0.queries.insert(row["key"]) }
+        }
+        return queries
+    }
+
+    public func nodes(_ ids: [ObjectID]) throws -> [ObjectID: Node] {
+        let keys = ids.compactMap { try? StoredNode.key(for: $0) }
+        guard !keys.isEmpty else { return [:] }
+        var found: [ObjectID: Node] = [:]
+        for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min(keys.count, $0 + 500)]) }) {
+            let rows = try read { db in
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT id, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified
+                        FROM nodes WHERE id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))
+                        """, arguments: StatementArguments(chunk))
+            }
+            for row in rows {
+                let node = try Self.node(row)
+                found[node.id] = node
+            }
+            touches.withLock { $0.nodes.formUnion(rows.map { $0["id"] as String }) }
+        }
+        return found
+    }
+
+    public func collection(_ entity: String) throws -> Freshness? {
+        try read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT fetched_at, expires_at, etag, last_modified FROM collections WHERE entity = ?",
+                arguments: [entity])
+        }.map(Self.freshness)
+    }
+
+    public func nodes(of entity: String, matching predicate: FetchPredicate?) throws -> [Node] {
+        let rows = try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified
+                    FROM nodes WHERE entity = ? ORDER BY rowid
+                    """, arguments: [entity])
+        }
+        return try rows.map(Self.node)
+    }
+
+    /// What the file holds: objects per entity, query windows, complete collections, expired
+    /// entries, payload bytes and the file's size on disk.
+    public struct Statistics: Sendable, Hashable {
+        public var objectsByEntity: [String: Int]
+        public var queries: Int
+        public var collections: [String]
+        public var expired: Int
+        public var payloadBytes: Int
+        public var fileBytes: Int
+    }
+
+    public func statistics(now: Date = Date()) throws -> Statistics {
+        try read { db in
+            var byEntity: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT entity, COUNT(*) AS n FROM nodes GROUP BY entity") {
+                byEntity[row["entity"]] = row["n"]
+            }
+            let time = now.timeIntervalSince1970
+            let expired =
+                try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT (SELECT COUNT(*) FROM nodes WHERE expires_at <= ?)
+                             + (SELECT COUNT(*) FROM queries WHERE expires_at <= ?)
+                        """, arguments: [time, time]) ?? 0
+            return Statistics(
+                objectsByEntity: byEntity,
+                queries: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM queries") ?? 0,
+                collections: try String.fetchAll(db, sql: "SELECT entity FROM collections ORDER BY entity"),
+                expired: expired, payloadBytes: try Self.payloadBytes(db), fileBytes: fileBytes())
+        }
+    }
+
+    // MARK: Writing
+
+    public func write(_ write: CacheWrite) throws -> Set<ObjectID> {
+        let encoder = JSONEncoder()
+        var nodeRows: [(key: String, entity: String, payload: Payload, freshness: Freshness)] = []
+        for node in write.nodes where !node.id.isTemporary {
+            nodeRows.append(
+                (
+                    try StoredNode.key(for: node.id), node.id.entity,
+                    Payload(try encoder.encode(StoredNode(node))), node.freshness ?? Freshness(expiresAt: .distantPast)
+                ))
+        }
+        var queryPayload: Payload?
+        if let query = write.query {
+            let stored = StoredQuery(
+                request: query.request, ids: try query.ids.map { id throws(StoreChainSQLiteError) in try .init(id) },
+                reachesEnd: query.reachesEnd)
+            queryPayload = Payload(try encoder.encode(stored))
+        }
+        return try modify { db in
+            var removed = Set<ObjectID>()
+            for entity in write.invalidated {
+                try db.execute(sql: "DELETE FROM queries WHERE entity = ?", arguments: [entity])
+                try db.execute(sql: "DELETE FROM collections WHERE entity = ?", arguments: [entity])
+            }
+            for id in write.removed {
+                let key = try StoredNode.key(for: id)
+                try db.execute(sql: "DELETE FROM nodes WHERE id = ?", arguments: [key])
+                if db.changesCount > 0 { removed.insert(id) }
+            }
+            for row in nodeRows {
+                try db.execute(
+                    sql: """
+                        INSERT INTO nodes (id, entity, payload, compressed, raw_size, size, fetched_at, expires_at,
+                                           etag, last_modified, last_used)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT(id) DO UPDATE SET payload = excluded.payload, compressed = excluded.compressed,
+                            raw_size = excluded.raw_size, size = excluded.size, fetched_at = excluded.fetched_at,
+                            expires_at = excluded.expires_at, etag = excluded.etag,
+                            last_modified = excluded.last_modified, last_used = excluded.last_used
+                        """,
+                    arguments: [row.key, row.entity] + row.payload.arguments + Self.arguments(row.freshness) + [nextUse()])
+            }
+            for (entity, freshness) in write.collections {
+                let kept = Set(nodeRows.filter { $0.entity == entity }.map(\.key))
+                for key in try String.fetchAll(db, sql: "SELECT id FROM nodes WHERE entity = ?", arguments: [entity])
+                where !kept.contains(key) {
+                    let node = try Row.fetchOne(
+                        db,
+                        sql: """
+                            SELECT payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified
+                            FROM nodes WHERE id = ?
+                            """, arguments: [key])
+                    if let node { removed.insert(try Self.node(node).id) }
+                    try db.execute(sql: "DELETE FROM nodes WHERE id = ?", arguments: [key])
+                }
+                try db.execute(
+                    sql: """
+                        INSERT OR REPLACE INTO collections (entity, fetched_at, expires_at, etag, last_modified)
+                        VALUES (?, ?, ?, ?, ?)
+                        """, arguments: [entity] + Self.arguments(freshness))
+            }
+            if let query = write.query, let queryPayload {
+                try db.execute(
+                    sql: """
+                        INSERT OR REPLACE INTO queries (key, shape, entity, payload, compressed, raw_size, size,
+                                                        fetched_at, expires_at, etag, last_modified, last_used)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [query.key, query.shape, query.request.entity] + queryPayload.arguments
+                        + Self.arguments(query.freshness) + [nextUse()])
+            }
+            try evict(db)
+            return removed
+        }
+    }
+
+    public func refresh(_ target: CacheTarget, freshness: Freshness) throws {
+        let arguments = Self.arguments(freshness)
+        try modify { db in
+            let set = "fetched_at = ?, expires_at = ?, etag = ?, last_modified = ?"
+            switch target {
+            case .query(let key):
+                try db.execute(sql: "UPDATE queries SET \(set) WHERE key = ?", arguments: arguments + [key])
+            case .collections(let entities):
+                for entity in entities {
+                    try db.execute(
+                        sql: "UPDATE collections SET \(set) WHERE entity = ?", arguments: arguments + [entity])
+                }
+            case .node(let id):
+                try db.execute(
+                    sql: "UPDATE nodes SET \(set) WHERE id = ?", arguments: arguments + [try StoredNode.key(for: id)])
+            }
+        }
+    }
+
+    /// Erases everything and shrinks the file.
+    public func clear() throws {
+        try modify { db in
+            try db.execute(sql: "DELETE FROM nodes; DELETE FROM queries; DELETE FROM collections;")
+        }
+        try withDatabase { pool in
+            try pool.vacuum()
+            try pool.writeWithoutTransaction { db in
+                _ = try db.checkpoint(.truncate)
+            }
+        }
+    }
+
+    // MARK: Internals
+
+    /// A payload as stored: JSON, or zlib-compressed JSON when that is smaller.
+    private struct Payload {
+        let bytes: Data
+        let compressed: Bool
+        let rawSize: Int
+
+        init(_ json: Data) {
+            rawSize = json.count
+            if let smaller = Zlib.compressIfSmaller(json) {
+                bytes = smaller
+                compressed = true
+            } else {
+                bytes = json
+                compressed = false
+            }
+        }
+
+        var arguments: StatementArguments { [bytes, compressed, rawSize, bytes.count] }
+    }
+
+    private static func payload(_ row: Row) throws -> Data {
+        let bytes: Data = row["payload"]
+        let compressed: Bool = row["compressed"]
+        return compressed ? try Zlib.decompress(bytes, originalSize: row["raw_size"]) : bytes
+    }
+
+    private static func node(_ row: Row) throws -> Node {
+        try JSONDecoder().decode(StoredNode.self, from: try payload(row)).node(freshness: freshness(row))
+    }
+
+    private static func freshness(_ row: Row) -> Freshness {
+        Freshness(
+            fetchedAt: (row["fetched_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            expiresAt: (row["expires_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            etag: row["etag"], lastModified: row["last_modified"])
+    }
+
+    private static func arguments(_ freshness: Freshness) -> StatementArguments {
+        [
+            freshness.fetchedAt?.timeIntervalSince1970, freshness.expiresAt?.timeIntervalSince1970, freshness.etag,
+            freshness.lastModified,
+        ]
+    }
+
+    private static func payloadBytes(_ db: Database) throws -> Int {
+        try Int.fetchOne(
+            db, sql: "SELECT (SELECT IFNULL(SUM(size), 0) FROM nodes) + (SELECT IFNULL(SUM(size), 0) FROM queries)")
+            ?? 0
+    }
+
+    private func nextUse() -> Int {
+        useCounter.add(1, ordering: .relaxed).newValue
+    }
+
+    private func fileBytes() -> Int {
+        [path, path + "-wal"].reduce(0) { total, file in
+            total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
+        }
+    }
+
+    /// Records recent use, then evicts least recently used entries until the payloads fit.
+    /// Evicting a node of a complete collection makes the collection incomplete.
+    private func evict(_ db: Database) throws {
+        let touched = touches.withLock { touches in
+            defer { touches = ([], []) }
+            return touches
+        }
+        for key in touched.nodes {
+            try db.execute(sql: "UPDATE nodes SET last_used = ? WHERE id = ?", arguments: [nextUse(), key])
+        }
+        for key in touched.queries {
+            try db.execute(sql: "UPDATE queries SET last_used = ? WHERE key = ?", arguments: [nextUse(), key])
+        }
+        var excess = try Self.payloadBytes(db) - maxBytes
+        while excess > 0 {
+            let victims = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT 'node' AS kind, id AS key, entity, size, last_used FROM nodes
+                    UNION ALL SELECT 'query', key, entity, size, last_used FROM queries
+                    ORDER BY last_used LIMIT 64
+                    """)
+            if victims.isEmpty { return }
+            for victim in victims where excess > 0 {
+                let key: String = victim["key"]
+                if victim["kind"] == "node" {
+                    try db.execute(sql: "DELETE FROM nodes WHERE id = ?", arguments: [key])
+                    try db.execute(sql: "DELETE FROM collections WHERE entity = ?", arguments: [victim["entity"]])
+                } else {
+                    try db.execute(sql: "DELETE FROM queries WHERE key = ?", arguments: [key])
+                }
+                excess -= victim["size"] as Int
+            }
+        }
+    }
+
+    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try withDatabase { pool in try pool.read(body) }
+    }
+
+    private func modify<T>(_ body: (Database) throws -> T) throws -> T {
+        try withDatabase { pool in try pool.write(body) }
+    }
+
+    /// Runs `body` on the open file; a file found corrupt is moved aside and rebuilt for the
+    /// next operation.
+    private func withDatabase<T>(_ body: (DatabasePool) throws -> T) throws -> T {
+        guard let pool = database.withLock({ $0 }) else {
+            throw StoreChainError(
+                .cacheFile, "the cache file \(path) could not be opened",
+                suggestion: "check the path and its permissions; the app keeps working from the backend")
+        }
+        do {
+            return try body(pool)
+        } catch let error as DatabaseError where Self.isCorruption(error) {
+            logger.warning("disk-cache: \(path) is damaged (\(error.message ?? "\(error)")); rebuilding it")
+            database.withLock { current in
+                if current === pool {
+                    try? pool.close()
+                    current = rebuild()
+                }
+            }
+            throw StoreChainError(.cacheFile, "the cache file \(path) was damaged and has been rebuilt", underlying: "\(error)")
+        }
+    }
+
+    private static func isCorruption(_ error: DatabaseError) -> Bool {
+        error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB
+    }
+
+    // MARK: Opening
+
+    private func openOrRebuild() -> DatabasePool? {
+        do {
+            return try open()
+        } catch {
+            logger.warning("disk-cache: cannot use \(path) (\(error)); moving it aside and starting afresh")
+            return rebuild()
+        }
+    }
+
+    private func rebuild() -> DatabasePool? {
+        moveAside()
+        do {
+            return try open()
+        } catch {
+            logger.warning("disk-cache: cannot create \(path) (\(error)); caching on disk is off")
+            return nil
+        }
+    }
+
+    private func moveAside() {
+        let manager = FileManager.default
+        let stamp = Int(Date().timeIntervalSince1970)
+        var isDirectory: ObjCBool = false
+        if manager.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            let aside = "\(path).corrupt-\(stamp)"
+            try? manager.removeItem(atPath: aside)
+            if (try? manager.moveItem(atPath: path, toPath: aside)) != nil {
+                logger.warning("disk-cache: the damaged file is kept at \(aside)")
+            }
+        }
+        for suffix in ["-wal", "-shm"] { try? manager.removeItem(atPath: path + suffix) }
+    }
+
+    private func open() throws -> DatabasePool {
+        let manager = FileManager.default
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty { try manager.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        if !manager.fileExists(atPath: path) {
+            guard manager.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw StoreChainError(.cacheFile, "cannot create \(path)")
+            }
+        }
+        var configuration = Configuration()
+        configuration.label = "storechain.disk-cache"
+        configuration.busyMode = .timeout(5)
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        do {
+            try pool.write { db in try migrate(db) }
+            // Reading every table's first page finds a file damaged past its header.
+            try pool.read { db in _ = try Int.fetchOne(db, sql: "PRAGMA quick_check(1)") }
+            let status = try pool.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check(1)") }
+            guard status == "ok" else {
+                throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: status ?? "quick_check failed")
+            }
+            useCounter.store(
+                try pool.read { db in
+                    try Int.fetchOne(
+                        db,
+                        sql: "SELECT MAX(IFNULL((SELECT MAX(last_used) FROM nodes), 0), IFNULL((SELECT MAX(last_used) FROM queries), 0))"
+                    ) ?? 0
+                }, ordering: .relaxed)
+            return pool
+        } catch {
+            try? pool.close()
+            throw error
+        }
+    }
+
+    /// Creates the tables, or rebuilds them when the file was written by another schema version.
+    private func migrate(_ db: Database) throws {
+        let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        if version == Self.schemaVersion { return }
+        if version != 0 {
+            logger.warning("disk-cache: \(path) has schema version \(version), not \(Self.schemaVersion); rebuilding it")
+        }
+        try db.execute(
+            sql: """
+                DROP TABLE IF EXISTS nodes; DROP TABLE IF EXISTS queries; DROP TABLE IF EXISTS collections;
+                CREATE TABLE nodes (
+                    id TEXT PRIMARY KEY NOT NULL, entity TEXT NOT NULL,
+                    payload BLOB NOT NULL, compressed INTEGER NOT NULL, raw_size INTEGER NOT NULL, size INTEGER NOT NULL,
+                    fetched_at REAL, expires_at REAL, etag TEXT, last_modified TEXT, last_used INTEGER NOT NULL);
+                CREATE INDEX nodes_by_entity ON nodes (entity);
+                CREATE INDEX nodes_by_use ON nodes (last_used);
+                CREATE TABLE queries (
+                    key TEXT PRIMARY KEY NOT NULL, shape TEXT NOT NULL, entity TEXT NOT NULL,
+                    payload BLOB NOT NULL, compressed INTEGER NOT NULL, raw_size INTEGER NOT NULL, size INTEGER NOT NULL,
+                    fetched_at REAL, expires_at REAL, etag TEXT, last_modified TEXT, last_used INTEGER NOT NULL);
+                CREATE INDEX queries_by_shape ON queries (shape);
+                CREATE INDEX queries_by_entity ON queries (entity);
+                CREATE INDEX queries_by_use ON queries (last_used);
+                CREATE TABLE collections (
+                    entity TEXT PRIMARY KEY NOT NULL, fetched_at REAL, expires_at REAL, etag TEXT, last_modified TEXT);
+                PRAGMA user_version = \(Self.schemaVersion);
+                """)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import StoreChain
+
+/// How a node is written in the cache file: everything but its freshness, which has columns of
+/// its own so it can be renewed without rewriting the payload.
+struct StoredNode: Codable {
+    struct Reference: Codable, Hashable {
+        var entity: String
+        var key: Value
+
+        init(_ id: ObjectID) throws(StoreChainSQLiteError) {
+            guard let key = id.key else { throw StoreChainSQLiteError("\(id) is temporary and cannot be cached") }
+            entity = id.entity
+            self.key = key
+        }
+
+        var id: ObjectID { ObjectID(entity: entity, key: key) }
+    }
+
+    enum Relationship: Codable {
+        case one(Reference?)
+        case many([Reference])
+    }
+
+    var id: Reference
+    var attributes: [String: Value]
+    var relationships: [String: Relationship]
+    var version: String?
+
+    init(_ node: Node) throws(StoreChainSQLiteError) {
+        id = try Reference(node.id)
+        attributes = node.attributes
+        var relationships: [String: Relationship] = [:]
+        for (name, value) in node.relationships {
+            switch value {
+            case .toOne(let target): relationships[name] = .one(try target.map { target throws(StoreChainSQLiteError) in try Reference(target) })
+            case .toMany(let targets):
+                var references: [Reference] = []
+                for target in targets { references.append(try Reference(target)) }
+                relationships[name] = .many(references)
+            }
+        }
+        self.relationships = relationships
+        version = node.version
+    }
+
+    func node(freshness: Freshness) -> Node {
+        Node(
+            id: id.id, attributes: attributes,
+            relationships: relationships.mapValues { value in
+                switch value {
+                case .one(let target): .toOne(target?.id)
+                case .many(let targets): .toMany(targets.map(\.id))
+                }
+            }, version: version, freshness: freshness)
+    }
+
+    /// The text that identifies an object in the file: its entity and its key's JSON.
+    static func key(for id: ObjectID) throws -> String {
+        let reference = try Reference(id)
+        return reference.entity + "/" + String(decoding: try JSONEncoder().encode(reference.key), as: UTF8.self)
+    }
+}
+
+/// How a query window is written in the cache file.
+struct StoredQuery: Codable {
+    var request: FetchRequest
+    var ids: [StoredNode.Reference]
+    var reachesEnd: Bool
+}

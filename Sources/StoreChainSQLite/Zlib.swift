@@ -1,0 +1,47 @@
+import CZlib
+import Foundation
+
+/// zlib compression of cache payloads.
+enum Zlib {
+    /// The compressed bytes, or `nil` when compressing fails or would not save space.
+    static func compressIfSmaller(_ data: Data) -> Data? {
+        guard data.count > 64 else { return nil }
+        var length = compressBound(uLong(data.count))
+        var output = Data(count: Int(length))
+        let status = output.withUnsafeMutableBytes { target in
+            data.withUnsafeBytes { source in
+                compress2(
+                    target.bindMemory(to: Bytef.self).baseAddress, &length,
+                    source.bindMemory(to: Bytef.self).baseAddress, uLong(data.count), Z_BEST_SPEED)
+            }
+        }
+        guard status == Z_OK, Int(length) < data.count else { return nil }
+        return output.prefix(Int(length))
+    }
+
+    /// The original bytes of a payload compressed from `originalSize` bytes.
+    static func decompress(_ data: Data, originalSize: Int) throws(StoreChainSQLiteError) -> Data {
+        guard originalSize >= 0, originalSize <= 1 << 30 else {
+            throw StoreChainSQLiteError("a compressed payload claims \(originalSize) bytes")
+        }
+        var length = uLong(originalSize)
+        var output = Data(count: originalSize)
+        let status = output.withUnsafeMutableBytes { target in
+            data.withUnsafeBytes { source in
+                uncompress(
+                    target.bindMemory(to: Bytef.self).baseAddress, &length,
+                    source.bindMemory(to: Bytef.self).baseAddress, uLong(data.count))
+            }
+        }
+        guard status == Z_OK, Int(length) == originalSize else {
+            throw StoreChainSQLiteError("a compressed payload does not decompress (zlib status \(status))")
+        }
+        return output
+    }
+}
+
+/// A payload or file problem inside the SQLite cache.
+struct StoreChainSQLiteError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
