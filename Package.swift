@@ -115,7 +115,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StoreChainSQLiteTests",
-            dependencies: ["StoreChainSQLite", "StoreChainTesting"],
+            dependencies: ["StoreChain", "StoreChainSQLite", "StoreChainTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

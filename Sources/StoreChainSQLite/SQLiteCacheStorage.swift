@@ -173,7 +173,9 @@ public final class SQLiteCacheStorage: CacheStorage {
                             expires_at = excluded.expires_at, etag = excluded.etag,
                             last_modified = excluded.last_modified, last_used = excluded.last_used
                         """,
-                    arguments: [row.key, row.entity] + row.payload.arguments + Self.arguments(row.freshness) + [nextUse()])
+                    arguments: [row.key, row.entity] + row.payload.arguments + Self.arguments(row.freshness) + [
+                        nextUse()
+                    ])
             }
             for (entity, freshness) in write.collections {
                 let kept = Set(nodeRows.filter { $0.entity == entity }.map(\.key))
@@ -365,7 +367,8 @@ public final class SQLiteCacheStorage: CacheStorage {
                     current = rebuild()
                 }
             }
-            throw StoreChainError(.cacheFile, "the cache file \(path) was damaged and has been rebuilt", underlying: "\(error)")
+            throw StoreChainError(
+                .cacheFile, "the cache file \(path) was damaged and has been rebuilt", underlying: "\(error)")
         }
     }
 
@@ -433,7 +436,8 @@ public final class SQLiteCacheStorage: CacheStorage {
                 try pool.read { db in
                     try Int.fetchOne(
                         db,
-                        sql: "SELECT MAX(IFNULL((SELECT MAX(last_used) FROM nodes), 0), IFNULL((SELECT MAX(last_used) FROM queries), 0))"
+                        sql:
+                            "SELECT MAX(IFNULL((SELECT MAX(last_used) FROM nodes), 0), IFNULL((SELECT MAX(last_used) FROM queries), 0))"
                     ) ?? 0
                 }, ordering: .relaxed)
             return pool
@@ -448,7 +452,8 @@ public final class SQLiteCacheStorage: CacheStorage {
         let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
         if version == Self.schemaVersion { return }
         if version != 0 {
-            logger.warning("disk-cache: \(path) has schema version \(version), not \(Self.schemaVersion); rebuilding it")
+            logger.warning(
+                "disk-cache: \(path) has schema version \(version), not \(Self.schemaVersion); rebuilding it")
         }
         try db.execute(
             sql: """

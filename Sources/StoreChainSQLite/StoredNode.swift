@@ -33,7 +33,9 @@ struct StoredNode: Codable {
         var relationships: [String: Relationship] = [:]
         for (name, value) in node.relationships {
             switch value {
-            case .toOne(let target): relationships[name] = .one(try target.map { target throws(StoreChainSQLiteError) in try Reference(target) })
+            case .toOne(let target):
+                relationships[name] = .one(
+                    try target.map { target throws(StoreChainSQLiteError) in try Reference(target) })
             case .toMany(let targets):
                 var references: [Reference] = []
                 for target in targets { references.append(try Reference(target)) }

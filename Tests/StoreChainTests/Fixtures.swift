@@ -1,71 +1,15 @@
 import Foundation
 import StoreChain
+import StoreChainTesting
 import Testing
 
 /// A small music catalog whose answers are computed by hand in the tests.
 enum Fixtures {
-    static func model() throws -> Model {
-        try Model([
-            Entity(
-                "Band", key: "id",
-                attributes: [
-                    Attribute("id", .integer), Attribute("name", .string),
-                    Attribute("founded", .date, optional: true), Attribute("country", .string, optional: true),
-                    Attribute("active", .boolean, optional: true),
-                ],
-                relationships: [Relationship("albums", .toMany(ordered: false), "Album", inverse: "band")]),
-            Entity(
-                "Album", key: "id",
-                attributes: [
-                    Attribute("id", .integer), Attribute("title", .string),
-                    Attribute("year", .integer, optional: true), Attribute("price", .double, optional: true),
-                ],
-                relationships: [
-                    Relationship("band", .toOne, "Band", inverse: "albums"),
-                    Relationship("tracks", .toMany(ordered: true), "Track", inverse: "album"),
-                ]),
-            Entity(
-                "Track", key: "id",
-                attributes: [
-                    Attribute("id", .integer), Attribute("title", .string), Attribute("seconds", .integer),
-                ],
-                relationships: [Relationship("album", .toOne, "Album", inverse: "tracks")]),
-        ])
-    }
+    static func model() throws -> Model { try MusicFixture.model() }
 
-    static let recordsJSON = """
-        {
-          "Band": [
-            {"id": 1, "name": "Rue Royale", "founded": "2006-03-01", "country": "UK", "active": true},
-            {"id": 2, "name": "Sigur Rós", "founded": "1994-08-01T00:00:00Z", "country": "IS", "active": false},
-            {"id": 3, "name": "Mötley Crüe", "active": "true"},
-            {"id": 4, "name": "low", "country": "US"}
-          ],
-          "Album": [
-            {"id": 10, "band": 1, "title": "Guide to an Escape", "year": 2010, "price": 9.99},
-            {"id": 11, "band": 1, "title": "Remedies Ahead", "year": "2013"},
-            {"id": 20, "band": 2, "title": "Ágætis byrjun", "year": 1999, "price": 12.0},
-            {"id": 21, "band": 2, "title": "Takk...", "year": 2005, "price": 10},
-            {"id": 30, "band": 3, "title": "Dr. Feelgood", "year": 1989, "price": "8"},
-            {"id": 31, "band": 3, "title": "Shout", "price": 7.5}
-          ],
-          "Track": [
-            {"id": 100, "album": 10, "title": "Guide to an Escape", "seconds": 200},
-            {"id": 101, "album": 10, "title": "Halfway Home", "seconds": 310},
-            {"id": 110, "album": 11, "title": "Remedies", "seconds": 150},
-            {"id": 200, "album": 20, "title": "Svefn-g-englar", "seconds": 604},
-            {"id": 201, "album": 20, "title": "Starálfur", "seconds": 407},
-            {"id": 210, "album": 21, "title": "Glósóli", "seconds": 375},
-            {"id": 300, "album": 30, "title": "Kickstart My Heart", "seconds": 282}
-          ]
-        }
-        """
+    static let recordsJSON = MusicFixture.recordsJSON
 
-    static func store() throws -> InMemoryStore {
-        let model = try model()
-        let dataset = try RecordLoader(model: model).load(try JSONParser().parse(recordsJSON))
-        return InMemoryStore(model: model, dataset: dataset)
-    }
+    static func store() throws -> InMemoryStore { try MusicFixture.store() }
 
     /// The integer keys of the matching objects, in fetch order (sorted by key unless asked).
     static func keys(

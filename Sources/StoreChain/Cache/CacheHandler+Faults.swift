@@ -33,7 +33,8 @@ extension CacheHandler {
     /// Data with no freshness recorded counts as expired.
     static var expired: Freshness { Freshness(expiresAt: .distantPast) }
 
-    private func refreshFault(next: @escaping NextResponder) -> @Sendable (Cached, RequestContext) async throws
+    private func refreshFault(next: @escaping NextResponder)
+        -> @Sendable (Cached, RequestContext) async throws
         -> StoreResponse
     {
         { cached, context in
@@ -88,7 +89,8 @@ extension CacheHandler {
         guard !response.info.notModified else { return nil }
         var write = CacheWrite()
         if var node {
-            guard let freshness = freshness(for: id.entity, metadata: response.info.metadata, now: now, validators: true)
+            guard
+                let freshness = freshness(for: id.entity, metadata: response.info.metadata, now: now, validators: true)
             else { return nil }
             node.freshness = freshness
             write.nodes = [node]

@@ -19,6 +19,11 @@ extension CacheHandler {
                 {
                     return self.answer(current, status: refreshed == nil ? "revalidated" : "refreshed")
                 }
+                // Not stored (no-store, a failing disk): the refresh itself answers when it
+                // asked the same question.
+                if let refreshed, cached.source == .fetch(normalized) {
+                    return self.answer(fromForwarded: refreshed, plan: plan, status: "refreshed")
+                }
                 return try await self.forwardFetch(normalized, plan: plan, context: context, next: next)
             },
             forward: { try await self.forwardFetch(normalized, plan: plan, context: context, next: next) })
@@ -44,12 +49,17 @@ extension CacheHandler {
             }
             return response
         }
+        return answer(fromForwarded: response, plan: plan, status: "miss")
+    }
+
+    /// Puts a forwarded answer in the form the request asked for, with its prefetched objects.
+    func answer(fromForwarded response: StoreResponse, plan: FetchPlan, status: String) -> StoreResponse {
         guard !response.info.notModified, case .fetched(.objects(let nodes)) = response.result else { return response }
         var source = Dictionary(response.related.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         for node in nodes { source[node.id] = node }
         let window = response.info.applied == .all ? nodes : plan.select(from: nodes, source: source)
         var info = response.info
-        info.metadata["cache"] = "miss"
+        info.metadata["cache"] = status
         info.completeCollections = []
         info.applied = .all
         return StoreResponse(
@@ -75,7 +85,8 @@ extension CacheHandler {
                 return node
             } + relatedNodes(response.related, metadata: response.info.metadata, now: now)
         write.query = CachedQuery(
-            request: request.normalizedForCache, ids: nodes.map(\.id), reachesEnd: request.fetchLimit.map { nodes.count < $0 } ?? true,
+            request: request.normalizedForCache, ids: nodes.map(\.id),
+            reachesEnd: request.fetchLimit.map { nodes.count < $0 } ?? true,
             freshness: freshness)
         var complete = response.info.completeCollections
         if request.predicate == nil, request.fetchOffset == 0, request.fetchLimit == nil {

@@ -24,7 +24,9 @@ extension CacheHandler {
         write.removed = Set(result.deleted + changes.deleted)
         var nodes: [ObjectID: Node] = [:]
         for var node in result.nodes where !node.id.isTemporary {
-            guard let freshness = freshness(for: node.id.entity, metadata: response.info.metadata, now: now, validators: false)
+            guard
+                let freshness = freshness(
+                    for: node.id.entity, metadata: response.info.metadata, now: now, validators: false)
             else { continue }
             node.freshness = freshness
             nodes[node.id] = node

@@ -87,7 +87,8 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
             do {
                 return try await refresh(cached, context)
             } catch let error as StoreChainError
-                where error.isTransient && options.staleIfError.map({ isWithin($0, pastExpiryOf: cached, at: now) })
+                where error.isTransient
+                && options.staleIfError.map({ isWithin($0, pastExpiryOf: cached, at: now) })
                     == true
             {
                 var response = answer(cached, status: "stale", isStale: true)

@@ -31,6 +31,6 @@ final class SingleFlight<Value: Sendable>: Sendable {
         return try result.get()
     }
 
-    /// How many keys are in flight (for tests).
-    var inFlightCount: Int { waiting.withLock { $0.count } }
+    /// How many callers wait for the run in flight for `key` (for tests).
+    func waiterCount(for key: String) -> Int { waiting.withLock { $0[key]?.count ?? 0 } }
 }

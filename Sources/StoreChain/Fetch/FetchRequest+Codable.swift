@@ -39,7 +39,8 @@ extension FetchRequest: Codable {
             do {
                 sort.append(try FetchSortDescriptor(parsing: text))
             } catch {
-                throw DecodingError.dataCorruptedError(forKey: .sort, in: container, debugDescription: error.description)
+                throw DecodingError.dataCorruptedError(
+                    forKey: .sort, in: container, debugDescription: error.description)
             }
         }
         let result = try container.decode([String].self, forKey: .result)

@@ -1,4 +1,7 @@
 /// The state of one object: its ID, attribute values and the relationships that are known.
+///
+/// Two nodes are equal when their data are: ID, attributes, relationships and version.
+/// Freshness says how old the data is, not what it is, so it does not take part.
 public struct Node: Sendable, Hashable {
     public var id: ObjectID
     /// Attribute values by name. A missing name means `nil`.
@@ -19,6 +22,18 @@ public struct Node: Sendable, Hashable {
         self.relationships = relationships
         self.version = version
         self.freshness = freshness
+    }
+
+    public static func == (left: Node, right: Node) -> Bool {
+        left.id == right.id && left.attributes == right.attributes && left.relationships == right.relationships
+            && left.version == right.version
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(attributes)
+        hasher.combine(relationships)
+        hasher.combine(version)
     }
 
     /// The attribute's value, `null` when absent.

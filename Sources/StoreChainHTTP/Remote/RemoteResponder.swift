@@ -104,7 +104,7 @@ public final class RemoteResponder: StoreResponder {
                 .notCached, "\(request) is not cached, and the cache-only policy forbids asking the backend",
                 suggestion: "fetch it once while the backend is reachable, or use another cache policy")
         }
-        switch request {
+        return switch request {
         case .fetch(let fetch): try await self.fetch(fetch, context: context)
         case .objectFault(let id): try await objectFault(id, context: context)
         case .relationshipFault(let id, let name): try await relationshipFault(id, name, context: context)

@@ -1,0 +1,325 @@
+import Foundation
+import StoreChainSQLite
+import StoreChainTesting
+import Testing
+
+@testable import StoreChain
+
+/// The rules both caches share (`CacheHandler`), each tested over memory and disk storage.
+@Suite struct CacheRulesTests {
+    let albumsOfBand1 = try! TestData.fetch("Album", where: "band.id == 1", sort: [FetchSortDescriptor("title")])
+
+    @Test(arguments: CacheKind.allCases)
+    func freshUntilTheExpiryInstant(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind, ttl: .seconds(60))
+        let first = try await harness.fetch(albumsOfBand1)
+        #expect(first.cacheStatus == "miss")
+        #expect(try first.fetchResult() == harness.expected(albumsOfBand1))
+        await harness.clock.advance(by: .milliseconds(59_999))
+        let second = try await harness.fetch(albumsOfBand1)
+        #expect(second.cacheStatus == "hit")
+        #expect(second.info.answeredBy == harness.handlerName)
+        #expect(try second.fetchResult() == harness.expected(albumsOfBand1))
+        #expect(harness.backend.count(.fetch) == 1)
+        await harness.clock.advance(by: .milliseconds(1))
+        _ = try await harness.fetch(albumsOfBand1)
+        #expect(harness.backend.count(.fetch) == 2, "at the expiry instant the data is no longer fresh")
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func resultFormsAreDerivedFromOneCachedQuery(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind)
+        _ = try await harness.fetch(albumsOfBand1)
+        for resultType in [FetchRequest.ResultType.objectIDs, .count, .dictionaries(["title", "year"])] {
+            var request = albumsOfBand1
+            request.resultType = resultType
+            let response = try await harness.fetch(request)
+            #expect(try response.fetchResult() == harness.expected(request))
+        }
+        #expect(harness.backend.count(.fetch) == 1)
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func reloadAsksTheBackendAndStoresTheAnswer(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind)
+        _ = try await harness.fetch(albumsOfBand1)
+        harness.backend.store.upsert([
+            TestData.node(
+                "Album", 10, ["title": "Renamed", "year": 2010],
+                relationships: ["band": .toOne(ObjectID(entity: "Band", key: 1))])
+        ])
+        let reloaded = try await harness.fetch(albumsOfBand1, policy: .reload)
+        #expect(harness.backend.count(.fetch) == 2)
+        #expect(try reloaded.fetchResult() == harness.expected(albumsOfBand1))
+        let cached = try await harness.fetch(albumsOfBand1)
+        #expect(cached.cacheStatus == "hit")
+        #expect(try cached.fetchResult() == harness.expected(albumsOfBand1))
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func cacheOnlyAnswersFreshOrStaleAndForwardsOnlyWhatItDoesNotHold(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind, ttl: .seconds(60))
+        _ = try await harness.fetch(albumsOfBand1)
+        await harness.clock.advance(by: .seconds(3_600))
+        let stale = try await harness.fetch(albumsOfBand1, policy: .cacheOnly)
+        #expect(stale.info.isStale)
+        #expect(stale.cacheStatus == "stale")
+        #expect(try stale.fetchResult() == harness.expected(albumsOfBand1))
+        #expect(harness.backend.count() == 1)
+        // Not cached here: forwarded, so a cache further down (or the terminal) decides.
+        _ = try await harness.fetch(TestData.fetch("Band"), policy: .cacheOnly)
+        #expect(harness.backend.count() == 2)
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func staleWhileRevalidateAnswersAtOnceAndRefreshesInTheBackground(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind, ttl: .seconds(60))
+        let events = harness.chain.events.subscribe()
+        _ = try await harness.fetch(albumsOfBand1)
+        harness.backend.store.upsert([
+            TestData.node(
+                "Album", 12, ["title": "New Album", "year": 2020],
+                relationships: ["band": .toOne(ObjectID(entity: "Band", key: 1))])
+        ])
+        await harness.clock.advance(by: .seconds(90))
+        let stale = try await harness.fetch(albumsOfBand1, policy: .staleWhileRevalidate(maxStale: .seconds(60)))
+        #expect(stale.info.isStale)
+        guard case .objects(let old) = try stale.fetchResult() else { throw Failure("expected objects") }
+        #expect(old.count == 2, "the stale answer is the cached one")
+        await harness.chain.shutdown()
+        #expect(harness.backend.count(.fetch) == 2, "one background refresh")
+        var iterator = events.makeAsyncIterator()
+        let event = await iterator.next()
+        #expect(event?.source == harness.handlerName)
+        #expect(event?.updated.contains(ObjectID(entity: "Album", key: 12)) == true)
+        let fresh = try await harness.fetch(albumsOfBand1)
+        #expect(fresh.cacheStatus == "hit")
+        #expect(try fresh.fetchResult() == harness.expected(albumsOfBand1))
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func staleWhileRevalidateBeyondItsAllowanceWaitsForTheBackend(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind, ttl: .seconds(60))
+        _ = try await harness.fetch(albumsOfBand1)
+        await harness.clock.advance(by: .seconds(121))
+        let response = try await harness.fetch(albumsOfBand1, policy: .staleWhileRevalidate(maxStale: .seconds(60)))
+        #expect(!response.info.isStale)
+        #expect(harness.backend.count(.fetch) == 2)
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func notModifiedRenewsExpiryWithoutRefetching(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind, ttl: .seconds(60)) { $0.update { $0.etag = "\"v1\"" } }
+        _ = try await harness.fetch(albumsOfBand1)
+        await harness.clock.advance(by: .seconds(61))
+        let revalidated = try await harness.fetch(albumsOfBand1)
+        #expect(revalidated.cacheStatus == "revalidated")
+        #expect(try revalidated.fetchResult() == harness.expected(albumsOfBand1))
+        #expect(harness.backend.state.withLock { $0.validatorsSeen } == [nil, "\"v1\""])
+        await harness.clock.advance(by: .seconds(59))
+        #expect(try await harness.fetch(albumsOfBand1).cacheStatus == "hit", "expiry was renewed by the 304")
+        #expect(harness.backend.count(.fetch) == 2)
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func staleIfErrorGivesTheStaleAnswerWithTheError(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind, ttl: .seconds(60), staleIfError: .seconds(600))
+        _ = try await harness.fetch(albumsOfBand1)
+        var unavailable = StoreChainError(.httpStatus, "GET /albums answered 503")
+        unavailable.status = 503
+        harness.backend.update { $0.failure = unavailable }
+        await harness.clock.advance(by: .seconds(120))
+        let stale = try await harness.fetch(albumsOfBand1)
+        #expect(stale.info.isStale)
+        #expect(stale.info.error?.contains("503") == true)
+        #expect(try stale.fetchResult() == harness.expected(albumsOfBand1))
+        await harness.clock.advance(by: .seconds(600))
+        await #expect(throws: StoreChainError.self, "beyond the stale-if-error window the error stands") {
+            try await harness.fetch(albumsOfBand1)
+        }
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func nonTransientErrorsAreNeverHidden(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind, ttl: .seconds(60))
+        _ = try await harness.fetch(albumsOfBand1)
+        var forbidden = StoreChainError(.httpStatus, "GET /albums answered 403")
+        forbidden.status = 403
+        harness.backend.update { $0.failure = forbidden }
+        await harness.clock.advance(by: .seconds(61))
+        let error = await #expect(throws: StoreChainError.self) { try await harness.fetch(albumsOfBand1) }
+        #expect(error?.status == 403)
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func aCachedWindowAnswersNarrowerWindows(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind)
+        let sort = [FetchSortDescriptor("title")]
+        _ = try await harness.fetch(TestData.fetch("Album", sort: sort, limit: 4))
+        for (offset, limit) in [(0, 4), (1, 2), (3, 1), (0, 1)] {
+            let request = try TestData.fetch("Album", sort: sort, limit: limit, offset: offset)
+            let response = try await harness.fetch(request)
+            #expect(response.cacheStatus == "hit", "offset \(offset) limit \(limit)")
+            #expect(try response.fetchResult() == harness.expected(request))
+        }
+        #expect(harness.backend.count(.fetch) == 1)
+        let beyond = try TestData.fetch("Album", sort: sort, limit: 2, offset: 3)
+        #expect(try await harness.fetch(beyond).fetchResult() == harness.expected(beyond))
+        #expect(harness.backend.count(.fetch) == 2, "a window reaching past the cached one is forwarded")
+        // A window that reached the end of the results answers any window after it.
+        _ = try await harness.fetch(TestData.fetch("Album", sort: sort, limit: 100, offset: 2))
+        let tail = try TestData.fetch("Album", sort: sort, limit: 10, offset: 5)
+        #expect(try await harness.fetch(tail).fetchResult() == harness.expected(tail))
+        #expect(harness.backend.count(.fetch) == 3)
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func identicalRequestsInFlightMakeOneCall(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind)
+        harness.backend.update { $0.holdUntil = harness.clock.now.addingTimeInterval(1) }
+        let request = albumsOfBand1
+        try await withThrowingTaskGroup(of: FetchResult.self) { group in
+            for _ in 0..<5 { group.addTask { try await harness.chain.fetch(request) } }
+            await harness.clock.waitForSleepers(1)
+            let key = "fetch \(request.normalizedForCache)"
+            try await waitUntil { harness.chain.handlers.first.map { inFlightWaiters($0, key: key) } == 4 }
+            await harness.clock.advance(by: .seconds(1))
+            for try await result in group { #expect(result == (try harness.expected(request))) }
+        }
+        #expect(harness.backend.count(.fetch) == 1)
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func aSaveUpdatesObjectsAndDropsQueriesOfWhatItTouched(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind)
+        _ = try await harness.fetch(albumsOfBand1)
+        let album10 = ObjectID(entity: "Album", key: 10)
+        _ = try await harness.chain.send(.save(SaveChanges(updated: [Node(id: album10, attributes: ["title": "Zzz"])])))
+        let after = try await harness.fetch(albumsOfBand1)
+        #expect(after.cacheStatus == "miss")
+        #expect(try after.fetchResult() == harness.expected(albumsOfBand1))
+        let fault = try await harness.chain.send(.objectFault(album10))
+        #expect(fault.cacheStatus == "hit")
+        #expect(try fault.objectNode()?[attribute: "title"] == "Zzz")
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func faultsAreCachedAndAGoneObjectIsRemovedWithAnEvent(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind, ttl: .seconds(60))
+        let album10 = ObjectID(entity: "Album", key: 10)
+        _ = try await harness.chain.send(.objectFault(album10))
+        #expect(try await harness.chain.send(.objectFault(album10)).cacheStatus == "hit")
+        #expect(harness.backend.count(.objectFault) == 1)
+        let events = harness.chain.events.subscribe()
+        harness.backend.store.remove(album10)
+        await harness.clock.advance(by: .seconds(61))
+        #expect(try await harness.chain.send(.objectFault(album10)).objectNode() == nil)
+        var iterator = events.makeAsyncIterator()
+        #expect(await iterator.next()?.deleted == [album10])
+        #expect(
+            try await harness.chain.send(
+                .objectFault(album10), context: harness.chain.makeContext(cachePolicy: .cacheOnly)
+            ).cacheStatus == "miss", "no longer cached")
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func aRefreshedCompleteCollectionRemovesObjectsNoLongerThere(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind, ttl: .seconds(60))
+        let allBands = try TestData.fetch("Band")
+        _ = try await harness.fetch(allBands)
+        let events = harness.chain.events.subscribe()
+        let band4 = ObjectID(entity: "Band", key: 4)
+        harness.backend.store.remove(band4)
+        await harness.clock.advance(by: .seconds(61))
+        #expect(try await harness.fetch(allBands).fetchResult() == harness.expected(allBands))
+        var iterator = events.makeAsyncIterator()
+        let event = await iterator.next()
+        #expect(event?.deleted == [band4])
+        let names = try TestData.fetch("Band", where: "name BEGINSWITH 'l'")
+        #expect(try await harness.fetch(names).fetchResult() == harness.expected(names))
+        #expect(harness.backend.count(.fetch) == 2, "answered from the complete collection")
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func completeCollectionsAnswerPreciseQueriesLocally(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind) { $0.update { $0.dumpsEverything = true } }
+        let queries = try [
+            TestData.fetch("Album", where: "band.name == 'Rue Royale'", sort: [FetchSortDescriptor("title")]),
+            TestData.fetch(
+                "Album", where: "year >= 2000 AND price < 11", sort: [FetchSortDescriptor("year", ascending: false)]),
+            TestData.fetch("Band", where: "ANY albums.year < 1995"),
+            TestData.fetch("Band", where: "albums.@count == 0"),
+            TestData.fetch(
+                "Track", where: "album.band.country == 'IS'", sort: [FetchSortDescriptor("seconds")], limit: 2),
+            TestData.fetch("Track", where: "title CONTAINS[cd] 'o'", limit: 3, offset: 1),
+            TestData.fetch("Band", sort: [FetchSortDescriptor("name", caseInsensitive: true)]),
+        ]
+        for request in queries {
+            #expect(try await harness.fetch(request).fetchResult() == harness.expected(request), "\(request)")
+        }
+        #expect(harness.backend.count() == 1, "one dump, then everything from the cache")
+        let albums = try await harness.chain.send(
+            .relationshipFault(ObjectID(entity: "Band", key: 2), relationship: "albums"))
+        #expect(
+            try albums.relationshipValue()
+                == .toMany([ObjectID(entity: "Album", key: 20), ObjectID(entity: "Album", key: 21)]))
+        #expect(albums.related.count == 2)
+        #expect(harness.backend.count() == 1)
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func responseHeadersOverrideTheConfiguredExpiry(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind, ttl: .seconds(600)) {
+            $0.update { $0.metadata = ["cache-control": "public, max-age=10"] }
+        }
+        _ = try await harness.fetch(albumsOfBand1)
+        await harness.clock.advance(by: .seconds(10))
+        _ = try await harness.fetch(albumsOfBand1)
+        #expect(harness.backend.count(.fetch) == 2)
+        harness.backend.update { $0.metadata = ["cache-control": "no-store"] }
+        await harness.clock.advance(by: .seconds(10))
+        _ = try await harness.fetch(albumsOfBand1)
+        _ = try await harness.fetch(albumsOfBand1)
+        #expect(harness.backend.count(.fetch) == 4, "no-store answers are not kept")
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func observersSeeCachedDataFirstAndRefreshedDataAfterRevalidation(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind, ttl: .seconds(60))
+        let model = harness.backend.store.model
+        _ = try await harness.fetch(albumsOfBand1)
+        await harness.clock.advance(by: .seconds(61))
+        harness.backend.store.upsert([
+            TestData.node(
+                "Album", 12, ["title": "New", "year": 2021],
+                relationships: ["band": .toOne(ObjectID(entity: "Band", key: 1))])
+        ])
+        let context = ObjectContext(chain: harness.chain, model: model)
+        var request = albumsOfBand1
+        request.cachePolicy = .staleWhileRevalidate(maxStale: .seconds(3_600))
+        var updates = context.observe(request).makeAsyncIterator()
+        let first = try await updates.next()
+        #expect(first?.count == 2, "the cached answer first")
+        let second = try await updates.next()
+        #expect(second?.count == 3, "then the refreshed one")
+        await harness.chain.shutdown()
+    }
+}
+
+struct Failure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Yields until `condition` holds (for conditions other tasks make true without the clock).
+func waitUntil(_ condition: () -> Bool) async throws {
+    for _ in 0..<100_000 where !condition() { await Task.yield() }
+    guard condition() else { throw Failure("the condition never held") }
+}
+
+/// How many callers wait on the cache's in-flight call for `key`.
+func inFlightWaiters(_ handler: any StoreHandler, key: String) -> Int {
+    if let memory = handler as? MemoryCache { return memory.inFlight.waiterCount(for: key) }
+    if let disk = handler as? DiskCache { return disk.inFlight.waiterCount(for: key) }
+    return -1
+}

@@ -1,0 +1,121 @@
+import Foundation
+import StoreChain
+import StoreChainSQLite
+import StoreChainTesting
+import Synchronization
+
+/// The two caches, so every shared rule is tested over both storages.
+enum CacheKind: String, CaseIterable, Sendable, CustomStringConvertible {
+    case memory, disk
+    var description: String { rawValue }
+}
+
+/// A backend for cache tests: the music fixture with what HTTP adds — response headers, an
+/// ETag answered with "not modified", failures, and (optionally) whole collections.
+final class FakeBackend: StoreResponder {
+    struct State {
+        var metadata: [String: String] = [:]
+        var etag: String?
+        var failure: StoreChainError?
+        /// Like a dump-only API: every fetch that asks for whole collections gets all of them.
+        var dumpsEverything = false
+        var validatorsSeen: [String?] = []
+        /// Faults and fetches wait here until the clock passes this time (for single-flight).
+        var holdUntil: Date?
+    }
+
+    let store: InMemoryStore
+    let clock: ManualClock
+    let name = "FakeBackend"
+    let state = Mutex(State())
+    private let recorded = Mutex<[StoreRequest]>([])
+
+    init(clock: ManualClock) throws {
+        store = try MusicFixture.store()
+        self.clock = clock
+    }
+
+    var requests: [StoreRequest] { recorded.withLock { $0 } }
+    func count(_ kind: StoreRequest.Kind? = nil) -> Int { requests.filter { kind == nil || $0.kind == kind }.count }
+    func update(_ change: (inout State) -> Void) { state.withLock { change(&$0) } }
+
+    func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
+        recorded.withLock { $0.append(request) }
+        let current = state.withLock { state in
+            state.validatorsSeen.append(context[ValidatorsKey.self]?.etag)
+            return state
+        }
+        if let holdUntil = current.holdUntil { try await clock.sleep(until: holdUntil) }
+        if let failure = current.failure { throw failure }
+        var info = ResponseInfo(answeredBy: name, origin: .remote, metadata: current.metadata)
+        if let etag = current.etag {
+            info.metadata["etag"] = etag
+            if context[ValidatorsKey.self]?.etag == etag {
+                info.notModified = true
+                let empty: StoreResponse.Result =
+                    switch request {
+                    case .fetch: .fetched(.objects([]))
+                    case .relationshipFault: .relationship(.toMany([]))
+                    default: .object(nil)
+                    }
+                return StoreResponse(empty, info: info)
+            }
+        }
+        var response = try await store.respond(to: request, context: context)
+        response.info = info
+        if current.dumpsEverything, context[CompleteCollectionsKey.self] == true, case .fetch = request,
+            case .fetched(.objects(let nodes)) = response.result
+        {
+            let known = Set(nodes.map(\.id)).union(response.related.map(\.id))
+            let snapshot = store.snapshot
+            for entity in store.model.entities.map(\.name) {
+                response.related += snapshot.nodes(of: entity).filter { !known.contains($0.id) }
+            }
+            response.info.completeCollections = Set(store.model.entities.map(\.name))
+        }
+        return response
+    }
+}
+
+/// A chain with one cache in front of a `FakeBackend`, on a manual clock.
+struct CacheHarness {
+    let clock: ManualClock
+    let backend: FakeBackend
+    let chain: Chain
+    let directory: URL
+    let handlerName: String
+
+    static func make(
+        _ kind: CacheKind, ttl: Duration = .seconds(60), staleIfError: Duration? = .seconds(600),
+        maxObjects: Int = 10_000, directory: URL? = nil, configure: (FakeBackend) -> Void = { _ in }
+    ) throws -> CacheHarness {
+        let clock = ManualClock()
+        let backend = try FakeBackend(clock: clock)
+        configure(backend)
+        let directory = directory ?? FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())")
+        let options = CacheOptions(expiry: CacheExpiry(defaultTTL: ttl), staleIfError: staleIfError)
+        let model = backend.store.model
+        let handler: any StoreHandler =
+            switch kind {
+            case .memory: MemoryCache(model: model, limits: .init(maxObjects: maxObjects), options: options)
+            case .disk: DiskCache(model: model, path: directory.appending(path: "cache.sqlite").path, options: options)
+            }
+        let chain = Chain(handlers: [handler], terminal: backend, clock: clock)
+        return CacheHarness(
+            clock: clock, backend: backend, chain: chain, directory: directory, handlerName: handler.name)
+    }
+
+    /// Fetches through the chain with a policy.
+    func fetch(_ request: FetchRequest, policy: CachePolicy? = nil) async throws -> StoreResponse {
+        try await chain.send(.fetch(request), context: chain.makeContext(cachePolicy: policy))
+    }
+
+    /// What the backend itself holds for `request`: the oracle.
+    func expected(_ request: FetchRequest) throws -> FetchResult {
+        try backend.store.fetch(request)
+    }
+}
+
+extension StoreResponse {
+    var cacheStatus: String? { info.metadata["cache"] }
+}
