@@ -345,7 +345,7 @@ public final class SQLiteCacheStorage: CacheStorage {
         try withDatabase { pool in try pool.read(body) }
     }
 
-    private func modify<T>(_ body: (Database) throws -> T) throws -> T {
+    func modify<T>(_ body: (Database) throws -> T) throws -> T {
         try withDatabase { pool in try pool.write(body) }
     }
 
@@ -475,5 +475,12 @@ public final class SQLiteCacheStorage: CacheStorage {
                     entity TEXT PRIMARY KEY NOT NULL, fetched_at REAL, expires_at REAL, etag TEXT, last_modified TEXT);
                 PRAGMA user_version = \(Self.schemaVersion);
                 """)
+    }
+}
+
+extension SQLiteCacheStorage {
+    /// Marks the file as written by another schema version (for tests of the rebuild).
+    func setSchemaVersionForTesting(_ version: Int) throws {
+        try modify { db in try db.execute(sql: "PRAGMA user_version = \(version)") }
     }
 }

@@ -56,6 +56,16 @@ extension RemoteResponder {
         if case .objects(let objects) = result, !request.relationshipKeyPathsForPrefetching.isEmpty {
             related = source.nodes(along: request.relationshipKeyPathsForPrefetching, from: objects)
         }
+        if context[CompleteCollectionsKey.self] == true {
+            let collections = completeCollections(
+                fetched: plan.entity, plan: queryPlan, loaded: loaded, context: context)
+            var known = Set(related.map(\.id))
+            if case .objects(let objects) = result { known.formUnion(objects.map(\.id)) }
+            for node in collections.values.joined() where known.insert(node.id).inserted {
+                related.append(source[node.id] ?? node)
+            }
+            info.completeCollections = Set(collections.keys)
+        }
         return StoreResponse(.fetched(result), related: related, info: info)
     }
 

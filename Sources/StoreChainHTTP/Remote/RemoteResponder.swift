@@ -104,6 +104,8 @@ public final class RemoteResponder: StoreResponder {
                 .notCached, "\(request) is not cached, and the cache-only policy forbids asking the backend",
                 suggestion: "fetch it once while the backend is reachable, or use another cache policy")
         }
+        var context = context
+        context[DocumentMemoKey.self] = DocumentMemo()
         return switch request {
         case .fetch(let fetch): try await self.fetch(fetch, context: context)
         case .objectFault(let id): try await objectFault(id, context: context)
@@ -135,7 +137,10 @@ public final class RemoteResponder: StoreResponder {
             timeout = min(timeout, .seconds(max(0, deadline.timeIntervalSince(context.clock.now))))
         }
         let request = TransportRequest(method: method, url: url, headers: headers, body: data, timeout: timeout)
+        let memo = method == "GET" ? context[DocumentMemoKey.self] : nil
+        if let memo, let response = memo.response(for: url) { return response }
         let response = try await transport.send(request)
+        memo?.store(response, for: url)
         counters.withLock { traffic in
             traffic.requests += 1
             traffic.bytesReceived += response.body.count

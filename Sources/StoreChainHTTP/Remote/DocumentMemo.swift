@@ -1,0 +1,61 @@
+import Foundation
+import StoreChain
+import Synchronization
+
+/// The GET responses of one request to the chain, so that loading related objects from the
+/// document a fetch already read (a dump-only API's one big document) costs no second request.
+final class DocumentMemo: Sendable {
+    private let responses = Mutex<[URL: TransportResponse]>([:])
+
+    func response(for url: URL) -> TransportResponse? {
+        responses.withLock { $0[url] }
+    }
+
+    func store(_ response: TransportResponse, for url: URL) {
+        responses.withLock { $0[url] = response }
+    }
+}
+
+/// Where the current request's `DocumentMemo` travels.
+enum DocumentMemoKey: RequestContextKey {
+    typealias Value = DocumentMemo
+}
+
+extension RemoteResponder {
+    /// The whole collections this request read anyway, for a cache that asked for them
+    /// (`CompleteCollectionsKey`): the fetched entity when its listing had no filter, and every
+    /// entity whose unfiltered, unpaged listing is a document already read.
+    func completeCollections(
+        fetched entity: Entity, plan: QueryPlanner.Plan, loaded: Loaded, context: RequestContext
+    ) -> [String: [Node]] {
+        var collections: [String: [Node]] = [:]
+        if plan.pushed.isEmpty, !plan.endpoint.single { collections[entity.name] = loaded.nodes }
+        guard let memo = context[DocumentMemoKey.self] else { return collections }
+        for (name, entityOptions) in options.entities where collections[name] == nil {
+            guard let other = model.entity(named: name) else { continue }
+            for endpoint in entityOptions.fetch
+            where endpoint.bind.isEmpty && endpoint.paging == nil && !endpoint.single {
+                guard let template = try? RequestTemplate(endpoint.request), template.variables.isEmpty,
+                    let url = try? template.url(base: options.baseURL, values: [:]),
+                    let response = memo.response(for: url),
+                    let nodes = try? mapAll(response, from: url, entity: other, records: endpoint.records)
+                else { continue }
+                collections[name] = nodes
+                break
+            }
+        }
+        return collections
+    }
+
+    /// Every record of `entity` in a response; throws on the first that does not map.
+    private func mapAll(_ response: TransportResponse, from url: URL, entity: Entity, records: String?) throws
+        -> [Node]
+    {
+        let source = RemoteError.redacted(url)
+        let path = records ?? mapper.options(for: entity.name).records
+        return try mapper.records(in: try json(response, from: url), at: path, source: source).enumerated().map {
+            index, record in
+            try mapper.node(from: record, entity: entity, jsonPath: "$[\(index)]", source: source).node
+        }
+    }
+}

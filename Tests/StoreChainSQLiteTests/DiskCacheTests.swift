@@ -1,0 +1,157 @@
+import Foundation
+import StoreChain
+import StoreChainTesting
+import Testing
+
+@testable import StoreChainSQLite
+
+/// What only the disk cache does: survive restarts, recover from damaged files, rebuild on a
+/// schema change, compress, stay owner-only, and really erase.
+@Suite struct DiskCacheTests {
+    let request = try! TestData.fetch("Album", where: "year >= 2000", sort: [FetchSortDescriptor("year")])
+
+    private func cacheFile(_ harness: CacheHarness) -> String {
+        harness.directory.appending(path: "cache.sqlite").path
+    }
+
+    /// A second chain on the same file whose backend always fails: it can only answer from disk.
+    private func reopened(_ harness: CacheHarness) throws -> CacheHarness {
+        let again = try CacheHarness.make(.disk, directory: harness.directory)
+        again.backend.update { $0.failure = StoreChainError(.transport, "the network is down") }
+        return again
+    }
+
+    @Test func answersAfterARestartWithoutTheNetwork() async throws {
+        let harness = try CacheHarness.make(.disk) { $0.update { $0.etag = "\"catalog-1\"" } }
+        _ = try await harness.fetch(request)
+        _ = try await harness.chain.send(.objectFault(ObjectID(entity: "Band", key: 2)))
+        let again = try reopened(harness)
+        let response = try await again.fetch(request)
+        #expect(response.info.origin == .disk)
+        #expect(try response.fetchResult() == harness.expected(request))
+        let band = try await again.chain.send(.objectFault(ObjectID(entity: "Band", key: 2)))
+        #expect(try band.objectNode()?[attribute: "name"] == "Sigur Rós")
+        #expect(again.backend.count() == 0)
+    }
+
+    @Test func validatorsSurviveARestart() async throws {
+        let harness = try CacheHarness.make(.disk, ttl: .seconds(60)) { $0.update { $0.etag = "\"catalog-1\"" } }
+        _ = try await harness.fetch(request)
+        let again = try CacheHarness.make(.disk, ttl: .seconds(60), directory: harness.directory) {
+            $0.update { $0.etag = "\"catalog-1\"" }
+        }
+        await again.clock.advance(by: .seconds(61))
+        let response = try await again.fetch(request)
+        #expect(response.cacheStatus == "revalidated")
+        #expect(again.backend.state.withLock { $0.validatorsSeen } == ["\"catalog-1\""])
+    }
+
+    @Test(arguments: ["garbage", "truncated", "empty"])
+    func aDamagedFileIsMovedAsideAndRebuilt(_ damage: String) async throws {
+        let harness = try CacheHarness.make(.disk)
+        _ = try await harness.fetch(request)
+        let path = cacheFile(harness)
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        switch damage {
+        case "garbage": try Data(repeating: 0xA5, count: 64 * 1024).write(to: URL(filePath: path))
+        case "truncated":
+            let bytes = try Data(contentsOf: URL(filePath: path))
+            try bytes.prefix(1_000).write(to: URL(filePath: path))
+        default: try Data().write(to: URL(filePath: path))
+        }
+        let again = try CacheHarness.make(.disk, directory: harness.directory)
+        let response = try await again.fetch(request)
+        #expect(try response.fetchResult() == again.expected(request), "answered from the backend")
+        #expect(try await again.fetch(request).cacheStatus == "hit", "and cached in the rebuilt file")
+        if damage != "empty" {
+            let kept = try FileManager.default.contentsOfDirectory(atPath: harness.directory.path)
+            #expect(kept.contains { $0.hasPrefix("cache.sqlite.corrupt-") }, "\(kept)")
+        }
+    }
+
+    @Test func aDirectoryWhereTheFileShouldBeTurnsTheDiskCacheOff() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())")
+        try FileManager.default.createDirectory(
+            at: directory.appending(path: "cache.sqlite"), withIntermediateDirectories: true)
+        let harness = try CacheHarness.make(.disk, directory: directory)
+        #expect(try await harness.fetch(request).fetchResult() == harness.expected(request))
+        _ = try await harness.fetch(request)
+        #expect(harness.backend.count() == 2, "nothing is cached, and nothing fails")
+    }
+
+    @Test func anotherSchemaVersionIsRebuilt() async throws {
+        let harness = try CacheHarness.make(.disk)
+        _ = try await harness.fetch(request)
+        let storage = SQLiteCacheStorage(path: cacheFile(harness))
+        try storage.setSchemaVersionForTesting(SQLiteCacheStorage.schemaVersion + 1)
+        let again = try CacheHarness.make(.disk, directory: harness.directory)
+        let response = try await again.fetch(request)
+        #expect(response.cacheStatus == "miss", "the old data is gone")
+        #expect(try response.fetchResult() == again.expected(request))
+        #expect(try await again.fetch(request).cacheStatus == "hit")
+    }
+
+    @Test func theFileIsOwnerOnly() async throws {
+        let harness = try CacheHarness.make(.disk)
+        _ = try await harness.fetch(request)
+        let attributes = try FileManager.default.attributesOfItem(atPath: cacheFile(harness))
+        #expect((attributes[.posixPermissions] as? Int).map { $0 & 0o077 } == 0)
+    }
+
+    @Test func clearErasesAndShrinksTheFile() async throws {
+        let harness = try CacheHarness.make(.disk)
+        let storage = SQLiteCacheStorage(path: cacheFile(harness))
+        var write = CacheWrite()
+        write.nodes = (0..<2_000).map { index in
+            var node = TestData.node("Track", 10_000 + index, ["title": .string(String(repeating: "x", count: 200))])
+            node.freshness = Freshness(expiresAt: .distantFuture)
+            return node
+        }
+        _ = try storage.write(write)
+        let before = try storage.statistics()
+        #expect(before.objectsByEntity["Track"] == 2_000)
+        try storage.clear()
+        let after = try storage.statistics()
+        #expect(after.objectsByEntity.isEmpty)
+        #expect(after.fileBytes < before.fileBytes / 4, "\(before.fileBytes) → \(after.fileBytes)")
+        let raw = try Data(contentsOf: URL(filePath: cacheFile(harness)))
+        #expect(raw.range(of: Data(String(repeating: "x", count: 200).utf8)) == nil)
+    }
+
+    @Test func payloadsAreCompressedWhenThatSavesSpace() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())")
+        let storage = SQLiteCacheStorage(path: directory.appending(path: "c.sqlite").path)
+        var write = CacheWrite()
+        var node = TestData.node("Track", 1, ["title": .string(String(repeating: "la ", count: 400))])
+        node.freshness = Freshness(expiresAt: .distantFuture)
+        write.nodes = [node, TestData.node("Track", 2, ["title": "short"])]
+        _ = try storage.write(write)
+        let statistics = try storage.statistics()
+        #expect(statistics.payloadBytes < 400, "\(statistics.payloadBytes) bytes for 1,200 characters")
+        #expect(try storage.nodes([node.id])[node.id] == node, "and reads back intact")
+    }
+
+    @Test func evictsLeastRecentlyUsedBeyondTheSizeCap() throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())")
+        let storage = SQLiteCacheStorage(path: directory.appending(path: "c.sqlite").path, maxBytes: 2_000)
+        func node(_ key: Int) -> Node {
+            var node = TestData.node("Track", key, ["title": .string("track \(key) \(UUID())")])
+            node.freshness = Freshness(expiresAt: .distantFuture)
+            return node
+        }
+        for key in 0..<10 {
+            var write = CacheWrite()
+            write.nodes = [node(key)]
+            _ = try storage.write(write)
+            if key >= 1 { _ = try storage.nodes([ObjectID(entity: "Track", key: 0)]) }  // keep 0 in use
+        }
+        var write = CacheWrite()
+        write.nodes = (10..<20).map(node)
+        _ = try storage.write(write)
+        let present = try storage.nodes((0..<20).map { ObjectID(entity: "Track", key: .integer($0)) })
+        #expect(try storage.statistics().payloadBytes <= 2_000)
+        #expect(present[ObjectID(entity: "Track", key: 0)] != nil, "recently used survives")
+        #expect(present[ObjectID(entity: "Track", key: 1)] == nil, "least recently used goes first")
+        #expect(present[ObjectID(entity: "Track", key: 19)] != nil)
+    }
+}
