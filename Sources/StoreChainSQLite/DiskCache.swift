@@ -21,6 +21,6 @@ extension CacheHandler where Storage == SQLiteCacheStorage {
     ) {
         self.init(
             name: "disk-cache", model: model,
-            storage: SQLiteCacheStorage(path: path, maxBytes: maxBytes, logger: logger), options: options)
+            storage: SQLiteCacheStorage(path: path, model: model, maxBytes: maxBytes, logger: logger), options: options)
     }
 }

@@ -16,6 +16,8 @@ public final class SQLiteCacheStorage: CacheStorage {
     public static let schemaVersion = 1
 
     public let path: String
+    /// The model, for compiling predicates to SQL; `nil` filters nothing in SQL.
+    public let model: Model?
     /// Upper bound on stored payload bytes; least recently used entries go first.
     public let maxBytes: Int
     private let logger: Logger
@@ -25,8 +27,12 @@ public final class SQLiteCacheStorage: CacheStorage {
     private let useCounter = Atomic<Int>(0)
 
     /// Opens (or creates) the cache file at `path`.
-    public init(path: String, maxBytes: Int = 200 << 20, logger: Logger = Logger(label: "storechain.disk-cache")) {
+    public init(
+        path: String, model: Model? = nil, maxBytes: Int = 200 << 20,
+        logger: Logger = Logger(label: "storechain.disk-cache")
+    ) {
         self.path = path
+        self.model = model
         self.maxBytes = maxBytes
         self.logger = logger
         database.withLock { $0 = openOrRebuild() }
@@ -87,14 +93,24 @@ public final class SQLiteCacheStorage: CacheStorage {
         }.map(Self.freshness)
     }
 
+    /// The entity's nodes in the order they were first stored, filtered in SQL by what
+    /// `SQLPredicate` can compile of `predicate`.
     public func nodes(of entity: String, matching predicate: FetchPredicate?) throws -> [Node] {
+        var condition = ""
+        var arguments: StatementArguments = [entity]
+        if let predicate, let description = model?.entity(named: entity),
+            let compiled = SQLPredicate(predicate, entity: description)
+        {
+            condition = " AND (\(compiled.sql))"
+            arguments += compiled.arguments
+        }
         let rows = try read { db in
             try Row.fetchAll(
                 db,
                 sql: """
                     SELECT payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified
-                    FROM nodes WHERE entity = ? ORDER BY rowid
-                    """, arguments: [entity])
+                    FROM nodes WHERE entity = ?\(condition) ORDER BY rowid
+                    """, arguments: arguments)
         }
         return try rows.map(Self.node)
     }
@@ -423,6 +439,7 @@ public final class SQLiteCacheStorage: CacheStorage {
         var configuration = Configuration()
         configuration.label = "storechain.disk-cache"
         configuration.busyMode = .timeout(5)
+        configuration.prepareDatabase { db in db.add(function: SQLPredicate.attributeFunction) }
         let pool = try DatabasePool(path: path, configuration: configuration)
         do {
             try pool.write { db in try migrate(db) }

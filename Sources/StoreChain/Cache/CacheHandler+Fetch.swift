@@ -146,7 +146,7 @@ extension CacheHandler {
         guard let stalest else { return nil }
         var nodes: [Node]
         if entities.count == 1 {
-            nodes = try storage.nodes(of: request.entity, matching: request.predicate)
+            nodes = try storage.nodes(of: request.entity, matching: plan.predicate?.predicate)
         } else {
             nodes = []
             for entity in entities.sorted() { nodes += try storage.nodes(of: entity, matching: nil) }

@@ -1,0 +1,127 @@
+import Foundation
+import GRDB
+import StoreChain
+
+/// The part of a predicate SQLite can apply, as a `WHERE` condition with bound arguments.
+///
+/// The condition selects a superset of the matching rows: what cannot be compiled (relationship
+/// key paths, `[c]`/`[d]`, LIKE, MATCHES, aggregates, NOT) is left out, and the whole predicate
+/// is evaluated in memory on what SQLite returns. Values are always bound parameters, never
+/// part of the SQL text.
+struct SQLPredicate {
+    var sql: String
+    var arguments: StatementArguments
+
+    /// Compiles what it can of `predicate` (with constants already bound to attribute types)
+    /// over `entity`'s attributes; `nil` when nothing can be compiled.
+    init?(_ predicate: FetchPredicate, entity: Entity) {
+        guard let compiled = Self.compile(predicate, entity: entity) else { return nil }
+        self = compiled
+    }
+
+    private init(sql: String, arguments: StatementArguments) {
+        self.sql = sql
+        self.arguments = arguments
+    }
+
+    private static func compile(_ predicate: FetchPredicate, entity: Entity) -> SQLPredicate? {
+        switch predicate {
+        case .true, .not: return nil
+        case .false: return SQLPredicate(sql: "0", arguments: [])
+        case .and(let operands):
+            let parts = operands.compactMap { compile($0, entity: entity) }
+            return parts.isEmpty ? nil : join(parts, with: "AND")
+        case .or(let operands):
+            var parts: [SQLPredicate] = []
+            for operand in operands {
+                guard let part = compile(operand, entity: entity) else { return nil }
+                parts.append(part)
+            }
+            return parts.isEmpty ? nil : join(parts, with: "OR")
+        case .comparison(let comparison): return compile(comparison, entity: entity)
+        }
+    }
+
+    private static func join(_ parts: [SQLPredicate], with connective: String) -> SQLPredicate {
+        var arguments = StatementArguments()
+        for part in parts { arguments += part.arguments }
+        return SQLPredicate(
+            sql: parts.map { "(\($0.sql))" }.joined(separator: " \(connective) "), arguments: arguments)
+    }
+
+    private static func compile(_ comparison: Comparison, entity: Entity) -> SQLPredicate? {
+        guard comparison.modifier == .direct, comparison.options.isEmpty,
+            case .keyPath(let path) = comparison.lhs, path.count == 1,
+            let attribute = entity.attribute(named: path[0])
+        else { return nil }
+        let value = "storechain_attribute(payload, compressed, raw_size, ?)"
+        let name: StatementArguments = [attribute.name]
+        switch (comparison.op, comparison.rhs) {
+        case (.equal, .constant(.null)): return SQLPredicate(sql: "\(value) IS NULL", arguments: name)
+        case (.notEqual, .constant(.null)): return SQLPredicate(sql: "\(value) IS NOT NULL", arguments: name)
+        case (.in, .array(let operands)):
+            var values: [any DatabaseValueConvertible] = []
+            for operand in operands {
+                guard case .constant(let constant) = operand, let bound = sqlValue(constant, for: attribute.type)
+                else { return nil }
+                values.append(bound)
+            }
+            guard !values.isEmpty else { return SQLPredicate(sql: "0", arguments: []) }
+            let marks = Array(repeating: "?", count: values.count).joined(separator: ", ")
+            return SQLPredicate(sql: "\(value) IN (\(marks))", arguments: name + StatementArguments(values))
+        case (let op, .constant(let constant)):
+            guard let bound = sqlValue(constant, for: attribute.type) else { return nil }
+            let arguments = name + [bound]
+            switch op {
+            case .equal: return SQLPredicate(sql: "\(value) = ?", arguments: arguments)
+            // `nil != 5` is true in memory, so rows without the value stay in.
+            case .notEqual: return SQLPredicate(sql: "\(value) IS NOT ?", arguments: arguments)
+            case .less: return SQLPredicate(sql: "\(value) < ?", arguments: arguments)
+            case .lessOrEqual: return SQLPredicate(sql: "\(value) <= ?", arguments: arguments)
+            case .greater: return SQLPredicate(sql: "\(value) > ?", arguments: arguments)
+            case .greaterOrEqual: return SQLPredicate(sql: "\(value) >= ?", arguments: arguments)
+            case .beginsWith where attribute.type == .string:
+                return SQLPredicate(sql: "instr(\(value), ?) = 1", arguments: arguments)
+            case .contains where attribute.type == .string:
+                return SQLPredicate(sql: "instr(\(value), ?) > 0", arguments: arguments)
+            default: return nil
+            }
+        default: return nil
+        }
+    }
+
+    /// A constant as SQLite compares it with the stored value of an attribute of `type`; `nil`
+    /// when the two would not compare the way predicates do.
+    static func sqlValue(_ value: Value, for type: AttributeType) -> (any DatabaseValueConvertible)? {
+        switch (type, value) {
+        case (.string, .string(let text)): text
+        case (.integer, .integer(let number)), (.double, .integer(let number)): number
+        case (.integer, .double(let number)), (.double, .double(let number)): number.isNaN ? nil : number
+        case (.boolean, .bool(let flag)): flag
+        case (.date, .date(let date)): date.timeIntervalSince1970
+        default: nil
+        }
+    }
+
+    /// The stored value of one attribute of a node payload, as SQLite compares it: strings as
+    /// TEXT, integers and booleans as INTEGER, doubles and dates as REAL; other kinds as NULL
+    /// (never compiled, so never compared).
+    static let attributeFunction = DatabaseFunction("storechain_attribute", argumentCount: 4, pure: true) { values in
+        guard let payload = Data.fromDatabaseValue(values[0]), let compressed = Bool.fromDatabaseValue(values[1]),
+            let rawSize = Int.fromDatabaseValue(values[2]), let name = String.fromDatabaseValue(values[3])
+        else { return nil }
+        let json = try JSONParser().parse(compressed ? try Zlib.decompress(payload, originalSize: rawSize) : payload)
+        guard case .object(let node) = json, case .object(let attributes)? = node["attributes"],
+            case .object(let typed)? = attributes[name], let (kind, stored) = typed.first
+        else { return nil }
+        switch (kind, stored) {
+        case ("string", .string(let text)): return text
+        case ("integer", .integer(let number)), ("double", .integer(let number)), ("date", .integer(let number)):
+            return number
+        case ("integer", .double(let number)), ("double", .double(let number)), ("date", .double(let number)):
+            return number
+        case ("bool", .bool(let flag)): return flag
+        default: return nil
+        }
+    }
+}
