@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "StoreChainTesting", targets: ["StoreChainTesting"]),
         .library(name: "StoreChainHTTP", targets: ["StoreChainHTTP"]),
         .library(name: "StoreChainSQLite", targets: ["StoreChainSQLite"]),
+        .library(name: "StoreChainDemoBackend", targets: ["StoreChainDemoBackend"]),
         .executable(name: "storechain", targets: ["storechain"]),
     ],
     dependencies: [
@@ -120,7 +121,10 @@ let package = Package(
         ),
         .testTarget(
             name: "StoreChainIntegrationTests",
-            dependencies: ["StoreChainDemoBackend", "StoreChainHTTP", "StoreChainSQLite", "StoreChainTesting"],
+            dependencies: [
+                "StoreChainDemoBackend", "StoreChainHTTP", "StoreChainSQLite", "StoreChainPipeline",
+                "StoreChainTesting",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

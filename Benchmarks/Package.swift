@@ -16,6 +16,7 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .executableTarget(
@@ -24,6 +25,9 @@ let package = Package(
                 .product(name: "Benchmark", package: "package-benchmark"),
                 .product(name: "StoreChain", package: libraryPackage),
                 .product(name: "StoreChainHTTP", package: libraryPackage),
+                .product(name: "StoreChainSQLite", package: libraryPackage),
+                .product(name: "StoreChainDemoBackend", package: libraryPackage),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "StoreChainBenchmarks",
             swiftSettings: [.enableUpcomingFeature("NonisolatedNonsendingByDefault")],

@@ -9,4 +9,5 @@ let benchmarks: @Sendable () -> Void = {
     predicateBenchmarks()
     chainBenchmarks()
     mappingBenchmarks()
+    cacheBenchmarks()
 }

@@ -14,13 +14,16 @@ public typealias DiskCache = CacheHandler<SQLiteCacheStorage>
 
 extension CacheHandler where Storage == SQLiteCacheStorage {
     /// A disk cache in the SQLite file at `path` (created owner-only, with its directory),
-    /// holding at most `maxBytes` of payloads.
+    /// holding at most `maxBytes` of payloads, compressed with zlib where that saves space
+    /// unless `compresses` is false.
     public convenience init(
-        model: Model, path: String, maxBytes: Int = 200 << 20, options: CacheOptions = CacheOptions(),
+        model: Model, path: String, maxBytes: Int = 200 << 20, compresses: Bool = true,
+        options: CacheOptions = CacheOptions(),
         logger: Logger = Logger(label: "storechain.disk-cache")
     ) {
         self.init(
             name: "disk-cache", model: model,
-            storage: SQLiteCacheStorage(path: path, model: model, maxBytes: maxBytes, logger: logger), options: options)
+            storage: SQLiteCacheStorage(
+                path: path, model: model, maxBytes: maxBytes, compresses: compresses, logger: logger), options: options)
     }
 }

@@ -20,6 +20,8 @@ public final class SQLiteCacheStorage: CacheStorage {
     public let model: Model?
     /// Upper bound on stored payload bytes; least recently used entries go first.
     public let maxBytes: Int
+    /// Whether payloads are compressed (when that saves space).
+    public let compresses: Bool
     private let logger: Logger
     private let database = Mutex<DatabasePool?>(nil)
     /// Recently used entries, written to the file with the next write.
@@ -28,10 +30,11 @@ public final class SQLiteCacheStorage: CacheStorage {
 
     /// Opens (or creates) the cache file at `path`.
     public init(
-        path: String, model: Model? = nil, maxBytes: Int = 200 << 20,
+        path: String, model: Model? = nil, maxBytes: Int = 200 << 20, compresses: Bool = true,
         logger: Logger = Logger(label: "storechain.disk-cache")
     ) {
         self.path = path
+        self.compresses = compresses
         self.model = model
         self.maxBytes = maxBytes
         self.logger = logger
@@ -157,7 +160,8 @@ public final class SQLiteCacheStorage: CacheStorage {
             nodeRows.append(
                 (
                     try StoredNode.key(for: node.id), node.id.entity,
-                    Payload(try encoder.encode(StoredNode(node))), node.freshness ?? Freshness(expiresAt: .distantPast)
+                    Payload(try encoder.encode(StoredNode(node)), compressing: compresses),
+                    node.freshness ?? Freshness(expiresAt: .distantPast)
                 ))
         }
         var queryPayload: Payload?
@@ -165,7 +169,7 @@ public final class SQLiteCacheStorage: CacheStorage {
             let stored = StoredQuery(
                 request: query.request, ids: try query.ids.map { id throws(StoreChainSQLiteError) in try .init(id) },
                 reachesEnd: query.reachesEnd)
-            queryPayload = Payload(try encoder.encode(stored))
+            queryPayload = Payload(try encoder.encode(stored), compressing: compresses)
         }
         return try modify { db in
             var removed = Set<ObjectID>()
@@ -267,9 +271,9 @@ public final class SQLiteCacheStorage: CacheStorage {
         let compressed: Bool
         let rawSize: Int
 
-        init(_ json: Data) {
+        init(_ json: Data, compressing: Bool) {
             rawSize = json.count
-            if let smaller = Zlib.compressIfSmaller(json) {
+            if compressing, let smaller = Zlib.compressIfSmaller(json) {
                 bytes = smaller
                 compressed = true
             } else {

@@ -2,6 +2,7 @@ import Foundation
 import StoreChain
 import StoreChainDemoBackend
 import StoreChainHTTP
+import StoreChainPipeline
 import StoreChainSQLite
 import StoreChainTesting
 import Testing
@@ -79,5 +80,33 @@ import Testing
             #expect(cached.info.origin == .memory)
             await chain.shutdown()
         }
+    }
+}
+
+/// How much zlib saves on the demo catalog in the disk cache (reported, and checked to save).
+@Suite struct DiskCacheCompressionTests {
+    @Test func compressionShrinksTheDemoCatalog() throws {
+        let model = try ModelFile.parse(DemoCatalogModel.text, source: "demo.model.yml")
+        let dataset = try RecordLoader(model: model).load(DemoCatalog(bands: 20).records())
+        var write = CacheWrite()
+        write.nodes = model.entities.flatMap { dataset.nodes(of: $0.name) }.map { node in
+            var node = node
+            node.freshness = Freshness(expiresAt: .distantFuture)
+            return node
+        }
+        var sizes: [Bool: SQLiteCacheStorage.Statistics] = [:]
+        for compresses in [false, true] {
+            let path = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())/c.sqlite").path
+            let storage = SQLiteCacheStorage(path: path, model: model, compresses: compresses)
+            _ = try storage.write(write)
+            sizes[compresses] = try storage.statistics()
+        }
+        let plain = try #require(sizes[false])
+        let compressed = try #require(sizes[true])
+        print(
+            "disk cache, demo catalog of \(write.nodes.count) objects: payloads \(plain.payloadBytes) → "
+                + "\(compressed.payloadBytes) bytes compressed (\(String(format: "%.2f", Double(compressed.payloadBytes) / Double(plain.payloadBytes)))×), "
+                + "file \(plain.fileBytes) → \(compressed.fileBytes) bytes")
+        #expect(compressed.payloadBytes < plain.payloadBytes)
     }
 }

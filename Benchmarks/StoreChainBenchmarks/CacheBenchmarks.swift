@@ -1,0 +1,112 @@
+import Benchmark
+import Foundation
+import GRDB
+import StoreChain
+import StoreChainDemoBackend
+import StoreChainHTTP
+import StoreChainSQLite
+import Synchronization
+
+private let cacheModel: Model = {
+    do {
+        return try Model([
+            Entity("Band", key: "id", attributes: [Attribute("id", .integer), Attribute("name", .string)])
+        ])
+    } catch {
+        fatalError("benchmark model is invalid: \(error)")
+    }
+}()
+
+private let cachedBands: [Node] = (0..<100).map {
+    Node(
+        id: ObjectID(entity: "Band", key: .integer($0)),
+        attributes: ["id": .integer($0), "name": .string("Band \($0)")],
+        freshness: Freshness(expiresAt: .distantFuture))
+}
+
+private let band42 = ObjectID(entity: "Band", key: 42)
+private let unreachable: NextResponder = { request, _ in
+    throw StoreChainError(.unavailable, "\(request) was not answered by the cache")
+}
+
+/// The demo backend, started once for the benchmarks that need HTTP.
+private final class SharedDemoBackend: Sendable {
+    static let shared = SharedDemoBackend()
+    private let state = Mutex<(DemoBackend, URL)?>(nil)
+
+    func start() async throws -> (DemoBackend, URL) {
+        if let running = state.withLock({ $0 }) { return running }
+        let backend = try DemoBackend(bands: 200)
+        let port = try await backend.start()
+        guard let url = URL(string: "http://127.0.0.1:\(port)") else { fatalError("no URL for port \(port)") }
+        state.withLock { $0 = (backend, url) }
+        return (backend, url)
+    }
+}
+
+func cacheBenchmarks() {
+    let hits = Benchmark.Configuration(scalingFactor: .kilo)
+    let context = RequestContext()
+    var write = CacheWrite()
+    write.nodes = cachedBands
+
+    let dictionary = Mutex(Dictionary(uniqueKeysWithValues: cachedBands.map { ($0.id, $0) }))
+    Benchmark("Memory cache hit: baseline Dictionary behind a Mutex", configuration: hits) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(dictionary.withLock { $0[band42] }) }
+    }
+    let memory = MemoryCache(model: cacheModel)
+    _ = memory.storage.write(write)
+    Benchmark("Memory cache hit: object fault through the handler", configuration: hits) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try await memory.handle(.objectFault(band42), context: context, next: unreachable))
+        }
+    }
+
+    let path = FileManager.default.temporaryDirectory.appending(path: "storechain-bench-\(UUID())/cache.sqlite").path
+    let disk = DiskCache(model: cacheModel, path: path)
+    _ = try? disk.storage.write(write)
+    let rawPool = try? DatabasePool(path: path)
+    let rowKey = #"Band/{"integer":42}"#
+    Benchmark("Disk cache hit: baseline raw GRDB SELECT of the row", configuration: hits) { benchmark in
+        guard let rawPool else { fatalError("cannot open \(path)") }
+        for _ in benchmark.scaledIterations {
+            blackHole(
+                try rawPool.read { db in
+                    try Row.fetchOne(db, sql: "SELECT payload FROM nodes WHERE id = ?", arguments: [rowKey])
+                })
+        }
+    }
+    Benchmark("Disk cache hit: object fault through the handler", configuration: hits) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try await disk.handle(.objectFault(band42), context: context, next: unreachable))
+        }
+    }
+
+    let fifty = FetchRequest(entity: "Band", sortDescriptors: [FetchSortDescriptor("name")], fetchLimit: 50)
+    let remote = Mutex<RemoteResponder?>(nil)
+    let cached = Mutex<Chain?>(nil)
+    let setup: Benchmark.BenchmarkSetupHook = {
+        let (backend, url) = try await SharedDemoBackend.shared.start()
+        let responder = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: url))
+        let diskPath = FileManager.default.temporaryDirectory.appending(path: "storechain-bench-\(UUID())/c.sqlite")
+        let chain = Chain(terminal: responder) {
+            MemoryCache(model: backend.model)
+            DiskCache(model: backend.model, path: diskPath.path)
+        }
+        _ = try await chain.fetch(fifty)
+        remote.withLock { $0 = responder }
+        cached.withLock { $0 = chain }
+    }
+    let http = Benchmark.Configuration(maxDuration: .seconds(3), maxIterations: 300)
+    Benchmark("Warm fetch of 50: baseline straight to the demo backend over HTTP", configuration: http, setup: setup) {
+        benchmark in
+        guard let responder = remote.withLock({ $0 }) else { fatalError("setup did not run") }
+        for _ in benchmark.scaledIterations {
+            blackHole(try await responder.respond(to: .fetch(fifty), context: context))
+        }
+    }
+    Benchmark("Warm fetch of 50: memory + disk + remote", configuration: http, setup: setup) { benchmark in
+        guard let chain = cached.withLock({ $0 }) else { fatalError("setup did not run") }
+        for _ in benchmark.scaledIterations { blackHole(try await chain.fetch(fifty)) }
+    }
+}

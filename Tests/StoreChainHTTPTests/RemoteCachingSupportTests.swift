@@ -1,0 +1,89 @@
+import Foundation
+import StoreChain
+import StoreChainHTTP
+import StoreChainTesting
+import Testing
+
+/// What the remote adapter does for caches above it: refuse cache-only requests, read a
+/// document once per request, and report the collections it read whole.
+@Suite struct RemoteCachingSupportTests {
+    let model = try! RemoteFixtures.model()
+
+    /// A v1-style backend: one document holds every band and album.
+    private func dumpOnly(_ transport: StubTransport) throws -> RemoteResponder {
+        let options = RemoteOptions(
+            baseURL: RemoteFixtures.base,
+            entities: [
+                "Band": RemoteEntityOptions(fetch: [RemoteEndpoint("GET /dump", records: "bands")]),
+                "Album": RemoteEntityOptions(
+                    relationships: ["band": .foreignKey("band")],
+                    fetch: [RemoteEndpoint("GET /dump", records: "albums")]),
+            ])
+        return try RemoteResponder(model: model, options: options, transport: transport, environment: [:])
+    }
+
+    private let dump = StubTransport { _ in
+        .json(
+            #"""
+            {"bands": [{"id": 1, "name": "Low"}, {"id": 2, "name": "Lower Dens"}],
+             "albums": [{"id": 10, "title": "Things We Lost", "year": 2001, "band": 1},
+                        {"id": 20, "title": "Nootropics", "year": 2012, "band": 2}]}
+            """#)
+    }
+
+    @Test func cacheOnlyRequestsNeverReachTheNetwork() async throws {
+        let remote = try dumpOnly(dump)
+        for request: StoreRequest in [
+            .fetch(FetchRequest(entity: "Band")), .objectFault(ObjectID(entity: "Band", key: 1)),
+        ] {
+            let error = await #expect(throws: StoreChainError.self) {
+                try await remote.respond(to: request, context: RequestContext(cachePolicy: .cacheOnly))
+            }
+            #expect(error?.code == .notCached)
+        }
+        #expect(dump.requests.isEmpty)
+    }
+
+    @Test func aDocumentIsReadOncePerRequest() async throws {
+        let remote = try dumpOnly(dump)
+        let albums = try await remote.respond(
+            to: .fetch(TestData.fetch("Album", where: "band.name == 'Lower Dens'")), context: RequestContext())
+        #expect(
+            try albums.fetchResult()
+                == .objects([
+                    Node(
+                        id: ObjectID(entity: "Album", key: 20),
+                        attributes: ["id": 20, "title": "Nootropics", "year": 2012],
+                        relationships: ["band": .toOne(ObjectID(entity: "Band", key: 2))])
+                ]))
+        #expect(dump.requests.count == 1, "the bands came from the same document")
+        #expect(albums.info.completeCollections.isEmpty, "nobody asked for whole collections")
+    }
+
+    @Test func reportsTheCollectionsItReadWhole() async throws {
+        let remote = try dumpOnly(dump)
+        var context = RequestContext()
+        context[CompleteCollectionsKey.self] = true
+        let response = try await remote.respond(
+            to: .fetch(TestData.fetch("Album", where: "year > 2010")), context: context)
+        #expect(response.info.completeCollections == ["Band", "Album"])
+        #expect(
+            Set(response.related.map(\.id)) == [
+                ObjectID(entity: "Band", key: 1), ObjectID(entity: "Band", key: 2), ObjectID(entity: "Album", key: 10),
+            ])
+        #expect(dump.requests.count == 1)
+    }
+
+    @Test func aFilteredListingIsNotACompleteCollection() async throws {
+        let transport = StubTransport { _ in .json(RemoteFixtures.bandsPage) }
+        let remote = try RemoteResponder(
+            model: model, options: RemoteFixtures.options(), transport: transport, environment: [:])
+        var context = RequestContext()
+        context[CompleteCollectionsKey.self] = true
+        let searched = try await remote.respond(
+            to: .fetch(TestData.fetch("Band", where: "name BEGINSWITH 'Lo'")), context: context)
+        #expect(searched.info.completeCollections.isEmpty)
+        let listed = try await remote.respond(to: .fetch(TestData.fetch("Band", where: "rating > 4")), context: context)
+        #expect(listed.info.completeCollections == ["Band"])
+    }
+}
