@@ -7,16 +7,6 @@ import StoreChainHTTP
 import StoreChainSQLite
 import Synchronization
 
-private let cacheModel: Model = {
-    do {
-        return try Model([
-            Entity("Band", key: "id", attributes: [Attribute("id", .integer), Attribute("name", .string)])
-        ])
-    } catch {
-        fatalError("benchmark model is invalid: \(error)")
-    }
-}()
-
 private let cachedBands: [Node] = (0..<100).map {
     Node(
         id: ObjectID(entity: "Band", key: .integer($0)),
@@ -54,7 +44,7 @@ func cacheBenchmarks() {
     Benchmark("Memory cache hit: baseline Dictionary behind a Mutex", configuration: hits) { benchmark in
         for _ in benchmark.scaledIterations { blackHole(dictionary.withLock { $0[band42] }) }
     }
-    let memory = MemoryCache(model: cacheModel)
+    let memory = MemoryCache(model: hopModel)
     _ = memory.storage.write(write)
     Benchmark("Memory cache hit: object fault through the handler", configuration: hits) { benchmark in
         for _ in benchmark.scaledIterations {
@@ -63,7 +53,7 @@ func cacheBenchmarks() {
     }
 
     let path = FileManager.default.temporaryDirectory.appending(path: "storechain-bench-\(UUID())/cache.sqlite").path
-    let disk = DiskCache(model: cacheModel, path: path)
+    let disk = DiskCache(model: hopModel, path: path)
     _ = try? disk.storage.write(write)
     let rawPool = try? DatabasePool(path: path)
     let rowKey = #"Band/{"integer":42}"#
@@ -83,9 +73,10 @@ func cacheBenchmarks() {
     }
 
     let fifty = FetchRequest(entity: "Band", sortDescriptors: [FetchSortDescriptor("name")], fetchLimit: 50)
-    let remote = Mutex<RemoteResponder?>(nil)
-    let cached = Mutex<Chain?>(nil)
-    let setup: Benchmark.BenchmarkSetupHook = {
+    let prepared = Mutex<(RemoteResponder, Chain)?>(nil)
+    /// Starts the backend and warms the caches once; measuring starts after it.
+    @Sendable func prepare() async throws -> (RemoteResponder, Chain) {
+        if let ready = prepared.withLock({ $0 }) { return ready }
         let (backend, url) = try await SharedDemoBackend.shared.start()
         let responder = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: url))
         let diskPath = FileManager.default.temporaryDirectory.appending(path: "storechain-bench-\(UUID())/c.sqlite")
@@ -94,19 +85,20 @@ func cacheBenchmarks() {
             DiskCache(model: backend.model, path: diskPath.path)
         }
         _ = try await chain.fetch(fifty)
-        remote.withLock { $0 = responder }
-        cached.withLock { $0 = chain }
+        prepared.withLock { $0 = (responder, chain) }
+        return (responder, chain)
     }
     let http = Benchmark.Configuration(maxDuration: .seconds(3), maxIterations: 300)
-    Benchmark("Warm fetch of 50: baseline straight to the demo backend over HTTP", configuration: http, setup: setup) {
-        benchmark in
-        guard let responder = remote.withLock({ $0 }) else { fatalError("setup did not run") }
+    Benchmark("Warm fetch of 50: baseline straight to the demo backend over HTTP", configuration: http) { benchmark in
+        let (responder, _) = try await prepare()
+        benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             blackHole(try await responder.respond(to: .fetch(fifty), context: context))
         }
     }
-    Benchmark("Warm fetch of 50: memory + disk + remote", configuration: http, setup: setup) { benchmark in
-        guard let chain = cached.withLock({ $0 }) else { fatalError("setup did not run") }
+    Benchmark("Warm fetch of 50: memory + disk + remote", configuration: http) { benchmark in
+        let (_, chain) = try await prepare()
+        benchmark.startMeasurement()
         for _ in benchmark.scaledIterations { blackHole(try await chain.fetch(fifty)) }
     }
 }

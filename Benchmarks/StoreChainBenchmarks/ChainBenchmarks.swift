@@ -10,7 +10,8 @@ private struct PassThrough: StoreHandler {
     }
 }
 
-private let hopModel: Model = {
+/// Bands with a key and a name: the model the chain and cache benchmarks share.
+let hopModel: Model = {
     do {
         return try Model([
             Entity("Band", key: "id", attributes: [Attribute("id", .integer), Attribute("name", .string)])

@@ -2,10 +2,10 @@ import Foundation
 
 /// Parses the HTTP date format (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110 §5.6.7), as used by
 /// `Expires`, `Date` and `Last-Modified`.
-enum HTTPDate {
+public enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
-    static func parse(_ text: String) -> Date? {
+    public static func parse(_ text: String) -> Date? {
         // "Sun, 06 Nov 1994 08:49:37 GMT" → ["06", "Nov", "1994", "08:49:37", "GMT"]
         let parts = text.split(separator: ",", maxSplits: 1).last?.split(separator: " ").map(String.init) ?? []
         guard parts.count == 5, parts[4] == "GMT", let day = Int(parts[0]), let year = Int(parts[2]),

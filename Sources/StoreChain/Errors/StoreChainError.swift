@@ -51,6 +51,8 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let unavailable = Code("unavailable")
         /// A request with the cache-only policy found nothing cached to answer it.
         public static let notCached = Code("not-cached")
+        /// A rate limit stops the request; `retryAfter` says when to try again.
+        public static let rateLimited = Code("rate-limited")
         /// A cache file could not be opened, read or written.
         public static let cacheFile = Code("cache-file")
     }
@@ -101,6 +103,8 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
     public var underlying: String?
     /// The HTTP status of an `httpStatus` error.
     public var status: Int?
+    /// How long to wait before trying again, when the backend or a rate limit said so.
+    public var retryAfter: Duration?
 
     public init(
         _ code: Code, _ message: String, at location: Location? = nil, suggestion: String? = nil,
@@ -127,7 +131,7 @@ extension StoreChainError {
     /// Whether trying again later may succeed: connection problems, timeouts, and HTTP 408,
     /// 429 and 5xx. Stale-if-error and retries apply to these only.
     public var isTransient: Bool {
-        if code == .transport || code == .timedOut { return true }
+        if code == .transport || code == .timedOut || code == .rateLimited { return true }
         guard code == .httpStatus, let status else { return false }
         return status == 408 || status == 429 || (500..<600).contains(status)
     }

@@ -13,6 +13,7 @@ public enum RemoteError {
             at: .init(path: redacted(request.url)), suggestion: suggestion(for: response.status))
         if !start.isEmpty { error.underlying = "body starts: \(start)" }
         error.status = response.status
+        error.retryAfter = retryAfter(response[header: "retry-after"])
         return error
     }
 
@@ -46,6 +47,14 @@ public enum RemoteError {
             secretParameters.contains(item.name.lowercased()) ? URLQueryItem(name: item.name, value: "REDACTED") : item
         }
         return components.string ?? "<url>"
+    }
+
+    /// `Retry-After` as seconds (`120`) or an HTTP date relative to now.
+    static func retryAfter(_ header: String?, now: Date = Date()) -> Duration? {
+        guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
+        if let seconds = Int(header), seconds >= 0 { return .seconds(seconds) }
+        guard let date = HTTPDate.parse(header) else { return nil }
+        return .milliseconds(max(0, Int(date.timeIntervalSince(now) * 1_000)))
     }
 
     private static func suggestion(for status: Int) -> String {

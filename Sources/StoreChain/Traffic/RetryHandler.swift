@@ -1,0 +1,89 @@
+import Foundation
+
+/// Retries idempotent requests that fail with a transient error, with exponential backoff and
+/// full jitter, honouring `Retry-After` and the request's deadline.
+///
+/// Retried: fetches and faults; saves only when `RetryOptions.retriesSaves` declares the backend's
+/// updates and deletes idempotent, and never a save that inserts (a POST may have happened).
+/// Never retried: errors that are not transient (a 4xx other than 408 and 429, a bad request),
+/// and cancellation.
+///
+/// ```swift
+/// Chain(terminal: remote) { RetryHandler(options: .init(maxAttempts: 4)) }
+/// ```
+public struct RetryHandler: StoreHandler {
+    public let name = "retry"
+    public let options: RetryOptions
+    /// Picks the delay before a retry from the backoff ceiling (full jitter by default).
+    private let jitter: @Sendable (Duration) -> Duration
+
+    public init(options: RetryOptions = RetryOptions()) {
+        self.init(options: options, jitter: Self.fullJitter)
+    }
+
+    /// A retry handler with its own jitter (tests pass `{ $0 }` to wait the full ceiling).
+    public init(options: RetryOptions, jitter: @escaping @Sendable (Duration) -> Duration) {
+        self.options = options
+        self.jitter = jitter
+    }
+
+    public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+        -> StoreResponse
+    {
+        guard isIdempotent(request) else { return try await next(request, context) }
+        var attempt = 1
+        while true {
+            do {
+                return try await next(request, context)
+            } catch let error as StoreChainError where error.isTransient && attempt < options.maxAttempts {
+                let delay = error.retryAfter ?? jitter(ceiling(after: attempt))
+                let wake = context.clock.now.addingTimeInterval(delay.timeInterval)
+                if let deadline = context.deadline, wake >= deadline { throw error }
+                context.logger.debug(
+                    "retry: \(request.kind.rawValue) attempt \(attempt) failed (\(error.message)); retrying in \(delay)"
+                )
+                try await context.clock.sleep(until: wake)
+                attempt += 1
+            }
+        }
+    }
+
+    /// The backoff ceiling before retry number `attempt`: base × 2^(attempt-1), at most maxDelay.
+    func ceiling(after attempt: Int) -> Duration {
+        let factor = 1 << min(attempt - 1, 30)
+        return min(options.maxDelay, options.baseDelay * factor)
+    }
+
+    private func isIdempotent(_ request: StoreRequest) -> Bool {
+        guard case .save(let changes) = request else { return true }
+        return options.retriesSaves && changes.inserted.isEmpty
+    }
+
+    /// A uniformly random delay between zero and `ceiling` ("full jitter").
+    @Sendable public static func fullJitter(_ ceiling: Duration) -> Duration {
+        let nanoseconds = max(0, Int64(ceiling.timeInterval * 1e9))
+        return .nanoseconds(nanoseconds == 0 ? 0 : Int64.random(in: 0...nanoseconds))
+    }
+}
+
+/// How `RetryHandler` retries.
+public struct RetryOptions: Sendable, Hashable {
+    /// Attempts in all, the first included.
+    public var maxAttempts: Int
+    /// The backoff ceiling before the first retry; it doubles for each further one.
+    public var baseDelay: Duration
+    public var maxDelay: Duration
+    /// Whether saves that only update and delete may be retried (the backend's PUT / PATCH /
+    /// DELETE are idempotent). Saves that insert are never retried.
+    public var retriesSaves: Bool
+
+    public init(
+        maxAttempts: Int = 4, baseDelay: Duration = .milliseconds(200), maxDelay: Duration = .seconds(30),
+        retriesSaves: Bool = false
+    ) {
+        self.maxAttempts = max(1, maxAttempts)
+        self.baseDelay = baseDelay
+        self.maxDelay = maxDelay
+        self.retriesSaves = retriesSaves
+    }
+}
