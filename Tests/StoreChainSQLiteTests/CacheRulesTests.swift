@@ -313,7 +313,11 @@ struct Failure: Error, CustomStringConvertible {
 
 /// Yields until `condition` holds (for conditions other tasks make true without the clock).
 func waitUntil(_ condition: () -> Bool) async throws {
-    for _ in 0..<100_000 where !condition() { await Task.yield() }
+    var attempts = 0
+    while !condition() && attempts < 100_000 {
+        await Task.yield()
+        attempts += 1
+    }
     guard condition() else { throw Failure("the condition never held") }
 }
 

@@ -1,0 +1,39 @@
+/// Limits the requests that pass it to a rate, a burst and a number in flight, and obeys the
+/// backend: a 429 or 503 with `Retry-After` pauses every request, and `X-RateLimit-Remaining` /
+/// `X-RateLimit-Reset` slow requests down before the limit is hit.
+///
+/// ```swift
+/// Chain(terminal: remote) { RateLimitHandler(options: .init(rate: 10, burst: 20)) }
+/// ```
+///
+/// Each handler has its own limiter unless given one to share (`RateLimiter`): share one between
+/// chains that talk to the same host to limit per host.
+public struct RateLimitHandler: StoreHandler {
+    public let name = "rate-limit"
+    public let limiter: RateLimiter
+
+    public init(options: RateLimitOptions) {
+        self.init(limiter: RateLimiter(options: options))
+    }
+
+    public init(limiter: RateLimiter) {
+        self.limiter = limiter
+    }
+
+    public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+        -> StoreResponse
+    {
+        try await limiter.acquire(context: context)
+        defer { limiter.release() }
+        do {
+            let response = try await next(request, context)
+            limiter.learn(from: response.info.metadata, now: context.clock.now)
+            return response
+        } catch let error as StoreChainError {
+            if let retryAfter = error.retryAfter, error.status == 429 || error.status == 503 {
+                limiter.pause(until: context.clock.now.addingTimeInterval(retryAfter.timeInterval))
+            }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import Synchronization
+
+/// A token bucket with a burst, a maximum of requests in flight, and pauses the backend asks for.
+///
+/// Slots are reserved in order (the generic cell rate algorithm), so waiting callers do not race:
+/// in any interval of length T at most `burst + rate × T` requests start. Share one limiter
+/// between chains to share one limit (for example, every chain that talks to one host).
+public final class RateLimiter: Sendable {
+    public let options: RateLimitOptions
+
+    private struct State {
+        /// The theoretical arrival time of the next request.
+        var nextArrival: Date?
+        var pausedUntil: Date?
+        /// Bumped by every pause, so callers that reserved a slot before it reserve again.
+        var pauseGeneration = 0
+        var inFlight = 0
+        var waiting: [(id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
+        var nextWaiterID = 0
+    }
+
+    private let state = Mutex(State())
+
+    public init(options: RateLimitOptions) {
+        self.options = options
+    }
+
+    private var interval: TimeInterval { 1 / options.rate }
+    private var tolerance: TimeInterval { Double(options.burst - 1) * interval }
+
+    /// Waits for an in-flight permit and a rate slot (or, failing fast, throws `rateLimited`
+    /// saying when to retry). Call `release()` when the request is done.
+    public func acquire(context: RequestContext) async throws {
+        try await acquirePermit(context: context)
+        do {
+            try await waitForSlot(context: context)
+        } catch {
+            release()
+            throw error
+        }
+    }
+
+    /// Gives back the in-flight permit.
+    public func release() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            guard !state.waiting.isEmpty else {
+                state.inFlight -= 1
+                return nil
+            }
+            return state.waiting.removeFirst().continuation  // the permit passes to the waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Stops every request from starting before `date` (a 429 or 503 with `Retry-After`).
+    public func pause(until date: Date) {
+        state.withLock { state in
+            guard date > (state.pausedUntil ?? .distantPast) else { return }
+            state.pausedUntil = date
+            state.pauseGeneration += 1
+        }
+    }
+
+    /// Learns from what the backend said: `Retry-After` on 429 / 503 pauses; a low
+    /// `X-RateLimit-Remaining` spreads the remaining requests until `X-RateLimit-Reset`.
+    func learn(from metadata: [String: String], now: Date) {
+        guard let remaining = metadata["x-ratelimit-remaining"].flatMap(Int.init),
+            let resetValue = metadata["x-ratelimit-reset"].flatMap(Double.init)
+        else { return }
+        // Epoch seconds (GitHub) or seconds from now (many others).
+        let reset = resetValue > 1_000_000_000 ? Date(timeIntervalSince1970: resetValue) : now + resetValue
+        guard reset > now else { return }
+        if remaining <= 0 {
+            pause(until: reset)
+            return
+        }
+        let spacing = reset.timeIntervalSince(now) / Double(remaining)
+        guard spacing > interval else { return }
+        state.withLock { state in
+            state.nextArrival = max(state.nextArrival ?? now, now + spacing)
+        }
+    }
+
+    private func acquirePermit(context: RequestContext) async throws {
+        guard let limit = options.maxInFlight else { return }
+        let id: Int? = state.withLock { state in
+            if state.inFlight < limit && state.waiting.isEmpty {
+                state.inFlight += 1
+                return nil
+            }
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        guard let id else { return }
+        if options.mode == .failFast {
+            throw StoreChainError(
+                .rateLimited, "\(limit) requests are already in flight", suggestion: "retry when one has finished")
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let cancelled = state.withLock { state -> Bool in
+                    if Task.isCancelled { return true }
+                    state.waiting.append((id, continuation))
+                    return false
+                }
+                if cancelled { continuation.resume(throwing: CancellationError()) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+                guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiting.remove(at: index).continuation
+            }
+            waiter?.resume(throwing: CancellationError())
+        }
+    }
+
+    private func waitForSlot(context: RequestContext) async throws {
+        while true {
+            let now = context.clock.now
+            let (start, generation) = try state.withLock { state throws(StoreChainError) -> (Date, Int) in
+                let arrival = max(state.nextArrival ?? now, now)
+                let start = max(arrival - tolerance, now, state.pausedUntil ?? now)
+                if start > now {
+                    if options.mode == .failFast {
+                        throw Self.limited(until: start, now: now, "the rate limit of \(options.rate)/s is reached")
+                    }
+                    if let deadline = context.deadline, start >= deadline {
+                        throw Self.limited(until: start, now: now, "the rate limit leaves no slot before the deadline")
+                    }
+                }
+                state.nextArrival = max(arrival, start) + interval
+                return (start, state.pauseGeneration)
+            }
+            if start > now { try await context.clock.sleep(until: start) }
+            let paused = state.withLock { state in
+                state.pauseGeneration != generation && (state.pausedUntil ?? .distantPast) > context.clock.now
+            }
+            if !paused { return }
+        }
+    }
+
+    private static func limited(until start: Date, now: Date, _ message: String) -> StoreChainError {
+        var error = StoreChainError(
+            .rateLimited, message, suggestion: "retry in \(String(format: "%.1f", start.timeIntervalSince(now)))s")
+        error.retryAfter = .milliseconds(Int((start.timeIntervalSince(now) * 1_000).rounded(.up)))
+        return error
+    }
+}
+
+/// How `RateLimitHandler` limits.
+public struct RateLimitOptions: Sendable, Hashable {
+    public enum Mode: String, Sendable, Hashable {
+        /// Wait for a slot, within the request's deadline and cancellation.
+        case wait
+        /// Fail at once with a `rateLimited` error that says when to retry.
+        case failFast = "fail-fast"
+    }
+
+    /// Requests per second.
+    public var rate: Double
+    /// How many requests may start at once after a quiet spell.
+    public var burst: Int
+    public var maxInFlight: Int?
+    public var mode: Mode
+
+    public init(rate: Double, burst: Int = 1, maxInFlight: Int? = nil, mode: Mode = .wait) {
+        self.rate = max(rate, 1e-6)
+        self.burst = max(1, burst)
+        self.maxInFlight = maxInFlight.map { max(1, $0) }
+        self.mode = mode
+    }
+}

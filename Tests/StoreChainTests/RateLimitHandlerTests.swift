@@ -1,0 +1,174 @@
+import Foundation
+import StoreChain
+import StoreChainTesting
+import Synchronization
+import Testing
+
+@Suite struct RateLimitHandlerTests {
+    let request = StoreRequest.objectFault(ObjectID(entity: "Band", key: 1))
+
+    /// A terminal that records when each request reached it, and answers or throws.
+    final class Timed: Sendable {
+        private let recorded = Mutex<[Date]>([])
+        private let answer: @Sendable (Int) throws -> ResponseInfo
+        private let clock: ManualClock
+
+        init(_ clock: ManualClock, _ answer: @escaping @Sendable (Int) throws -> ResponseInfo) {
+            self.clock = clock
+            self.answer = answer
+        }
+
+        var terminal: RecordingResponder {
+            RecordingResponder { _, _ in
+                let index = self.recorded.withLock { times in
+                    times.append(self.clock.now)
+                    return times.count
+                }
+                return StoreResponse(.object(nil), info: try self.answer(index))
+            }
+        }
+
+        var times: [Date] { recorded.withLock { $0 } }
+    }
+
+    static func timed(
+        _ clock: ManualClock,
+        _ answer: @escaping @Sendable (Int) throws -> ResponseInfo = { _ in
+            ResponseInfo(answeredBy: "terminal", origin: .remote)
+        }
+    ) -> (RecordingResponder, Timed) {
+        let timed = Timed(clock, answer)
+        return (timed.terminal, timed)
+    }
+
+    private func yield(until condition: () -> Bool) async {
+        var attempts = 0
+        while !condition() && attempts < 100_000 {
+            await Task.yield()
+            attempts += 1
+        }
+    }
+
+    @Test func neverExceedsTheRateUnder200ConcurrentCallers() async throws {
+        // 8/s: slots 125 ms apart, exact in binary floating point, so the manual clock lands on them.
+        let clock = ManualClock()
+        let (terminal, times) = Self.timed(clock)
+        let chain = Chain(
+            handlers: [RateLimitHandler(options: .init(rate: 8, burst: 4))], terminal: terminal, clock: clock)
+        let start = clock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<200 { group.addTask { _ = try await chain.send(request) } }
+            await clock.waitForSleepers(196)
+            #expect(terminal.count() == 4, "the burst starts at once")
+            for step in 1...196 {
+                await clock.advance(by: .milliseconds(125))
+                await yield { terminal.count() >= 4 + step }
+            }
+            try await group.waitForAll()
+        }
+        let started = times.times.map { $0.timeIntervalSince(start) }
+        #expect(started.count == 200)
+        for first in started {
+            let inWindow = started.filter { $0 >= first && $0 < first + 1 }.count
+            #expect(inWindow <= 4 + 8, "\(inWindow) requests in the second from \(first)s")
+        }
+        #expect(started.max() == 24.5, "and no slower than the rate allows")
+    }
+
+    @Test func limitsRequestsInFlight() async throws {
+        let clock = ManualClock()
+        let inFlight = Mutex((now: 0, most: 0))
+        let terminal = RecordingResponder { _, _ in
+            inFlight.withLock {
+                $0.now += 1
+                $0.most = max($0.most, $0.now)
+            }
+            try await clock.sleep(for: .seconds(1))
+            inFlight.withLock { $0.now -= 1 }
+            return StoreResponse(.object(nil), info: ResponseInfo(answeredBy: "terminal", origin: .remote))
+        }
+        let chain = Chain(
+            handlers: [RateLimitHandler(options: .init(rate: 1_000, burst: 1_000, maxInFlight: 3))], terminal: terminal,
+            clock: clock)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<10 { group.addTask { _ = try await chain.send(request) } }
+            for _ in 0..<4 {
+                await clock.waitForSleepers(1)
+                await clock.advance(by: .seconds(1))
+            }
+            try await group.waitForAll()
+        }
+        #expect(inFlight.withLock { $0.most } == 3)
+        #expect(terminal.count() == 10)
+    }
+
+    @Test func retryAfterPausesEveryRequest() async throws {
+        let clock = ManualClock()
+        let (terminal, times) = Self.timed(clock) { index in
+            guard index == 1 else { return ResponseInfo(answeredBy: "terminal", origin: .remote) }
+            var error = StoreChainError(.httpStatus, "GET /bands answered 429")
+            error.status = 429
+            error.retryAfter = .seconds(30)
+            throw error
+        }
+        let chain = Chain(
+            handlers: [RateLimitHandler(options: .init(rate: 100, burst: 10))], terminal: terminal, clock: clock)
+        await #expect(throws: StoreChainError.self) { try await chain.send(request) }
+        async let later = chain.send(request)
+        await clock.waitForSleepers(1)
+        await clock.advance(by: .seconds(29))
+        #expect(terminal.count() == 1)
+        await clock.advance(by: .seconds(1))
+        _ = try await later
+        #expect(times.times.last?.timeIntervalSince(times.times[0]) == 30)
+    }
+
+    @Test func slowsDownWhenTheBackendSaysFewRequestsRemain() async throws {
+        let clock = ManualClock()
+        let (terminal, times) = Self.timed(clock) { _ in
+            ResponseInfo(
+                answeredBy: "terminal", origin: .remote,
+                metadata: ["x-ratelimit-remaining": "2", "x-ratelimit-reset": "20"])
+        }
+        let chain = Chain(
+            handlers: [RateLimitHandler(options: .init(rate: 100, burst: 100))], terminal: terminal, clock: clock)
+        _ = try await chain.send(request)
+        async let second = chain.send(request)
+        await clock.waitForSleepers(1)
+        await clock.advance(by: .seconds(10))
+        _ = try await second
+        #expect(times.times[1].timeIntervalSince(times.times[0]) == 10, "2 left for 20s: one every 10s")
+    }
+
+    @Test func failFastSaysWhenToRetry() async throws {
+        let clock = ManualClock()
+        let (terminal, _) = Self.timed(clock)
+        let chain = Chain(
+            handlers: [RateLimitHandler(options: .init(rate: 2, burst: 1, mode: .failFast))], terminal: terminal,
+            clock: clock)
+        _ = try await chain.send(request)
+        let error = await #expect(throws: StoreChainError.self) { try await chain.send(request) }
+        #expect(error?.code == .rateLimited)
+        #expect(error?.retryAfter == .milliseconds(500))
+        await clock.advance(by: .milliseconds(500))
+        _ = try await chain.send(request)
+        #expect(terminal.count() == 2)
+    }
+
+    @Test func waitingRespectsTheDeadlineAndCancellation() async throws {
+        let clock = ManualClock()
+        let (terminal, _) = Self.timed(clock)
+        let chain = Chain(
+            handlers: [RateLimitHandler(options: .init(rate: 1, burst: 1))], terminal: terminal, clock: clock)
+        _ = try await chain.send(request)
+        let error = await #expect(throws: StoreChainError.self) {
+            try await chain.send(request, context: chain.makeContext(deadline: clock.now.addingTimeInterval(0.5)))
+        }
+        #expect(error?.code == .rateLimited)
+        let task = Task { try await chain.send(request) }
+        await clock.waitForSleepers(1)
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(terminal.count() == 1)
+    }
+}
