@@ -87,3 +87,46 @@ import Testing
         #expect(listed.info.completeCollections == ["Band"])
     }
 }
+
+/// Regression: a full page whose predecessor had a `Link` but which has none itself was read
+/// again and again until maxPages (found by the warm-fetch benchmark: 200 bands, 100 a page).
+@Suite struct PageNumberPagingTests {
+    @Test func aFullLastPageWithoutALinkEndsWithTheNextEmptyPage() async throws {
+        let model = try Model([
+            Entity("Band", key: "id", attributes: [Attribute("id", .integer), Attribute("name", .string)])
+        ])
+        let transport = StubTransport { request in
+            let page = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems?
+                .first { $0.name == "page" }?.value
+            switch page {
+            case "1":
+                return .json(
+                    #"{"data": [{"id": 1, "name": "A"}, {"id": 2, "name": "B"}]}"#,
+                    headers: ["Link": #"</v2/bands?page=2&per_page=2>; rel="next""#])
+            case "2": return .json(#"{"data": [{"id": 3, "name": "C"}, {"id": 4, "name": "D"}]}"#)
+            default: return .json(#"{"data": []}"#)
+            }
+        }
+        let options = RemoteOptions(
+            baseURL: RemoteFixtures.base,
+            entities: [
+                "Band": RemoteEntityOptions(
+                    records: "data",
+                    fetch: [
+                        RemoteEndpoint(
+                            "GET /bands?page={page}&per_page={per_page}",
+                            paging: .pages(page: "page", perPage: "per_page", size: 2, first: 1))
+                    ])
+            ])
+        let remote = try RemoteResponder(model: model, options: options, transport: transport, environment: [:])
+        let result = try await remote.respond(to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
+        guard case .objects(let bands) = try result.fetchResult() else {
+            throw StoreChainError(.invalidResponse, "no objects")
+        }
+        #expect(bands.map(\.id.key) == [1, 2, 3, 4])
+        #expect(
+            transport.requests.map { $0.url.query ?? "" } == [
+                "page=1&per_page=2", "page=2&per_page=2", "page=3&per_page=2",
+            ])
+    }
+}

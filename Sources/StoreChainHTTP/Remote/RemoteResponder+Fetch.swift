@@ -121,12 +121,15 @@ extension RemoteResponder {
             }
             switch plan.endpoint.paging {
             case .pages(let page, _, let size, _)?:
+                // Count pages even while following links, so a page without a link goes on from
+                // the right number (and never re-reads the linked page).
+                values[page] = String((Int(values[page] ?? "") ?? 0) + 1)
                 if let link = try LinkHeader.next(in: response[header: "link"]) {
                     nextURL = try resolve(link, against: url)
                 } else if records.count < size {
                     return loaded
                 } else {
-                    values[page] = String((Int(values[page] ?? "") ?? 0) + 1)
+                    nextURL = nil
                 }
             case .offset(let offset, _, let size)?:
                 guard records.count >= size else { return loaded }
