@@ -1,0 +1,92 @@
+import Foundation
+import StoreChainTesting
+import Testing
+
+@testable import StoreChain
+
+@Suite struct BatchingHandlerTests {
+    let clock = ManualClock()
+    let store = try! MusicFixture.store()
+
+    private func track(_ key: Int) -> ObjectID { ObjectID(entity: "Track", key: .integer(key)) }
+
+    private func harness(maxBatch: Int = 100) -> (Chain, RecordingResponder, BatchingHandler) {
+        let terminal = RecordingResponder(forwardingTo: store)
+        let batching = BatchingHandler(
+            model: store.model, options: BatchingOptions(entities: ["Track"], window: .milliseconds(5), maxBatch: maxBatch))
+        return (Chain(handlers: [batching], terminal: terminal, clock: clock), terminal, batching)
+    }
+
+    @Test func concurrentFaultsBecomeOneFetchAndEachCallerGetsItsOwnObject() async throws {
+        let (chain, terminal, batching) = harness()
+        let keys = [100, 101, 110, 200, 201, 210, 300, 999]
+        try await withThrowingTaskGroup(of: (Int, Node?).self) { group in
+            for key in keys {
+                group.addTask { (key, try await chain.send(.objectFault(track(key))).objectNode()) }
+            }
+            await clock.waitForSleepers(1)
+            while batching.waitingCount(for: "Track") < keys.count { await Task.yield() }
+            #expect(terminal.count() == 0, "nothing is sent before the window closes")
+            await clock.advance(by: .milliseconds(5))
+            for try await (key, node) in group {
+                #expect(node == store.node(for: track(key)), "Track \(key)")
+            }
+        }
+        try terminal.requireForwarded(exactly: 1)
+        guard case .fetch(let fetch)? = terminal.requests.first else { throw StoreChainError(.invalidRequest, "no fetch") }
+        #expect(fetch.predicate?.format == "id IN {100, 101, 110, 200, 201, 210, 300, 999}")
+        await chain.shutdown()
+    }
+
+    @Test func aFullBatchIsSentAtOnceAndTheRestAfterTheWindow() async throws {
+        let (chain, terminal, batching) = harness(maxBatch: 3)
+        let keys = [100, 101, 110, 200, 201]
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for key in keys { group.addTask { _ = try await chain.send(.objectFault(track(key))) } }
+            while terminal.count() < 1 || batching.waitingCount(for: "Track") < 2 { await Task.yield() }
+            #expect(terminal.count() == 1, "the full batch of 3 went without waiting")
+            await clock.waitForSleepers(1)
+            await clock.advance(by: .milliseconds(5))
+            try await group.waitForAll()
+        }
+        try terminal.requireForwarded(exactly: 2, .fetch)
+        await chain.shutdown()
+    }
+
+    @Test func otherRequestsAndLoneFaultsPassUnchanged() async throws {
+        let (chain, terminal, _) = harness()
+        _ = try await chain.send(.objectFault(ObjectID(entity: "Band", key: 1)))
+        _ = try await chain.fetch(TestData.fetch("Track"))
+        #expect(terminal.requests == [.objectFault(ObjectID(entity: "Band", key: 1)), .fetch(try TestData.fetch("Track"))])
+        async let lone = chain.send(.objectFault(track(100)))
+        await clock.waitForSleepers(1)
+        await clock.advance(by: .milliseconds(5))
+        #expect(try await lone.objectNode() == store.node(for: track(100)))
+        #expect(terminal.requests.last == .objectFault(track(100)))
+        await chain.shutdown()
+    }
+
+    @Test func aFailedBatchFailsEveryCaller() async throws {
+        let terminal = RecordingResponder { _, _ in throw StoreChainError(.transport, "connection refused") }
+        let batching = BatchingHandler(model: store.model, options: BatchingOptions(entities: ["Track"]))
+        let chain = Chain(handlers: [batching], terminal: terminal, clock: clock)
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for key in [100, 101, 110] {
+                group.addTask {
+                    do {
+                        _ = try await chain.send(.objectFault(track(key)))
+                        return false
+                    } catch let error as StoreChainError {
+                        return error.code == .transport
+                    }
+                }
+            }
+            await clock.waitForSleepers(1)
+            while batching.waitingCount(for: "Track") < 3 { await Task.yield() }
+            await clock.advance(by: .milliseconds(5))
+            for try await failed in group { #expect(failed) }
+        }
+        #expect(terminal.count() == 1)
+        await chain.shutdown()
+    }
+}
