@@ -13,7 +13,8 @@ import Testing
     private func harness(maxBatch: Int = 100) -> (Chain, RecordingResponder, BatchingHandler) {
         let terminal = RecordingResponder(forwardingTo: store)
         let batching = BatchingHandler(
-            model: store.model, options: BatchingOptions(entities: ["Track"], window: .milliseconds(5), maxBatch: maxBatch))
+            model: store.model,
+            options: BatchingOptions(entities: ["Track"], window: .milliseconds(5), maxBatch: maxBatch))
         return (Chain(handlers: [batching], terminal: terminal, clock: clock), terminal, batching)
     }
 
@@ -33,7 +34,9 @@ import Testing
             }
         }
         try terminal.requireForwarded(exactly: 1)
-        guard case .fetch(let fetch)? = terminal.requests.first else { throw StoreChainError(.invalidRequest, "no fetch") }
+        guard case .fetch(let fetch)? = terminal.requests.first else {
+            throw StoreChainError(.invalidRequest, "no fetch")
+        }
         #expect(fetch.predicate?.format == "id IN {100, 101, 110, 200, 201, 210, 300, 999}")
         await chain.shutdown()
     }
@@ -57,7 +60,8 @@ import Testing
         let (chain, terminal, _) = harness()
         _ = try await chain.send(.objectFault(ObjectID(entity: "Band", key: 1)))
         _ = try await chain.fetch(TestData.fetch("Track"))
-        #expect(terminal.requests == [.objectFault(ObjectID(entity: "Band", key: 1)), .fetch(try TestData.fetch("Track"))])
+        #expect(
+            terminal.requests == [.objectFault(ObjectID(entity: "Band", key: 1)), .fetch(try TestData.fetch("Track"))])
         async let lone = chain.send(.objectFault(track(100)))
         await clock.waitForSleepers(1)
         await clock.advance(by: .milliseconds(5))

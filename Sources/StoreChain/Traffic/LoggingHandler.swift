@@ -1,0 +1,84 @@
+import Foundation
+import Logging
+
+/// Logs one line per request: kind, entity and a short form of the predicate, who answered and
+/// from where, the cache status, pages read and the duration; failures at warning with their
+/// description. Values of secrets (the `Authorization` header, bearer tokens, and any header or
+/// query parameter named in `secrets`) are replaced by `REDACTED`.
+///
+/// ```swift
+/// Chain(terminal: remote) { LoggingHandler(level: .info, secrets: ["api_key"]) }
+/// ```
+public struct LoggingHandler: StoreHandler {
+    public let name = "logging"
+    public let level: Logger.Level
+    /// Lower-cased names of headers, query parameters and metadata keys whose values are secret.
+    public let secrets: Set<String>
+
+    public init(level: Logger.Level = .info, secrets: Set<String> = []) {
+        self.level = level
+        self.secrets = Set(secrets.map { $0.lowercased() }).union(["authorization", "proxy-authorization"])
+    }
+
+    public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+        -> StoreResponse
+    {
+        let start = context.clock.now
+        do {
+            let response = try await next(request, context)
+            let info = response.info
+            var line = "\(summary(of: request)) → \(info.answeredBy) (\(info.origin.rawValue))"
+            line +=
+                " cache=\(info.metadata["cache"] ?? (info.origin == .memory || info.origin == .disk ? "hit" : "none"))"
+            if info.isStale { line += " stale" }
+            if let pages = info.metadata["pages"] { line += " pages=\(pages)" }
+            if let error = info.error { line += " error=\(redact(error))" }
+            line += " \(milliseconds(since: start, context))ms"
+            context.logger.log(level: level, "\(line)")
+            return response
+        } catch {
+            context.logger.warning(
+                "\(summary(of: request)) failed after \(milliseconds(since: start, context))ms: \(redact("\(error)"))")
+            throw error
+        }
+    }
+
+    /// `fetch Album where year >= 2000 sort=-year limit=10`, `object-fault Band/1`.
+    func summary(of request: StoreRequest) -> String {
+        switch request {
+        case .fetch(let fetch):
+            var text = "fetch \(fetch.entity)"
+            if let predicate = fetch.predicate {
+                let format = redact(predicate.format)
+                text += " where " + (format.count > 120 ? format.prefix(117) + "..." : format)
+            }
+            if !fetch.sortDescriptors.isEmpty {
+                text += " sort=" + fetch.sortDescriptors.map(\.description).joined(separator: ",")
+            }
+            if fetch.fetchOffset > 0 { text += " offset=\(fetch.fetchOffset)" }
+            if let limit = fetch.fetchLimit { text += " limit=\(limit)" }
+            return text
+        case .objectFault(let id): return "object-fault \(id)"
+        case .relationshipFault(let id, let name): return "relationship-fault \(id).\(name)"
+        case .save(let changes): return "save \(changes.entities.sorted().joined(separator: ",")): \(changes)"
+        }
+    }
+
+    /// The text with secret values replaced: `Bearer …`, `name=value` and `name: value` for
+    /// every secret name.
+    func redact(_ text: String) -> String {
+        var result = text.replacing(/(?i)(bearer\s+)[A-Za-z0-9._~+\/=-]+/) { "\($0.output.1)REDACTED" }
+        for secret in secrets {
+            let name = NSRegularExpression.escapedPattern(for: secret)
+            guard let pattern = try? Regex("(?i)(\(name)\\s*[=:]\\s*)[^&\\s,;\"']+") else { continue }
+            result = result.replacing(pattern) { match in
+                "\(match.output[1].substring ?? "")REDACTED"
+            }
+        }
+        return result
+    }
+
+    private func milliseconds(since start: Date, _ context: RequestContext) -> String {
+        String(format: "%.1f", context.clock.now.timeIntervalSince(start) * 1_000)
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Logging
+import StoreChain
+import StoreChainTesting
+import Synchronization
+import Testing
+
+/// A log handler that keeps every line, for checking what was logged.
+final class CapturedLog: Sendable {
+    private let lines = Mutex<[(Logger.Level, String)]>([])
+
+    var entries: [(level: Logger.Level, message: String)] { lines.withLock { $0 } }
+
+    func logger() -> Logger {
+        Logger(label: "test") { _ in Handler(log: self) }
+    }
+
+    struct Handler: LogHandler {
+        let log: CapturedLog
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            log.lines.withLock { $0.append((event.level, "\(event.message)")) }
+        }
+    }
+}
+
+@Suite struct LoggingHandlerTests {
+    let clock = ManualClock()
+    let log = CapturedLog()
+
+    private func chain(_ terminal: any StoreResponder, secrets: Set<String> = []) -> Chain {
+        Chain(
+            handlers: [LoggingHandler(level: .info, secrets: secrets)], terminal: terminal, clock: clock,
+            logger: log.logger())
+    }
+
+    @Test func oneLinePerRequestWithWhoAnsweredAndHowLong() async throws {
+        let terminal = RecordingResponder { _, _ in
+            await clock.advance(by: .milliseconds(12))
+            var info = ResponseInfo(answeredBy: "RemoteResponder", origin: .remote, metadata: ["pages": "3"])
+            info.metadata["cache"] = "miss"
+            return StoreResponse(.fetched(.objects([])), info: info)
+        }
+        _ = try await chain(terminal).fetch(
+            TestData.fetch(
+                "Album", where: "year >= 2000", sort: [FetchSortDescriptor("year", ascending: false)], limit: 10))
+        #expect(log.entries.map(\.level) == [.info])
+        #expect(
+            log.entries.first?.message
+                == "fetch Album where year >= 2000 sort=-year limit=10 → RemoteResponder (remote) cache=miss pages=3 12.0ms"
+        )
+    }
+
+    @Test func failuresAreWarningsWithTheirDescription() async throws {
+        let terminal = RecordingResponder { _, _ in throw StoreChainError(.httpStatus, "GET /bands/1 answered 503") }
+        await #expect(throws: StoreChainError.self) {
+            try await chain(terminal).send(.objectFault(ObjectID(entity: "Band", key: 1)))
+        }
+        #expect(log.entries.map(\.level) == [.warning])
+        #expect(log.entries.first?.message.contains("object-fault Band/1 failed") == true)
+        #expect(log.entries.first?.message.contains("answered 503") == true)
+    }
+
+    @Test func secretsNeverReachTheLog() async throws {
+        let terminal = RecordingResponder { _, _ in
+            throw StoreChainError(
+                .httpStatus, "GET https://api.example/v2/bands?api_key=s3cr3t&q=low answered 401",
+                underlying: "Authorization: Bearer abc.def-123 was refused; token=zzz9")
+        }
+        await #expect(throws: StoreChainError.self) {
+            try await chain(terminal, secrets: ["api_key", "token"]).fetch(
+                TestData.fetch("Band", where: "name == 'low'"))
+        }
+        let text = log.entries.map(\.message).joined(separator: "\n")
+        for secret in ["s3cr3t", "abc.def-123", "zzz9"] { #expect(!text.contains(secret), "\(secret) in \(text)") }
+        #expect(text.contains("api_key=REDACTED&q=low"))
+        #expect(text.contains("Authorization: REDACTED"))
+    }
+}
