@@ -132,7 +132,10 @@ public final class RateLimiter: Sendable {
                 state.nextArrival = max(arrival, start) + interval
                 return (start, state.pauseGeneration)
             }
-            if start > now { try await context.clock.sleep(until: start) }
+            if start > now {
+                context[StoreMetricsKey.self]?.time("rate_limit_wait", since: now, now: start)
+                try await context.clock.sleep(until: start)
+            }
             let paused = state.withLock { state in
                 state.pauseGeneration != generation && (state.pausedUntil ?? .distantPast) > context.clock.now
             }

@@ -42,6 +42,7 @@ public struct RetryHandler: StoreHandler {
                 context.logger.debug(
                     "retry: \(request.kind.rawValue) attempt \(attempt) failed (\(error.message)); retrying in \(delay)"
                 )
+                context[StoreMetricsKey.self]?.count("retries_total", ["kind": request.kind.rawValue])
                 try await context.clock.sleep(until: wake)
                 attempt += 1
             }
