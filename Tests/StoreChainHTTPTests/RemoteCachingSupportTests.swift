@@ -2,6 +2,7 @@ import Foundation
 import StoreChain
 import StoreChainHTTP
 import StoreChainTesting
+import Synchronization
 import Testing
 
 /// What the remote adapter does for caches above it: refuse cache-only requests, read a
@@ -128,5 +129,48 @@ import Testing
             transport.requests.map { $0.url.query ?? "" } == [
                 "page=1&per_page=2", "page=2&per_page=2", "page=3&per_page=2",
             ])
+    }
+}
+
+@Suite struct PerCallRetryTests {
+    @Test func eachPageIsRetriedOnItsOwnUnderARetryHandler() async throws {
+        let model = try Model([
+            Entity("Band", key: "id", attributes: [Attribute("id", .integer), Attribute("name", .string)])
+        ])
+        let failedOnce = Mutex(false)
+        let transport = StubTransport { request in
+            let query = request.url.query ?? ""
+            if query.hasPrefix("page=2&"),
+                failedOnce.withLock({ failed in
+                    defer { failed = true }
+                    return !failed
+                })
+            {
+                return .status(503)
+            }
+            if query.hasPrefix("page=1&") { return .json(#"{"data": [{"id": 1, "name": "A"}]}"#) }
+            if query.hasPrefix("page=2&") { return .json(#"{"data": [{"id": 2, "name": "B"}]}"#) }
+            return .json(#"{"data": []}"#)
+        }
+        let options = RemoteOptions(
+            baseURL: RemoteFixtures.base,
+            entities: [
+                "Band": RemoteEntityOptions(
+                    records: "data",
+                    fetch: [
+                        RemoteEndpoint(
+                            "GET /bands?page={page}&per_page={per_page}",
+                            paging: .pages(page: "page", perPage: "per_page", size: 1, first: 1))
+                    ])
+            ])
+        let remote = try RemoteResponder(model: model, options: options, transport: transport, environment: [:])
+        let chain = Chain(
+            handlers: [RetryHandler(options: RetryOptions(baseDelay: .zero), jitter: { $0 })], terminal: remote)
+        let bands = try await chain.fetch(FetchRequest(entity: "Band"))
+        guard case .objects(let nodes) = bands else { throw StoreChainError(.invalidResponse, "no objects") }
+        #expect(nodes.count == 2)
+        #expect(
+            transport.requests.compactMap { $0.url.query?.split(separator: "&").first.map(String.init) }
+                == ["page=1", "page=2", "page=2", "page=3"], "page 2 retried alone, page 1 not read again")
     }
 }

@@ -123,7 +123,7 @@ import Testing
         #expect(handler.ceiling(after: 1) == .milliseconds(100))
         #expect(handler.ceiling(after: 4) == .milliseconds(800))
         #expect(handler.ceiling(after: 40) == .seconds(1))
-        let delays = (0..<1_000).map { _ in RetryHandler.fullJitter(.seconds(1)) }
+        let delays = (0..<1_000).map { _ in RetryPolicy.fullJitter(.seconds(1)) }
         #expect(delays.allSatisfy { $0 >= .zero && $0 <= .seconds(1) })
         #expect(Set(delays).count > 900, "spread, not constant")
     }

@@ -105,6 +105,8 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
     public var status: Int?
     /// How long to wait before trying again, when the backend or a rate limit said so.
     public var retryAfter: Duration?
+    /// How many times the failed call was tried, when something already retried it.
+    public var attempts: Int?
 
     public init(
         _ code: Code, _ message: String, at location: Location? = nil, suggestion: String? = nil,

@@ -14,35 +14,102 @@ import Foundation
 public struct RetryHandler: StoreHandler {
     public let name = "retry"
     public let options: RetryOptions
-    /// Picks the delay before a retry from the backoff ceiling (full jitter by default).
-    private let jitter: @Sendable (Duration) -> Duration
+    public let policy: RetryPolicy
 
     public init(options: RetryOptions = RetryOptions()) {
-        self.init(options: options, jitter: Self.fullJitter)
+        self.init(options: options, jitter: RetryPolicy.fullJitter)
     }
 
     /// A retry handler with its own jitter (tests pass `{ $0 }` to wait the full ceiling).
     public init(options: RetryOptions, jitter: @escaping @Sendable (Duration) -> Duration) {
         self.options = options
-        self.jitter = jitter
+        self.policy = RetryPolicy(options: options, jitter: jitter)
     }
 
     public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
         -> StoreResponse
     {
         guard isIdempotent(request) else { return try await next(request, context) }
+        // A terminal that makes many calls for one request (pages, related objects) retries each
+        // call by this policy; the whole request is retried only when nothing below did.
+        var context = context
+        context[RetryPolicyKey.self] = policy
+        let forwarded = context
+        return try await policy.run(request.kind.rawValue, context: context, retryingRetried: false) {
+            try await next(request, forwarded)
+        }
+    }
+
+    /// The backoff ceiling before retry number `attempt`: base × 2^(attempt-1), at most maxDelay.
+    func ceiling(after attempt: Int) -> Duration {
+        policy.ceiling(after: attempt)
+    }
+
+    private func isIdempotent(_ request: StoreRequest) -> Bool {
+        guard case .save(let changes) = request else { return true }
+        return options.retriesSaves && changes.inserted.isEmpty
+    }
+}
+
+/// How `RetryHandler` retries.
+public struct RetryOptions: Sendable, Hashable {
+    /// Attempts in all, the first included.
+    public var maxAttempts: Int
+    /// The backoff ceiling before the first retry; it doubles for each further one.
+    public var baseDelay: Duration
+    public var maxDelay: Duration
+    /// Whether saves that only update and delete may be retried as a whole (the backend's
+    /// updates and deletes are idempotent); the remote adapter then also retries each PUT and
+    /// DELETE (never PATCH or POST). Saves that insert are never retried.
+    public var retriesSaves: Bool
+
+    public init(
+        maxAttempts: Int = 4, baseDelay: Duration = .milliseconds(200), maxDelay: Duration = .seconds(30),
+        retriesSaves: Bool = false
+    ) {
+        self.maxAttempts = max(1, maxAttempts)
+        self.baseDelay = baseDelay
+        self.maxDelay = maxDelay
+        self.retriesSaves = retriesSaves
+    }
+}
+
+/// When and how long to wait between attempts: shared by `RetryHandler` and terminals that
+/// retry their own calls (the remote adapter retries each HTTP request by it).
+public struct RetryPolicy: Sendable {
+    public let options: RetryOptions
+    /// Picks the delay before a retry from the backoff ceiling (full jitter by default).
+    private let jitter: @Sendable (Duration) -> Duration
+
+    public init(options: RetryOptions, jitter: @escaping @Sendable (Duration) -> Duration = RetryPolicy.fullJitter) {
+        self.options = options
+        self.jitter = jitter
+    }
+
+    /// Runs `operation`, retrying transient failures with backoff, `Retry-After` and the
+    /// context's deadline; the error that ends it says how many attempts were made. An error
+    /// that was already retried below is not retried again unless `retryingRetried`.
+    public func run<T>(
+        _ what: String, context: RequestContext, retryingRetried: Bool, _ operation: () async throws -> T
+    ) async throws -> T {
         var attempt = 1
         while true {
             do {
-                return try await next(request, context)
-            } catch let error as StoreChainError where error.isTransient && attempt < options.maxAttempts {
+                return try await operation()
+            } catch var error as StoreChainError where error.isTransient {
+                guard attempt < options.maxAttempts, retryingRetried || error.attempts == nil else {
+                    error.attempts = error.attempts ?? attempt
+                    throw error
+                }
                 let delay = error.retryAfter ?? jitter(ceiling(after: attempt))
                 let wake = context.clock.now.addingTimeInterval(delay.timeInterval)
-                if let deadline = context.deadline, wake >= deadline { throw error }
+                if let deadline = context.deadline, wake >= deadline {
+                    error.attempts = attempt
+                    throw error
+                }
                 context.logger.debug(
-                    "retry: \(request.kind.rawValue) attempt \(attempt) failed (\(error.message)); retrying in \(delay)"
-                )
-                context[StoreMetricsKey.self]?.count("retries_total", ["kind": request.kind.rawValue])
+                    "retry: \(what) attempt \(attempt) failed (\(error.message)); retrying in \(delay)")
+                context[StoreMetricsKey.self]?.count("retries_total", ["kind": what])
                 try await context.clock.sleep(until: wake)
                 attempt += 1
             }
@@ -55,11 +122,6 @@ public struct RetryHandler: StoreHandler {
         return min(options.maxDelay, options.baseDelay * factor)
     }
 
-    private func isIdempotent(_ request: StoreRequest) -> Bool {
-        guard case .save(let changes) = request else { return true }
-        return options.retriesSaves && changes.inserted.isEmpty
-    }
-
     /// A uniformly random delay between zero and `ceiling` ("full jitter").
     @Sendable public static func fullJitter(_ ceiling: Duration) -> Duration {
         let nanoseconds = max(0, Int64(ceiling.timeInterval * 1e9))
@@ -67,24 +129,7 @@ public struct RetryHandler: StoreHandler {
     }
 }
 
-/// How `RetryHandler` retries.
-public struct RetryOptions: Sendable, Hashable {
-    /// Attempts in all, the first included.
-    public var maxAttempts: Int
-    /// The backoff ceiling before the first retry; it doubles for each further one.
-    public var baseDelay: Duration
-    public var maxDelay: Duration
-    /// Whether saves that only update and delete may be retried (the backend's PUT / PATCH /
-    /// DELETE are idempotent). Saves that insert are never retried.
-    public var retriesSaves: Bool
-
-    public init(
-        maxAttempts: Int = 4, baseDelay: Duration = .milliseconds(200), maxDelay: Duration = .seconds(30),
-        retriesSaves: Bool = false
-    ) {
-        self.maxAttempts = max(1, maxAttempts)
-        self.baseDelay = baseDelay
-        self.maxDelay = maxDelay
-        self.retriesSaves = retriesSaves
-    }
+/// Where `RetryHandler` puts its policy for the terminal below it.
+public enum RetryPolicyKey: RequestContextKey {
+    public typealias Value = RetryPolicy
 }

@@ -139,15 +139,29 @@ public final class RemoteResponder: StoreResponder {
         let request = TransportRequest(method: method, url: url, headers: headers, body: data, timeout: timeout)
         let memo = method == "GET" ? context[DocumentMemoKey.self] : nil
         if let memo, let response = memo.response(for: url) { return response }
+        let idempotent = ["GET", "HEAD", "PUT", "DELETE"].contains(method)
+        guard let policy = context[RetryPolicyKey.self], idempotent, method == "GET" || policy.options.retriesSaves
+        else { return try await sendOnce(request, context: context, memo: memo, accepting: accepting) }
+        return try await policy.run("\(method) \(RemoteError.redacted(url))", context: context, retryingRetried: true) {
+            try context.checkDeadline()
+            return try await sendOnce(request, context: context, memo: memo, accepting: accepting)
+        }
+    }
+
+    /// One exchange with the backend: counted, remembered for the request when it is a GET,
+    /// and error statuses turned into errors.
+    private func sendOnce(
+        _ request: TransportRequest, context: RequestContext, memo: DocumentMemo?, accepting: Set<Int>
+    ) async throws -> TransportResponse {
         let response = try await transport.send(request)
-        memo?.store(response, for: url)
         counters.withLock { traffic in
             traffic.requests += 1
             traffic.bytesReceived += response.body.count
-            traffic.bytesSent += data?.count ?? 0
+            traffic.bytesSent += request.body?.count ?? 0
         }
         guard (200..<300).contains(response.status) || response.status == 304 || accepting.contains(response.status)
         else { throw RemoteError.status(request, response) }
+        memo?.store(response, for: request.url)
         return response
     }
 
