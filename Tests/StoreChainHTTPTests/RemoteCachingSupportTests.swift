@@ -174,3 +174,30 @@ import Testing
                 == ["page=1", "page=2", "page=2", "page=3"], "page 2 retried alone, page 1 not read again")
     }
 }
+
+/// Regression: revalidating a cached relationship sent its owner's ETag; the adapter, reading
+/// the relationship through the owner, got 304 and reported the owner gone.
+@Suite struct RelationshipRevalidationTests {
+    @Test func aRelationshipIsNeverRevalidatedWithItsOwnersValidators() async throws {
+        let model = try RemoteFixtures.model()
+        let transport = StubTransport { request in
+            if request.headers["If-None-Match"] != nil { return .status(304, headers: ["ETag": "\"a\""]) }
+            return .json(
+                #"{"id": 1, "attributes": {"name": "Low"}, "albums": [{"album_id": 10, "title": "T", "band_id": 1}]}"#,
+                headers: ["ETag": "\"a\""])
+        }
+        let remote = try RemoteResponder(
+            model: model, options: RemoteFixtures.options(), transport: transport, environment: [:])
+        let clock = ManualClock()
+        let chain = Chain(
+            handlers: [MemoryCache(model: model, options: CacheOptions(expiry: CacheExpiry(defaultTTL: .seconds(60))))],
+            terminal: remote, clock: clock)
+        let band = ObjectID(entity: "Band", key: 1)
+        let albums = RelationshipValue.toMany([ObjectID(entity: "Album", key: 10)])
+        _ = try await chain.send(.objectFault(band))
+        #expect(try await chain.send(.relationshipFault(band, relationship: "albums")).relationshipValue() == albums)
+        await clock.advance(by: .seconds(61))
+        let again = try await chain.send(.relationshipFault(band, relationship: "albums"))
+        #expect(try again.relationshipValue() == albums)
+    }
+}

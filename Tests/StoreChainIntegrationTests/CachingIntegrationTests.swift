@@ -74,6 +74,12 @@ import Testing
                 try await chain.send(.fetch(request), context: chain.makeContext(cachePolicy: .cacheOnly))
             }
             #expect(error?.code == .notCached)
+            var offline = request
+            offline.cachePolicy = .cacheOnly
+            let fromRequest = await #expect(throws: StoreChainError.self, "the request's own policy too") {
+                try await chain.fetch(offline)
+            }
+            #expect(fromRequest?.code == .notCached)
             #expect(backend.stats.requests == 0)
             _ = try await chain.fetch(request)
             let cached = try await chain.send(.fetch(request), context: chain.makeContext(cachePolicy: .cacheOnly))

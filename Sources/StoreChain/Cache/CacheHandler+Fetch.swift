@@ -5,11 +5,14 @@ extension CacheHandler {
         -> StoreResponse
     {
         guard Self.isCacheable(request) else { return try await next(.fetch(request), context) }
+        // What goes down is the normalized request, so the policy travels in the context.
+        var scoped = context
+        if scoped.cachePolicy == nil { scoped.cachePolicy = request.cachePolicy }
         let plan = try FetchPlan(request, model: model)
         let normalized = request.normalizedForCache
-        let cached = perform("read", context: context) { try lookup(plan, now: context.clock.now) } ?? nil
+        let cached = perform("read", context: scoped) { try lookup(plan, now: scoped.clock.now) } ?? nil
         return try await serve(
-            .fetch(request), cached: cached, context: context,
+            .fetch(request), cached: cached, context: scoped,
             refresh: { cached, context in
                 let refreshed = try await self.revalidate(cached, context: context, next: next)
                 // Answer from what is stored now; forward the request itself when that cannot.
@@ -26,7 +29,7 @@ extension CacheHandler {
                 }
                 return try await self.forwardFetch(normalized, plan: plan, context: context, next: next)
             },
-            forward: { try await self.forwardFetch(normalized, plan: plan, context: context, next: next) })
+            forward: { [scoped] in try await self.forwardFetch(normalized, plan: plan, context: scoped, next: next) })
     }
 
     /// Dictionaries of key paths through relationships need objects a cache may not hold.

@@ -116,7 +116,12 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     func revalidate(_ cached: Cached, context: RequestContext, next: NextResponder) async throws -> StoreResponse? {
         var context = context
         context.cachePolicy = .useCache
-        context[ValidatorsKey.self] = ValidatorsKey.Value(cached.freshness)
+        // Validators belong to a fetch's or an object's own representation; a relationship is
+        // read through its owner, which must not come back "not modified" in its place.
+        switch cached.source {
+        case .fetch, .objectFault: context[ValidatorsKey.self] = ValidatorsKey.Value(cached.freshness)
+        default: context[ValidatorsKey.self] = nil
+        }
         context[CompleteCollectionsKey.self] = true
         let source = cached.source
         let response = try await inFlight.run("revalidate \(source)") { try await next(source, context) }
