@@ -87,6 +87,7 @@ let package = Package(
                 "StoreChainPipeline",
                 "StoreChainDemoBackend",
                 "StoreChainHTTP",
+                "StoreChainSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -4,6 +4,7 @@ import StoreChain
 import StoreChainDemoBackend
 import StoreChainHTTP
 import StoreChainPipeline
+import StoreChainSQLite
 
 /// `storechain demo`: a short tour of expressive queries over the bundled music catalog.
 struct DemoCommand: AsyncParsableCommand {
@@ -141,19 +142,47 @@ struct DemoCommand: AsyncParsableCommand {
     private func backendTour() async throws {
         let backend = try DemoBackend(bands: bands)
         let port = try await backend.start()
+        let cachePath = FileManager.default.temporaryDirectory.appending(path: "storechain-demo-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: cachePath) }
+        let cached: Chain
+        let questions: [FetchRequest]
         do {
-            try await compareGenerations(backend, port: port)
+            questions = try await compareGenerations(backend, port: port).map(\.1)
+            cached = try await cacheTour(backend, questions: questions, path: cachePath.appending(path: "cache.sqlite"))
         } catch {
             await backend.stop()
             throw error
         }
         await backend.stop()
+        var answered = 0
+        for question in questions where (try? await cached.fetch(question)) != nil { answered += 1 }
+        print("   With the backend stopped, the cache still answers \(answered) of \(questions.count) of them.")
+        await cached.shutdown()
         print("\nTry your own:")
         print("  swift run storechain query --model Examples/Music/music.model.yml --data Examples/Music/music.json \\")
         print("    --entity Album --where 'ANY tracks.title CONTAINS[cd] \"deja\"' --format json")
     }
 
-    private func compareGenerations(_ backend: DemoBackend, port: Int) async throws {
+    /// The dump-only v1 behind a disk cache: one request, then every precise question locally.
+    private func cacheTour(_ backend: DemoBackend, questions: [FetchRequest], path: URL) async throws -> Chain {
+        guard let base = backend.baseURL else { throw StoreChainError(.unavailable, "the demo backend is not running") }
+        let v1 = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v1(baseURL: base))
+        let chain = Chain(terminal: v1) { DiskCache(model: backend.model, path: path.path) }
+        var more = questions
+        more.append(
+            FetchRequest(
+                entity: "Track", predicate: try FetchPredicate("album.band.name BEGINSWITH[c] 'rue' AND seconds > 240"),
+                sortDescriptors: [FetchSortDescriptor("seconds", ascending: false)], fetchLimit: 5))
+        more.append(FetchRequest(entity: "Band", predicate: try FetchPredicate("ANY albums.year < 1975")))
+        for request in more { _ = try await chain.fetch(request) }
+        print("\nThe dump-only v1 behind a disk cache (StoreChainSQLite): \(more.count) precise questions cost")
+        print(
+            "   \(v1.traffic.requests) request(s) and \(v1.traffic.bytesReceived) bytes; the cache answered the rest locally."
+        )
+        return chain
+    }
+
+    private func compareGenerations(_ backend: DemoBackend, port: Int) async throws -> [(String, FetchRequest)] {
         guard let base = backend.baseURL else {
             throw StoreChainError(.unavailable, "the demo backend is not running on port \(port)")
         }
@@ -199,6 +228,7 @@ struct DemoCommand: AsyncParsableCommand {
                 ResultFormatter.table(
                     header: ["question", "same answer", "v1 requests", "v1 bytes", "v2 requests", "v2 bytes"],
                     rows: rows)))
+        return questions
     }
 
     private static func ids(_ result: FetchResult) -> [ObjectID]? {

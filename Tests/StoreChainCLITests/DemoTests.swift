@@ -16,6 +16,8 @@ import Testing
         #expect(outcome.stdout.contains("10. The same walk with albums and tracks prefetched: "))
         #expect(outcome.stdout.contains("tracks, 1 request(s)"))
         #expect(outcome.stdout.contains("11. Insert an album and save: Album/temp:"))
+        #expect(outcome.stdout.contains("6 precise questions cost\n   1 request(s)"))
+        #expect(outcome.stdout.contains("the cache still answers 4 of 4 of them"))
     }
 
     @Test func embeddedModelMatchesTheExampleFile() throws {
