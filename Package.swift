@@ -108,6 +108,7 @@ let package = Package(
             name: "StoreChainTests",
             dependencies: [
                 "StoreChain", "StoreChainTesting", .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -130,7 +131,7 @@ let package = Package(
             name: "StoreChainIntegrationTests",
             dependencies: [
                 "StoreChainDemoBackend", "StoreChainHTTP", "StoreChainSQLite", "StoreChainPipeline",
-                "StoreChainTesting",
+                "StoreChainTesting", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),
