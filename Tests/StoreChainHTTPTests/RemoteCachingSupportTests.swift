@@ -108,18 +108,7 @@ import Testing
             default: return .json(#"{"data": []}"#)
             }
         }
-        let options = RemoteOptions(
-            baseURL: RemoteFixtures.base,
-            entities: [
-                "Band": RemoteEntityOptions(
-                    records: "data",
-                    fetch: [
-                        RemoteEndpoint(
-                            "GET /bands?page={page}&per_page={per_page}",
-                            paging: .pages(page: "page", perPage: "per_page", size: 2, first: 1))
-                    ])
-            ])
-        let remote = try RemoteResponder(model: model, options: options, transport: transport, environment: [:])
+        let remote = try pagedBands(model, pageSize: 2, transport)
         let result = try await remote.respond(to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
         guard case .objects(let bands) = try result.fetchResult() else {
             throw StoreChainError(.invalidResponse, "no objects")
@@ -152,18 +141,7 @@ import Testing
             if query.hasPrefix("page=2&") { return .json(#"{"data": [{"id": 2, "name": "B"}]}"#) }
             return .json(#"{"data": []}"#)
         }
-        let options = RemoteOptions(
-            baseURL: RemoteFixtures.base,
-            entities: [
-                "Band": RemoteEntityOptions(
-                    records: "data",
-                    fetch: [
-                        RemoteEndpoint(
-                            "GET /bands?page={page}&per_page={per_page}",
-                            paging: .pages(page: "page", perPage: "per_page", size: 1, first: 1))
-                    ])
-            ])
-        let remote = try RemoteResponder(model: model, options: options, transport: transport, environment: [:])
+        let remote = try pagedBands(model, pageSize: 1, transport)
         let chain = Chain(
             handlers: [RetryHandler(options: RetryOptions(baseDelay: .zero), jitter: { $0 })], terminal: remote)
         let bands = try await chain.fetch(FetchRequest(entity: "Band"))
@@ -200,4 +178,20 @@ import Testing
         let again = try await chain.send(.relationshipFault(band, relationship: "albums"))
         #expect(try again.relationshipValue() == albums)
     }
+}
+
+/// Bands listed by page number (`GET /bands?page=&per_page=`), for the paging tests.
+private func pagedBands(_ model: Model, pageSize: Int, _ transport: StubTransport) throws -> RemoteResponder {
+    let options = RemoteOptions(
+        baseURL: RemoteFixtures.base,
+        entities: [
+            "Band": RemoteEntityOptions(
+                records: "data",
+                fetch: [
+                    RemoteEndpoint(
+                        "GET /bands?page={page}&per_page={per_page}",
+                        paging: .pages(page: "page", perPage: "per_page", size: pageSize, first: 1))
+                ])
+        ])
+    return try RemoteResponder(model: model, options: options, transport: transport, environment: [:])
 }
