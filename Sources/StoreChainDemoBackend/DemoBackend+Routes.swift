@@ -4,14 +4,16 @@ import Hummingbird
 import NIOCore
 import StoreChain
 
-/// A JSON answer and, for paged lists, the URL of the next page.
+/// A JSON answer and, for paged lists, the URL of the next page and the number of records.
 struct DemoReply {
     var json: JSONValue
     var next: String?
+    var total: Int?
 
-    init(_ json: JSONValue, next: String? = nil) {
+    init(_ json: JSONValue, next: String? = nil, total: Int? = nil) {
         self.json = json
         self.next = next
+        self.total = total
     }
 }
 
@@ -123,6 +125,7 @@ extension DemoBackend {
             }
         }
         if let next = reply.next, let link = HTTPField.Name("Link") { headers[link] = "<\(next)>; rel=\"next\"" }
+        if let total = reply.total, let name = HTTPField.Name("X-Total-Count") { headers[name] = String(total) }
         return raw(text, status: .ok, headers: headers)
     }
 
@@ -203,7 +206,9 @@ extension DemoBackend {
         if nodes.count > perPage {
             next = request.uri.path + "?page=\(page + 1)&per_page=\(perPage)" + (sort == "id" ? "" : "&sort=\(sort)")
         }
-        return DemoReply(.object(["data": .array(nodes.prefix(perPage).map(DemoRepresentation.v2))]), next: next)
+        return DemoReply(
+            .object(["data": .array(nodes.prefix(perPage).map(DemoRepresentation.v2))]), next: next,
+            total: store.snapshot.nodes(of: entity).count)
     }
 
     /// Opaque-cursor paging (the cursor is base64 of an offset); filters band_id, year_from,

@@ -40,7 +40,7 @@ public enum DemoRemoteOptions {
                 sort: SortBinding(
                     variable: "sort",
                     values: ["name": "name", "-name": "-name", "founded": "founded", "-founded": "-founded"]),
-                paging: .pages(page: "page", perPage: "per_page", size: 100, first: 1)),
+                paging: .pages(page: "page", perPage: "per_page", size: 100, first: 1), keyOrdered: true),
         ]
         band.get = "GET /bands/{id}"
         band.create = "POST /bands"
@@ -58,7 +58,8 @@ public enum DemoRemoteOptions {
                     "band": ParameterBinding("band.id"), "from": ParameterBinding("year", .atLeast),
                     "to": ParameterBinding("year", .atMost),
                 ],
-                paging: .cursor(variable: "cursor", next: "next_cursor", limit: "limit", size: 100), records: "items"),
+                paging: .cursor(variable: "cursor", next: "next_cursor", limit: "limit", size: 100), records: "items",
+                keyOrdered: true),
         ]
         album.get = "GET /albums/{id}"
         album.create = "POST /albums"
@@ -74,7 +75,7 @@ public enum DemoRemoteOptions {
                 "GET /tracks?album_id={album}", bind: ["album": ParameterBinding("album.id", .oneOf, required: true)]),
             RemoteEndpoint(
                 "GET /tracks?page={page}&per_page={per_page}",
-                paging: .pages(page: "page", perPage: "per_page", size: 100, first: 1)),
+                paging: .pages(page: "page", perPage: "per_page", size: 100, first: 1), keyOrdered: true),
         ]
         track.get = "GET /tracks/{id}"
         track.create = "POST /tracks"

@@ -38,6 +38,9 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         -> StoreResponse
     {
         switch request {
+        case .fetch where context[PageRequestKey.self] != nil:
+            // One page of a fetch is not an answer to the fetch (a cache below a pager).
+            try await next(request, context)
         case .fetch(let fetch): try await self.fetch(fetch, context: context, next: next)
         case .objectFault(let id): try await objectFault(id, context: context, next: next)
         case .relationshipFault(let id, let relationship):

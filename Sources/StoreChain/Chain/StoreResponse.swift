@@ -101,6 +101,8 @@ public struct ResponseInfo: Sendable, Hashable {
     /// Entities whose every object is in this response (result and related), so a cache can
     /// answer any fetch of them (see `CompleteCollectionsKey`).
     public var completeCollections: Set<String> = []
+    /// The page this answer holds, when a pager asked for one page (`PageRequestKey`).
+    public var page: PageInfo?
 
     public init(
         answeredBy: String, origin: Origin, isStale: Bool = false, applied: Applied = .all,

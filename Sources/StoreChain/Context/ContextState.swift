@@ -5,6 +5,8 @@ struct ContextState {
     /// The last known state of each object, from fetches, faults, saves and change events.
     var rows: [ObjectID: Node] = [:]
     var pending: [ObjectID: PendingChange] = [:]
+    /// Faults handed out together, for batch faulting.
+    var faultGroups = FaultGroups()
     private var registrationsSincePrune = 0
 
     /// The object for `id`, created on first use, the same one afterwards while it is alive.
@@ -24,6 +26,7 @@ struct ContextState {
     /// not mention are kept from what was known.
     mutating func absorb(_ nodes: [Node]) {
         for node in nodes {
+            faultGroups.remove(node.id)
             guard var row = rows[node.id] else {
                 rows[node.id] = node
                 continue
@@ -34,6 +37,11 @@ struct ContextState {
             row.freshness = node.freshness ?? row.freshness
             rows[node.id] = row
         }
+    }
+
+    /// Whether `id` is an object whose values are not loaded.
+    func isFault(_ id: ObjectID) -> Bool {
+        rows[id] == nil && pending[id]?.kind != .inserted && !id.isTemporary
     }
 
     /// The relationship's value as this context sees it: pending change, else the row, else

@@ -6,6 +6,15 @@ extension ObjectContext {
         }
     }
 
+    /// How many faults of `entity` fire together: the option given, else the batch size of a
+    /// batching handler in the chain that batches the entity, else one.
+    func faultBatchSize(for entity: String) -> Int {
+        if let faultBatchSize { return faultBatchSize }
+        let batching = chain.handlers.lazy.compactMap { $0 as? BatchingHandler }
+            .first { $0.options.entities.contains(entity) }
+        return batching?.options.maxBatch ?? 1
+    }
+
     func cachedValue(of object: ManagedObject, _ name: String) -> Value? {
         state.withLock { state in
             let id = object.objectID
@@ -29,18 +38,37 @@ extension ObjectContext {
         return cachedValue(of: object, name) ?? .null
     }
 
-    /// Loads an object's values through the chain.
+    /// Loads an object's values through the chain, with the neighbouring faults handed out
+    /// with it (up to the fault batch size), sent together so a batching handler merges them.
     func fault(_ object: ManagedObject) async throws {
         let id = object.objectID
-        let response = try await chain.send(.objectFault(id), context: makeRequestContext())
-        guard let node = try response.objectNode() else {
+        let size = faultBatchSize(for: id.entity)
+        let batch = state.withLock { state in state.faultGroups.batch(for: id, size: size) { state.isFault($0) } }
+        let context = makeRequestContext()
+        let chain = self.chain
+        let own = try await withThrowingTaskGroup(of: StoreResponse?.self, returning: StoreResponse.self) { group in
+            for neighbour in batch.dropFirst() {
+                // A neighbour that fails stays a fault and fails on its own when used.
+                group.addTask { try? await chain.send(.objectFault(neighbour), context: context) }
+            }
+            let own = try await chain.send(.objectFault(id), context: context)
+            for try await case let response? in group {
+                guard let node = try? response.objectNode() else { continue }
+                state.withLock { state in
+                    state.absorb([node])
+                    state.absorb(response.related)
+                }
+            }
+            return own
+        }
+        guard let node = try own.objectNode() else {
             throw StoreChainError(
                 .unavailable, "\(id) no longer exists, so its values cannot be loaded",
                 suggestion: "it was deleted upstream; refetch to get the current objects")
         }
         state.withLock { state in
             state.absorb([node])
-            state.absorb(response.related)
+            state.absorb(own.related)
         }
     }
 
@@ -66,7 +94,9 @@ extension ObjectContext {
                 row.relationships[name] = value
                 state.rows[id] = row
             }
-            return value.objectIDs.map { state.object(for: $0, context: self) }
+            let objects = value.objectIDs.map { state.object(for: $0, context: self) }
+            state.faultGroups.register(value.objectIDs.filter { state.isFault($0) })
+            return objects
         }
     }
 
@@ -74,7 +104,9 @@ extension ObjectContext {
         state.withLock { state in
             let id = object.objectID
             if let value = state.relationship(name, of: id) {
-                return value.objectIDs.map { state.object(for: $0, context: self) }
+                let objects = value.objectIDs.map { state.object(for: $0, context: self) }
+                state.faultGroups.register(value.objectIDs.filter { state.isFault($0) })
+                return objects
             }
             return state.pending[id]?.kind == .inserted ? [] : nil
         }

@@ -24,10 +24,20 @@ public final class ObjectContext: Sendable {
     let state = Mutex(ContextState())
     let saveLock = AsyncLock()
 
-    public init(chain: Chain, model: Model, name: String = "context-\(UUID().uuidString)") {
+    /// How many faults of one entity fire together when one of them is used; `nil` takes the
+    /// batch size of the chain's `BatchingHandler` for that entity (one when none batches it).
+    public let faultBatchSize: Int?
+
+    /// - Parameter faultBatchSize: When one object of a relationship is first used, this many
+    ///   of its not-yet-loaded neighbours load with it (sent together, so a batching handler
+    ///   merges them into one request). `nil` follows the chain's batching handler.
+    public init(
+        chain: Chain, model: Model, name: String = "context-\(UUID().uuidString)", faultBatchSize: Int? = nil
+    ) {
         self.chain = chain
         self.model = model
         self.name = name
+        self.faultBatchSize = faultBatchSize.map { max(1, $0) }
         startMergingEvents()
     }
 

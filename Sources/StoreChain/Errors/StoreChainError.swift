@@ -55,6 +55,8 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let rateLimited = Code("rate-limited")
         /// A cache file could not be opened, read or written.
         public static let cacheFile = Code("cache-file")
+        /// A fetch needs more backend pages than the pagination options allow.
+        public static let tooManyPages = Code("too-many-pages")
     }
 
     /// Where a problem is. Every field is optional; the description prints those present.

@@ -15,6 +15,14 @@ struct QueryPlanner {
         /// The conjuncts the backend applies.
         let pushed: [Comparison]
         let sortPushed: Bool
+        /// The backend applies the whole predicate exactly (returns no extra records).
+        var filterApplied = false
+        /// The backend returns records in the requested order (the sort was pushed, or there is
+        /// none and the endpoint lists in key order).
+        var orderApplied: Bool { sortPushed || (sortIsEmpty && endpoint.keyOrdered) }
+        var sortIsEmpty = false
+        /// Every pushed conjunct is bound exactly, not to a more permissive filter.
+        fileprivate var bindingsExact = true
     }
 
     let entity: Entity
@@ -47,7 +55,13 @@ struct QueryPlanner {
                 reasons.append("\(endpoint.request): \(reason)")
             }
         }
-        if let best { return best.plan }
+        if var plan = best?.plan {
+            plan.sortIsEmpty = sort.isEmpty
+            plan.filterApplied =
+                predicate == nil
+                || (Self.isConjunction(predicate) && plan.bindingsExact && Set(plan.pushed) == Set(conjuncts))
+            return plan
+        }
         let considered = endpoints.isEmpty ? "it declares no fetch or get endpoints" : reasons.joined(separator: "; ")
         throw StoreChainError(
             .noEndpoint,
@@ -69,6 +83,7 @@ struct QueryPlanner {
         let reserved = Set(Self.pagingVariables(endpoint.paging) + [endpoint.sort?.variable].compactMap { $0 })
         var values: [String: String] = [:]
         var pushed: [Comparison] = []
+        var exact = true
         for variable in template.variables where !reserved.contains(variable) {
             let binding = endpoint.bind[variable] ?? ParameterBinding(variable)
             let required = binding.required || template.pathVariables.contains(variable)
@@ -84,6 +99,7 @@ struct QueryPlanner {
             }
             values[variable] = value
             if !pushed.contains(conjunct) { pushed.append(conjunct) }
+            exact = exact && Self.isExact(binding, conjunct)
         }
         var sortPushed = false
         if let sortBinding = endpoint.sort, let first = sort.first, !first.caseInsensitive,
@@ -92,8 +108,9 @@ struct QueryPlanner {
             values[sortBinding.variable] = value
             sortPushed = sort.count == 1
         }
-        return .success(
-            Plan(endpoint: endpoint, template: template, values: values, pushed: pushed, sortPushed: sortPushed))
+        var plan = Plan(endpoint: endpoint, template: template, values: values, pushed: pushed, sortPushed: sortPushed)
+        plan.bindingsExact = exact
+        return .success(plan)
     }
 
     static func pagingVariables(_ paging: Paging?) -> [String] {
@@ -111,6 +128,28 @@ struct QueryPlanner {
         case .comparison(let comparison)?: [comparison]
         case .and(let operands)?: operands.flatMap { conjuncts(of: $0) }
         default: []
+        }
+    }
+
+    /// Whether a predicate is comparisons joined by AND (so its conjuncts are all of it).
+    static func isConjunction(_ predicate: FetchPredicate?) -> Bool {
+        switch predicate {
+        case .comparison?: true
+        case .and(let operands)?: operands.allSatisfy { isConjunction($0) }
+        default: false
+        }
+    }
+
+    /// Whether the backend's filter for `binding` matches exactly what `conjunct` does.
+    static func isExact(_ binding: ParameterBinding, _ conjunct: Comparison) -> Bool {
+        guard binding.caseInsensitive == conjunct.options.contains(.caseInsensitive) else { return false }
+        return switch binding.operation {
+        case .equal: conjunct.op == .equal
+        case .beginsWith: conjunct.op == .beginsWith
+        case .contains: conjunct.op == .contains
+        case .atLeast: conjunct.op == .greaterOrEqual
+        case .atMost: conjunct.op == .lessOrEqual
+        case .oneOf: conjunct.op == .equal || conjunct.op == .in
         }
     }
 

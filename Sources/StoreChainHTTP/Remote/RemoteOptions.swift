@@ -116,11 +116,15 @@ public struct RemoteEndpoint: Sendable, Hashable, Decodable {
     public var records: String?
     /// The response is one record, not a list (a get-by-key endpoint).
     public var single: Bool
+    /// Without a sort variable the endpoint lists records in key order, so a pager can read
+    /// only the pages an unsorted window needs.
+    public var keyOrdered: Bool
 
     public init(
         _ request: String, bind: [String: ParameterBinding] = [:], sort: SortBinding? = nil, paging: Paging? = nil,
-        records: String? = nil, single: Bool = false
+        records: String? = nil, single: Bool = false, keyOrdered: Bool = false
     ) {
+        self.keyOrdered = keyOrdered
         self.request = request
         self.bind = bind
         self.sort = sort

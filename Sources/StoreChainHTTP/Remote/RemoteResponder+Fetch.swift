@@ -35,6 +35,10 @@ extension RemoteResponder {
         let plan = try FetchPlan(request, model: model)
         let queryPlan = try planner(for: request.entity).plan(
             predicate: plan.predicate?.predicate, sort: request.sortDescriptors)
+        if let page = context[PageRequestKey.self], let paging = queryPlan.endpoint.paging, !queryPlan.endpoint.single {
+            return try await fetchPage(
+                page, paging: paging, request: request, plan: plan, queryPlan: queryPlan, context: context)
+        }
         let loaded = try await load(queryPlan, entity: plan.entity, context: context)
         var info = ResponseInfo(answeredBy: name, origin: .remote, metadata: loaded.metadata)
         info.metadata["endpoint"] = queryPlan.endpoint.request
@@ -107,18 +111,7 @@ extension RemoteResponder {
             let body = try json(response, from: url)
             let source = RemoteError.redacted(url)
             let records = try mapper.records(in: body, at: plan.endpoint.single ? nil : recordsPath, source: source)
-            for (index, record) in records.enumerated() {
-                do {
-                    let (node, embedded) = try mapper.node(
-                        from: record, entity: entity, jsonPath: "$\(recordsPath.map { ".\($0)" } ?? "")[\(index)]",
-                        source: source)
-                    if seen.insert(node.id).inserted { loaded.nodes.append(node) }
-                    loaded.embedded += embedded
-                } catch {
-                    guard options.badRecords == .skip, error.code == .badRecord else { throw error }
-                    loaded.skipped += 1
-                }
-            }
+            try map(records, entity: entity, recordsPath: recordsPath, source: source, into: &loaded, seen: &seen)
             switch plan.endpoint.paging {
             case .pages(let page, _, let size, _)?:
                 // Count pages even while following links, so a page without a link goes on from
@@ -135,9 +128,9 @@ extension RemoteResponder {
                 guard records.count >= size else { return loaded }
                 values[offset] = String((Int(values[offset] ?? "") ?? 0) + size)
             case .cursor(let variable, let next, _, _)?:
-                guard case .string(let cursor)? = JSONPath.value(at: next, in: body), !cursor.isEmpty,
-                    !records.isEmpty
-                else { return loaded }
+                guard let cursor = try nextCursor(in: body, at: next, source: source), !records.isEmpty else {
+                    return loaded
+                }
                 values[variable] = cursor
             case .link?:
                 guard let link = try LinkHeader.next(in: response[header: "link"]) else { return loaded }
@@ -148,8 +141,45 @@ extension RemoteResponder {
         }
     }
 
+    /// Maps one page's records into `loaded`, once per object; bad records are skipped and
+    /// counted when the options say so.
+    func map(
+        _ records: [JSONValue], entity: Entity, recordsPath: String?, source: String, into loaded: inout Loaded,
+        seen: inout Set<ObjectID>
+    ) throws(StoreChainError) {
+        for (index, record) in records.enumerated() {
+            do {
+                let (node, embedded) = try mapper.node(
+                    from: record, entity: entity, jsonPath: "$\(recordsPath.map { ".\($0)" } ?? "")[\(index)]",
+                    source: source)
+                if seen.insert(node.id).inserted { loaded.nodes.append(node) }
+                loaded.embedded += embedded
+            } catch {
+                guard options.badRecords == .skip, error.code == .badRecord else { throw error }
+                loaded.skipped += 1
+            }
+        }
+    }
+
+    /// The next page's cursor at `path` in a page's body: a string or an integer; missing, null
+    /// or empty means the last page.
+    ///
+    /// - Throws: `.badRecord` naming the URL and JSON path when the cursor is another kind of value.
+    func nextCursor(in body: JSONValue, at path: String, source: String) throws(StoreChainError) -> String? {
+        switch JSONPath.value(at: path, in: body) {
+        case nil, .null?: return nil
+        case .string(let cursor)?: return cursor.isEmpty ? nil : cursor
+        case .integer(let number)?: return String(number)
+        case let other?:
+            throw StoreChainError(
+                .badRecord, "the next-page cursor is \(other.typeName), not a string or an integer",
+                at: .init(file: source, path: "$.\(path)"),
+                suggestion: "point the endpoint's cursor path at the field that holds the next cursor")
+        }
+    }
+
     /// A `Link` URL, which must stay on the backend's host (credentials go nowhere else).
-    private func resolve(_ link: String, against url: URL) throws(StoreChainError) -> URL {
+    func resolve(_ link: String, against url: URL) throws(StoreChainError) -> URL {
         guard let next = URL(string: link, relativeTo: url)?.absoluteURL,
             next.host == options.baseURL.host, next.port == options.baseURL.port, next.scheme == options.baseURL.scheme
         else {

@@ -1,0 +1,92 @@
+/// One backend page a pager asks a terminal for (through `PageRequestKey`).
+///
+/// A terminal that pages answers such a fetch with the records of that one page that match the
+/// whole predicate, in the backend's order, and describes the page in `ResponseInfo.page`.
+public struct PageRequest: Sendable, Hashable {
+    /// Where the page is.
+    public enum Position: Sendable, Hashable {
+        /// The page that holds this record (0-based, in the backend's order). Endpoints that
+        /// cannot jump (cursors, `Link` headers) answer with their first page instead.
+        case record(Int)
+        /// A continuation the previous page gave (a cursor, or a `Link` URL).
+        case token(String)
+    }
+
+    public var position: Position
+    /// Records per page; `nil` uses the endpoint's own page size.
+    public var size: Int?
+
+    public init(_ position: Position, size: Int? = nil) {
+        self.position = position
+        self.size = size
+    }
+}
+
+/// Asks the terminal for one page instead of every page.
+public enum PageRequestKey: RequestContextKey {
+    public typealias Value = PageRequest
+}
+
+/// One page as a terminal read it.
+public struct PageInfo: Sendable, Hashable {
+    /// How the endpoint pages.
+    public enum Style: String, Sendable, Hashable {
+        case offset
+        case pageNumber = "page-number"
+        case cursor
+        case link
+
+        /// Pages can be asked for by position, so several can be read at once.
+        public var isRandomAccess: Bool { self == .offset || self == .pageNumber }
+    }
+
+    public var style: Style
+    /// Records a full page holds.
+    public var size: Int
+    /// The index of the page's first record in the backend's order.
+    public var start: Int
+    /// Records on the page before any filter applied in memory.
+    public var records: Int
+    /// Where the next page is; `nil` on the last page.
+    public var next: PageRequest.Position?
+    /// Records the backend says the whole listing holds, when it says.
+    public var total: Int?
+
+    public init(
+        style: Style, size: Int, start: Int, records: Int, next: PageRequest.Position?, total: Int? = nil
+    ) {
+        self.style = style
+        self.size = size
+        self.start = start
+        self.records = records
+        self.next = next
+        self.total = total
+    }
+}
+
+/// How far a multi-page fetch has got.
+public struct FetchProgress: Sendable, Hashable {
+    public var entity: String
+    /// Pages read so far.
+    public var pages: Int
+    /// Records read so far (before filters applied in memory).
+    public var records: Int
+    /// Records in the whole listing, when the backend says.
+    public var totalRecords: Int?
+
+    public init(entity: String, pages: Int, records: Int, totalRecords: Int?) {
+        self.entity = entity
+        self.pages = pages
+        self.records = records
+        self.totalRecords = totalRecords
+    }
+}
+
+/// Receives progress of multi-page fetches, so a command-line tool or app can show it.
+///
+/// ```swift
+/// context[FetchProgressKey.self] = { progress in print("\(progress.pages) pages") }
+/// ```
+public enum FetchProgressKey: RequestContextKey {
+    public typealias Value = @Sendable (FetchProgress) -> Void
+}

@@ -1,0 +1,209 @@
+/// The pages one fetch reads, and the answer stitched together from them.
+struct PageWalk {
+    /// One page's answer, placed in the backend's order.
+    struct Page: Sendable {
+        var start: Int
+        var nodes: [Node]
+        var related: [Node]
+        var info: ResponseInfo
+    }
+
+    private let plan: FetchPlan
+    private let model: Model
+    private let options: PaginationOptions
+    private let context: RequestContext
+    private let next: NextResponder
+    private let pageFetch: FetchRequest
+    private var pages: [Page] = []
+    private var pagesRead = 0
+    private var recordsRead = 0
+    private var total: Int?
+
+    init(
+        plan: FetchPlan, model: Model, options: PaginationOptions, context: RequestContext,
+        next: @escaping NextResponder
+    ) {
+        self.plan = plan
+        self.model = model
+        self.options = options
+        var context = context
+        // A 304 for one page says nothing about the whole answer, so pages are never revalidated.
+        context[ValidatorsKey.self] = nil
+        self.context = context
+        self.next = next
+        var pageFetch = plan.request
+        pageFetch.fetchLimit = nil
+        pageFetch.fetchOffset = 0
+        pageFetch.resultType = .objects
+        self.pageFetch = pageFetch
+    }
+
+    /// How the walk goes on once the first page said what the backend applies.
+    private enum Mode {
+        /// The backend filters and sorts: read only the pages that cover records up to `end`.
+        case window(end: Int)
+        /// The backend sorts but some filtering is in memory: read in order until `end` matches.
+        case residual(end: Int)
+        /// Every page.
+        case all
+    }
+
+    mutating func run() async throws -> StoreResponse {
+        let request = plan.request
+        try reserve(1)
+        var first = try await read(.record(request.fetchOffset), after: nil)
+        guard first.info.page != nil else {
+            // The terminal does not page: its answer holds every match.
+            pages = [first]
+            return try finish(offset: request.fetchOffset)
+        }
+        let applied = first.info.applied
+        let exact = applied.predicate && applied.sort
+        if !exact, first.start > 0 {
+            try reserve(1)
+            first = try await read(.record(0), after: nil)
+        }
+        add([first])
+        if request.resultType == .count, exact, let total {
+            return countAnswer(total: total)
+        }
+        let mode: Mode =
+            switch (request.fetchLimit.map { request.fetchOffset + $0 }, exact, applied.sort) {
+            case (let end?, true, _): .window(end: end)
+            case (let end?, false, true): .residual(end: end)
+            default: .all
+            }
+        while let last = pages.last, let position = last.info.page?.next, !isFull(mode) {
+            if case .record(let start) = position, last.info.page?.style.isRandomAccess == true,
+                !isResidual(mode)
+            {
+                try await readWave(from: start, size: last.info.page?.size ?? max(1, last.nodes.count), mode: mode)
+            } else {
+                try reserve(1)
+                add([try await read(position, after: last)])
+            }
+        }
+        return try finish(offset: exact ? request.fetchOffset - (pages.first?.start ?? 0) : request.fetchOffset)
+    }
+
+    private func isResidual(_ mode: Mode) -> Bool {
+        if case .residual = mode { true } else { false }
+    }
+
+    /// Whether the pages read so far hold the window.
+    private func isFull(_ mode: Mode) -> Bool {
+        switch mode {
+        case .window(let end):
+            guard let last = pages.last else { return false }
+            return last.start + (last.info.page?.records ?? last.nodes.count) >= end
+        case .residual(let end):
+            return pages.reduce(0) { $0 + $1.nodes.count } >= end
+        case .all:
+            return false
+        }
+    }
+
+    /// Reads the next pages by position, several at once.
+    private mutating func readWave(from start: Int, size: Int, mode: Mode) async throws {
+        var positions: [Int] = []
+        var position = start
+        while positions.count < options.concurrency, total.map({ position < $0 }) ?? true {
+            if case .window(let end) = mode, position >= end { break }
+            positions.append(position)
+            position += size
+        }
+        if positions.isEmpty { positions = [start] }
+        try reserve(positions.count)
+        let walk = self
+        let wave = try await withThrowingTaskGroup(of: Page.self, returning: [Page].self) { group in
+            for position in positions {
+                group.addTask { try await walk.read(.record(position), after: nil) }
+            }
+            var wave: [Page] = []
+            for try await page in group { wave.append(page) }
+            return wave
+        }
+        add(wave.sorted { $0.start < $1.start })
+    }
+
+    /// Counts pages about to be read against `maxPages`; some are allowed while any are left.
+    private mutating func reserve(_ count: Int) throws(StoreChainError) {
+        guard pagesRead < options.maxPages else {
+            throw StoreChainError(
+                .tooManyPages,
+                "fetching \(plan.request) needs more than \(options.maxPages) pages from the backend",
+                suggestion: "add a fetch limit or a narrower predicate, or raise the pagination option max-pages")
+        }
+        pagesRead += min(count, options.maxPages - pagesRead)
+    }
+
+    /// Reads one page.
+    private func read(_ position: PageRequest.Position, after previous: Page?) async throws -> Page {
+        var context = self.context
+        context[PageRequestKey.self] = PageRequest(position, size: options.pageSize(for: plan.entity.name))
+        let response = try await next(.fetch(pageFetch), context)
+        guard case .objects(let nodes) = try response.fetchResult() else {
+            throw StoreChainError(
+                .invalidResponse, "\(response.info.answeredBy) answered a page of \(plan.entity.name) without objects",
+                suggestion: "a terminal asked for a page answers with the page's objects")
+        }
+        var start = response.info.page?.start ?? 0
+        if case .token = position, let previous {
+            start = previous.start + (previous.info.page?.records ?? previous.nodes.count)
+        }
+        return Page(start: start, nodes: nodes, related: response.related, info: response.info)
+    }
+
+    /// Keeps pages in the backend's order and reports progress.
+    private mutating func add(_ newPages: [Page]) {
+        for page in newPages {
+            recordsRead += page.info.page?.records ?? page.nodes.count
+            if let pageTotal = page.info.page?.total { total = pageTotal }
+            pages.append(page)
+        }
+        pages.sort { $0.start < $1.start }
+        context[FetchProgressKey.self]?(
+            FetchProgress(entity: plan.entity.name, pages: pagesRead, records: recordsRead, totalRecords: total))
+    }
+
+    /// The count the backend's total gives without reading the matches.
+    private func countAnswer(total: Int) -> StoreResponse {
+        let request = plan.request
+        let count = max(0, min(total - request.fetchOffset, request.fetchLimit ?? .max))
+        return StoreResponse(.fetched(.count(count)), info: answerInfo())
+    }
+
+    /// Applies the request to the pages' objects; `offset` counts from the first page read.
+    private func finish(offset: Int) throws(StoreChainError) -> StoreResponse {
+        var seen: Set<ObjectID> = []
+        var nodes: [Node] = []
+        var source: [ObjectID: Node] = [:]
+        for page in pages {
+            for node in page.related { source[node.id] = node }
+        }
+        for page in pages {
+            for node in page.nodes where seen.insert(node.id).inserted {
+                nodes.append(node)
+                source[node.id] = node
+            }
+        }
+        var local = plan.request
+        local.fetchOffset = max(0, offset)
+        let localPlan = try FetchPlan(local, model: model)
+        let result = localPlan.execute(over: nodes, source: source)
+        var related: [Node] = []
+        if case .objects(let objects) = result, !local.relationshipKeyPathsForPrefetching.isEmpty {
+            related = source.nodes(along: local.relationshipKeyPathsForPrefetching, from: objects)
+        }
+        return StoreResponse(.fetched(result), related: related, info: answerInfo())
+    }
+
+    private func answerInfo() -> ResponseInfo {
+        var info = pages.first?.info ?? ResponseInfo(answeredBy: "pagination", origin: .remote)
+        info.page = nil
+        info.applied = .all
+        info.metadata["pages"] = String(pagesRead)
+        info.hasMorePages = pages.last?.info.page.map { $0.next != nil }
+        return info
+    }
+}

@@ -1,0 +1,37 @@
+/// Turns a fetch's limit and offset into the fewest backend pages.
+///
+/// The handler asks the terminal for one page at a time (`PageRequestKey`); each page says how
+/// the endpoint pages and whether the backend applied the whole predicate and sort. Then:
+/// - the backend applied both: only the pages that cover the window are read, several at once
+///   where the endpoint allows (offsets, page numbers);
+/// - it applied the sort but filters in memory: pages are read in order until the window is
+///   full;
+/// - it did not apply the sort, or the fetch has no limit: every page is read.
+///
+/// A fetch that needs more than `maxPages` fails with `too-many-pages`. Progress goes to the
+/// context's `FetchProgressKey` after every page. Other requests pass unchanged.
+///
+/// ```swift
+/// Chain(terminal: remote) { PaginationHandler(model: model, options: .init(pageSize: 50)) }
+/// ```
+public struct PaginationHandler: StoreHandler {
+    public let name = "pagination"
+    public let model: Model
+    public let options: PaginationOptions
+
+    public init(model: Model, options: PaginationOptions = PaginationOptions()) {
+        self.model = model
+        self.options = options
+    }
+
+    public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+        -> StoreResponse
+    {
+        guard case .fetch(let fetch) = request, context[PageRequestKey.self] == nil else {
+            return try await next(request, context)
+        }
+        let plan = try FetchPlan(fetch, model: model)
+        var walk = PageWalk(plan: plan, model: model, options: options, context: context, next: next)
+        return try await walk.run()
+    }
+}

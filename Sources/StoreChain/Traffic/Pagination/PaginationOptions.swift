@@ -1,0 +1,25 @@
+/// How `PaginationHandler` reads pages.
+public struct PaginationOptions: Sendable, Hashable {
+    /// Records per page for every entity; `nil` keeps each endpoint's own page size.
+    public var pageSize: Int?
+    /// Records per page for particular entities, overriding `pageSize`.
+    public var pageSizes: [String: Int]
+    /// The most pages one fetch may read; a fetch that needs more fails with `too-many-pages`
+    /// instead of reading forever.
+    public var maxPages: Int
+    /// Pages read at once where the endpoint allows it (offsets and page numbers); cursors and
+    /// `Link` headers are always read one after another.
+    public var concurrency: Int
+
+    public init(pageSize: Int? = nil, pageSizes: [String: Int] = [:], maxPages: Int = 1000, concurrency: Int = 4) {
+        self.pageSize = pageSize
+        self.pageSizes = pageSizes
+        self.maxPages = max(1, maxPages)
+        self.concurrency = max(1, concurrency)
+    }
+
+    /// The page size for `entity`, when the options set one.
+    public func pageSize(for entity: String) -> Int? {
+        pageSizes[entity] ?? pageSize
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import StoreChain
+
+extension RemoteResponder {
+    /// Reads the one page a pager asked for (`PageRequestKey`): its records that match the
+    /// whole predicate, in the backend's order, with the related objects the predicate, sort
+    /// and prefetching need, and `ResponseInfo.page` saying where the next page is.
+    func fetchPage(
+        _ page: PageRequest, paging: Paging, request: FetchRequest, plan: FetchPlan, queryPlan: QueryPlanner.Plan,
+        context: RequestContext
+    ) async throws -> StoreResponse {
+        var context = context
+        context[ValidatorsKey.self] = nil
+        var values = queryPlan.values
+        var link: URL?
+        let style: PageInfo.Style
+        var size: Int
+        var start = 0
+        switch (paging, page.position) {
+        case (.pages(let variable, let perPage, let defaultSize, let first), .record(let record)):
+            style = .pageNumber
+            size = max(1, page.size ?? defaultSize)
+            start = record / size * size
+            values[variable] = String(first + record / size)
+            values[perPage] = String(size)
+        case (.offset(let offset, let limit, let defaultSize), .record(let record)):
+            style = .offset
+            size = max(1, page.size ?? defaultSize)
+            start = record
+            values[offset] = String(record)
+            values[limit] = String(size)
+        case (.cursor(let variable, _, let limit, let defaultSize), let position):
+            style = .cursor
+            size = limit == nil ? defaultSize : max(1, page.size ?? defaultSize)
+            if let limit { values[limit] = String(size) }
+            if case .token(let cursor) = position { values[variable] = cursor }
+        case (.link, let position):
+            style = .link
+            size = 0
+            if case .token(let next) = position { link = try resolve(next, against: options.baseURL) }
+        case (.pages, .token(let token)), (.offset, .token(let token)):
+            throw StoreChainError(
+                .invalidRequest, "'\(queryPlan.endpoint.request)' pages by position, not by the token '\(token)'",
+                suggestion: "ask for a page of an offset or page-number endpoint by record position")
+        }
+        let url = try link ?? queryPlan.template.url(base: options.baseURL, values: values)
+        let response = try await send(queryPlan.template.method, url, context: context)
+        let body = try json(response, from: url)
+        let source = RemoteError.redacted(url)
+        let recordsPath = queryPlan.endpoint.records ?? mapper.options(for: plan.entity.name).records
+        let records = try mapper.records(in: body, at: recordsPath, source: source)
+        var loaded = Loaded()
+        var seen: Set<ObjectID> = []
+        try map(records, entity: plan.entity, recordsPath: recordsPath, source: source, into: &loaded, seen: &seen)
+        if style == .link { size = records.count }
+        let total = response[header: "x-total-count"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let next = try nextPage(
+            after: response, body: body, source: source, paging: paging, start: start, size: size,
+            records: records.count, total: total)
+
+        var nodes = loaded.nodes
+        var related = Dictionary(loaded.embedded.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        for node in nodes { related[node.id] = node }
+        let paths = neededKeyPaths(request, entity: plan.entity)
+        for path in paths {
+            try await follow(path, from: &nodes, source: &related, context: context)
+        }
+        if let predicate = plan.predicate {
+            nodes.removeAll { !predicate.evaluate($0, in: related) }
+        }
+        var info = ResponseInfo(answeredBy: name, origin: .remote, metadata: HTTPMetadata.metadata(from: response))
+        info.metadata["endpoint"] = queryPlan.endpoint.request
+        info.metadata["pushed"] = queryPlan.pushed.map(\.description).joined(separator: " AND ")
+        if loaded.skipped > 0 { info.metadata["skipped-records"] = String(loaded.skipped) }
+        info.applied = .init(predicate: queryPlan.filterApplied, sort: queryPlan.orderApplied, window: false)
+        info.hasMorePages = next != nil
+        info.page = PageInfo(style: style, size: size, start: start, records: records.count, next: next, total: total)
+        let reached = related.nodes(along: paths.map { $0.joined(separator: ".") }, from: nodes)
+        return StoreResponse(.fetched(.objects(nodes)), related: reached, info: info)
+    }
+
+    /// Where the page after this one is, or `nil` when this is the last.
+    private func nextPage(
+        after response: TransportResponse, body: JSONValue, source: String, paging: Paging, start: Int, size: Int,
+        records: Int, total: Int?
+    ) throws(StoreChainError) -> PageRequest.Position? {
+        guard records > 0 else { return nil }
+        switch paging {
+        case .pages, .offset:
+            let linked = try LinkHeader.next(in: response[header: "link"]) != nil
+            let more = total.map { start + records < $0 } ?? (linked || records >= size)
+            return more ? .record(start + size) : nil
+        case .cursor(_, let next, _, _):
+            return try nextCursor(in: body, at: next, source: source).map { .token($0) }
+        case .link:
+            return try LinkHeader.next(in: response[header: "link"]).map { .token($0) }
+        }
+    }
+}

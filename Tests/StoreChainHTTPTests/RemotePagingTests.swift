@@ -1,0 +1,175 @@
+import Foundation
+import StoreChain
+import StoreChainHTTP
+import StoreChainTesting
+import Testing
+
+/// The remote adapter answering a pager one page at a time, in each paging style, against a
+/// stubbed listing of 57 bands (ordered by key, which is also name order).
+@Suite struct RemotePagingTests {
+    static let count = 57
+
+    static func model() throws -> Model {
+        try Model([Entity("Band", key: "id", attributes: [Attribute("id", .integer), Attribute("name", .string)])])
+    }
+
+    static func record(_ key: Int) -> String { #"{"id": \#(key), "name": "Band \#(String(format: "%02d", key))"}"# }
+
+    /// Records `start..<start+size` of the listing, as a JSON array.
+    static func slice(_ start: Int, _ size: Int) -> String {
+        let keys = start < count ? Array((start + 1)...min(count, start + size)) : []
+        return "[" + keys.map(record).joined(separator: ", ") + "]"
+    }
+
+    static func query(_ request: TransportRequest, _ name: String) -> String? {
+        URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == name }?.value
+    }
+
+    /// A remote adapter over a stubbed backend that pages in `style`.
+    static func remote(_ style: PageInfo.Style, cursor: @escaping @Sendable (Int) -> String = { "\"\($0)\"" })
+        throws -> (RemoteResponder, StubTransport)
+    {
+        let transport = StubTransport { request in
+            switch style {
+            case .pageNumber:
+                let page = Int(query(request, "page") ?? "") ?? 1
+                let size = Int(query(request, "per_page") ?? "") ?? 10
+                return .json(
+                    #"{"data": \#(slice((page - 1) * size, size))}"#, headers: ["X-Total-Count": String(count)])
+            case .offset:
+                let offset = Int(query(request, "offset") ?? "") ?? 0
+                return .json(#"{"data": \#(slice(offset, Int(query(request, "limit") ?? "") ?? 10))}"#)
+            case .cursor:
+                let start = Int(query(request, "cursor") ?? "") ?? 0
+                let next = start + 10 < count ? cursor(start + 10) : "null"
+                return .json(#"{"data": \#(slice(start, 10)), "next": \#(next)}"#)
+            case .link:
+                let start = Int(query(request, "after") ?? "") ?? 0
+                let link = start + 10 < count ? ["Link": #"</v2/bands?after=\#(start + 10)>; rel="next""#] : [:]
+                return .json(#"{"data": \#(slice(start, 10))}"#, headers: link)
+            }
+        }
+        let endpoint: RemoteEndpoint =
+            switch style {
+            case .pageNumber:
+                RemoteEndpoint(
+                    "GET /bands?page={page}&per_page={per_page}",
+                    paging: .pages(page: "page", perPage: "per_page", size: 10, first: 1), keyOrdered: true)
+            case .offset:
+                RemoteEndpoint(
+                    "GET /bands?offset={offset}&limit={limit}",
+                    paging: .offset(offset: "offset", limit: "limit", size: 10), keyOrdered: true)
+            case .cursor:
+                RemoteEndpoint(
+                    "GET /bands?cursor={cursor}",
+                    paging: .cursor(variable: "cursor", next: "next", limit: nil, size: 10),
+                    keyOrdered: true)
+            case .link:
+                RemoteEndpoint("GET /bands", paging: .link, keyOrdered: true)
+            }
+        let options = RemoteOptions(
+            baseURL: URL(string: "https://api.example/v2")!,
+            entities: ["Band": RemoteEntityOptions(records: "data", fetch: [endpoint])])
+        return (
+            try RemoteResponder(model: try model(), options: options, transport: transport, environment: [:]), transport
+        )
+    }
+
+    static func expected(_ request: FetchRequest) throws -> FetchResult {
+        let nodes = (1...count).map { key in
+            Node(
+                id: ObjectID(entity: "Band", key: .integer(key)),
+                attributes: ["id": .integer(key), "name": .string("Band \(String(format: "%02d", key))")])
+        }
+        return try InMemoryStore(model: try model(), nodes: nodes).fetch(request)
+    }
+
+    static func chain(_ remote: RemoteResponder) throws -> Chain {
+        Chain(handlers: [PaginationHandler(model: try model(), options: .init(concurrency: 3))], terminal: remote)
+    }
+
+    @Test(arguments: [PageInfo.Style.pageNumber, .offset, .cursor, .link])
+    func windowsAreTheSameAsReadingEverything(style: PageInfo.Style) async throws {
+        for (offset, limit) in [(0, 10), (10, 10), (15, 20), (50, 10), (56, 5), (60, 5)] {
+            let (remote, _) = try Self.remote(style)
+            let request = FetchRequest(entity: "Band", fetchLimit: limit, fetchOffset: offset)
+            #expect(try await Self.chain(remote).fetch(request) == (try Self.expected(request)), "\(style) \(offset)")
+        }
+        let (remote, _) = try Self.remote(style)
+        let all = FetchRequest(entity: "Band", sortDescriptors: [try FetchSortDescriptor(parsing: "-name")])
+        #expect(try await Self.chain(remote).fetch(all) == (try Self.expected(all)))
+    }
+
+    @Test func pageNumbersAreAskedForByNumberAndTheTotalEndsTheListing() async throws {
+        let (remote, transport) = try Self.remote(.pageNumber)
+        _ = try await Self.chain(remote).fetch(FetchRequest(entity: "Band", fetchLimit: 10, fetchOffset: 25))
+        #expect(
+            transport.requests.compactMap { $0.url.query }.sorted() == ["page=3&per_page=10", "page=4&per_page=10"])
+        let (everything, pages) = try Self.remote(.pageNumber)
+        _ = try await Self.chain(everything).fetch(FetchRequest(entity: "Band"))
+        #expect(pages.requests.count == 6, "57 records, 10 a page, and no empty page after the total")
+    }
+
+    @Test func offsetsAreAskedForAtTheWindowsStart() async throws {
+        let (remote, transport) = try Self.remote(.offset)
+        _ = try await Self.chain(remote).fetch(FetchRequest(entity: "Band", fetchLimit: 10, fetchOffset: 25))
+        #expect(transport.requests.compactMap { $0.url.query } == ["offset=25&limit=10"])
+    }
+
+    @Test func cursorsAndLinksAreFollowedInOrder() async throws {
+        let (cursor, cursorTransport) = try Self.remote(.cursor, cursor: { String($0) })
+        _ = try await Self.chain(cursor).fetch(FetchRequest(entity: "Band", fetchLimit: 5, fetchOffset: 22))
+        #expect(cursorTransport.requests.map { $0.url.query ?? "" } == ["", "cursor=10", "cursor=20"])
+        let (link, linkTransport) = try Self.remote(.link)
+        _ = try await Self.chain(link).fetch(FetchRequest(entity: "Band", fetchLimit: 5, fetchOffset: 22))
+        #expect(linkTransport.requests.map { $0.url.query ?? "" } == ["", "after=10", "after=20"])
+    }
+
+    @Test func aCursorThatIsNeitherTextNorANumberIsAClearError() async throws {
+        let (remote, _) = try Self.remote(.cursor, cursor: { _ in #"{"offset": 10}"# })
+        let error = await #expect(throws: StoreChainError.self) {
+            _ = try await Self.chain(remote).fetch(FetchRequest(entity: "Band"))
+        }
+        #expect(error?.code == .badRecord)
+        #expect(error?.description.contains("cursor is object") == true)
+        #expect(error?.description.contains("$.next") == true)
+        #expect(error?.description.contains("https://api.example/v2/bands") == true, "\(String(describing: error))")
+    }
+
+    @Test func aMalformedLinkHeaderIsAClearError() async throws {
+        let transport = StubTransport { _ in
+            .json(#"{"data": [{"id": 1, "name": "A"}]}"#, headers: ["Link": "/v2/bands?after=1; rel=next"])
+        }
+        let options = RemoteOptions(
+            baseURL: URL(string: "https://api.example/v2")!,
+            entities: [
+                "Band": RemoteEntityOptions(records: "data", fetch: [RemoteEndpoint("GET /bands", paging: .link)])
+            ])
+        let remote = try RemoteResponder(
+            model: try Self.model(), options: options, transport: transport, environment: [:])
+        let error = await #expect(throws: StoreChainError.self) {
+            _ = try await Self.chain(remote).fetch(FetchRequest(entity: "Band"))
+        }
+        #expect(error?.code == .badRecord)
+        #expect(error?.description.contains("malformed Link header: expected '<url>'") == true)
+    }
+
+    @Test func aPageSaysWhatTheBackendApplied() async throws {
+        let model = try RemoteFixtures.model()
+        var options = RemoteFixtures.options()
+        options.entities["Band"]?.fetch[0].paging = .offset(offset: "o", limit: "l", size: 10)
+        let transport = StubTransport { _ in .json(RemoteFixtures.bandsPage) }
+        let remote = try RemoteResponder(model: model, options: options, transport: transport, environment: [:])
+        var context = RequestContext()
+        context[PageRequestKey.self] = PageRequest(.record(0))
+        // The search ignores case: exact for BEGINSWITH[c], a superset for BEGINSWITH.
+        let exact = try await remote.respond(
+            to: .fetch(TestData.fetch("Band", where: "name BEGINSWITH[c] 'lo'")), context: context)
+        #expect(exact.info.applied.predicate)
+        #expect(exact.info.page?.style == .offset)
+        let superset = try await remote.respond(
+            to: .fetch(TestData.fetch("Band", where: "name BEGINSWITH 'Lo'")), context: context)
+        #expect(!superset.info.applied.predicate)
+        #expect(try superset.fetchResult() == exact.fetchResult())
+    }
+}
