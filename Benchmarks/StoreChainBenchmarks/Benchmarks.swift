@@ -10,4 +10,5 @@ let benchmarks: @Sendable () -> Void = {
     chainBenchmarks()
     mappingBenchmarks()
     cacheBenchmarks()
+    trafficBenchmarks()
 }

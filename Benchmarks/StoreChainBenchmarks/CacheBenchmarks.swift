@@ -20,7 +20,7 @@ private let unreachable: NextResponder = { request, _ in
 }
 
 /// The demo backend, started once for the benchmarks that need HTTP.
-private final class SharedDemoBackend: Sendable {
+final class SharedDemoBackend: Sendable {
     static let shared = SharedDemoBackend()
     private let state = Mutex<(DemoBackend, URL)?>(nil)
 

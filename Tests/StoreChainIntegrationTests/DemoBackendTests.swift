@@ -195,6 +195,23 @@ struct MusicRequestGenerator {
     mutating func int(_ bound: Int) -> Int { Int(random.next() % UInt64(bound)) }
     mutating func pick<T>(_ options: [T]) -> T { options[int(options.count)] }
 
+    /// A list-screen fetch: a window deep into a listing, often unfiltered or sorted the way
+    /// the backend sorts, sometimes with a filter the backend cannot apply.
+    mutating func windowRequest() throws -> FetchRequest {
+        var request = try self.request()
+        if int(2) == 0 { request.predicate = nil }
+        request.sortDescriptors =
+            switch (request.entity, int(3)) {
+            case ("Band", 0): [FetchSortDescriptor("name")]
+            case ("Band", 1): [FetchSortDescriptor("founded", ascending: false)]
+            case (_, 0): []
+            default: request.sortDescriptors
+            }
+        request.fetchOffset = int(300)
+        request.fetchLimit = int(4) == 0 ? nil : 1 + int(60)
+        return request
+    }
+
     mutating func request() throws -> FetchRequest {
         let entity = pick(["Band", "Album", "Track"])
         let comparisons: [String] =

@@ -76,4 +76,20 @@ import Testing
         #expect(tracks[20].isFault, "10 faults: 0-2 and the next unloaded ones, 13-19")
         try terminal.requireForwarded(exactly: 1 + 10 + 10)
     }
+
+    @Test func objectsByIDAreFaultedInBatchesToo() async throws {
+        let store = try albumWithTracks(250)
+        let terminal = RecordingResponder(forwardingTo: store)
+        let chain = Chain(terminal: terminal) {
+            BatchingHandler(model: store.model, options: BatchingOptions(entities: ["Track"], maxBatch: 100))
+        }
+        let context = ObjectContext(chain: chain, model: store.model)
+        let favourites = context.objects(
+            with: stride(from: 250, to: 0, by: -2).map { ObjectID(entity: "Track", key: .integer($0)) })
+        var seconds: [Value] = []
+        for track in favourites { seconds.append(try await track.value("seconds")) }
+        #expect(seconds == Array(repeating: .integer(60), count: 125))
+        #expect(terminal.count() == 2, "125 tracks: a batch of 100, then 25")
+        await chain.shutdown()
+    }
 }

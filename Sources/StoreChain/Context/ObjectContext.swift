@@ -52,6 +52,16 @@ public final class ObjectContext: Sendable {
         state.withLock { $0.object(for: id, context: self) }
     }
 
+    /// The objects with these IDs, in order; those not loaded are faults that load in batches
+    /// (see `faultBatchSize`) as they are used.
+    public func objects(with ids: [ObjectID]) -> [ManagedObject] {
+        state.withLock { state in
+            let objects = ids.map { state.object(for: $0, context: self) }
+            state.faultGroups.register(ids.filter { state.isFault($0) })
+            return objects
+        }
+    }
+
     // MARK: Fetching
 
     /// Fetches managed objects. Relationship key paths named for prefetching are loaded with

@@ -44,7 +44,10 @@ extension RemoteResponder {
                 suggestion: "ask for a page of an offset or page-number endpoint by record position")
         }
         let url = try link ?? queryPlan.template.url(base: options.baseURL, values: values)
-        let response = try await send(queryPlan.template.method, url, context: context)
+        // The page itself is read once anyway; only what it leads to is worth remembering.
+        var pageContext = context
+        pageContext[DocumentMemoKey.self] = nil
+        let response = try await send(queryPlan.template.method, url, context: pageContext)
         let body = try json(response, from: url)
         let source = RemoteError.redacted(url)
         let recordsPath = queryPlan.endpoint.records ?? mapper.options(for: plan.entity.name).records

@@ -105,7 +105,8 @@ public final class RemoteResponder: StoreResponder {
                 suggestion: "fetch it once while the backend is reachable, or use another cache policy")
         }
         var context = context
-        context[DocumentMemoKey.self] = DocumentMemo()
+        context[DocumentMemoKey.self] =
+            context[RequestScopeKey.self]?.value(DocumentMemoKey.self) { DocumentMemo() } ?? DocumentMemo()
         return switch request {
         case .fetch(let fetch): try await self.fetch(fetch, context: context)
         case .objectFault(let id): try await objectFault(id, context: context)

@@ -29,6 +29,8 @@ struct PageWalk {
         var context = context
         // A 304 for one page says nothing about the whole answer, so pages are never revalidated.
         context[ValidatorsKey.self] = nil
+        // The pages share what the terminal reads for them (related objects, say).
+        if context[RequestScopeKey.self] == nil { context[RequestScopeKey.self] = RequestScope() }
         self.context = context
         self.next = next
         var pageFetch = plan.request
