@@ -108,6 +108,19 @@ import Testing
     }
 
     @Test(arguments: CacheKind.allCases)
+    func aCacheWideStaleWhileRevalidateAppliesToRequestsWithTheDefaultPolicyOnly(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind, ttl: .seconds(60), staleWhileRevalidate: .seconds(60))
+        _ = try await harness.fetch(albumsOfBand1)
+        await harness.clock.advance(by: .seconds(90))
+        #expect(try await harness.fetch(albumsOfBand1).info.isStale, "use-cache becomes stale-while-revalidate")
+        await harness.chain.shutdown()
+        #expect(harness.backend.count(.fetch) == 2, "refreshed in the background")
+        await harness.clock.advance(by: .seconds(90))
+        #expect(try await harness.fetch(albumsOfBand1, policy: .reload).info.isStale == false)
+        #expect(harness.backend.count(.fetch) == 3, "reload still goes to the backend")
+    }
+
+    @Test(arguments: CacheKind.allCases)
     func notModifiedRenewsExpiryWithoutRefetching(_ kind: CacheKind) async throws {
         let harness = try CacheHarness.make(kind, ttl: .seconds(60)) { $0.update { $0.etag = "\"v1\"" } }
         _ = try await harness.fetch(albumsOfBand1)

@@ -87,13 +87,16 @@ struct CacheHarness {
 
     static func make(
         _ kind: CacheKind, ttl: Duration = .seconds(60), staleIfError: Duration? = .seconds(600),
-        maxObjects: Int = 10_000, directory: URL? = nil, configure: (FakeBackend) -> Void = { _ in }
+        staleWhileRevalidate: Duration? = nil, maxObjects: Int = 10_000, directory: URL? = nil,
+        configure: (FakeBackend) -> Void = { _ in }
     ) throws -> CacheHarness {
         let clock = ManualClock()
         let backend = try FakeBackend(clock: clock)
         configure(backend)
         let directory = directory ?? FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())")
-        let options = CacheOptions(expiry: CacheExpiry(defaultTTL: ttl), staleIfError: staleIfError)
+        let options = CacheOptions(
+            expiry: CacheExpiry(defaultTTL: ttl), staleIfError: staleIfError, staleWhileRevalidate: staleWhileRevalidate
+        )
         let model = backend.store.model
         let handler: any StoreHandler =
             switch kind {

@@ -65,7 +65,10 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         refresh: @escaping @Sendable (Cached, RequestContext) async throws -> StoreResponse,
         forward: () async throws -> StoreResponse
     ) async throws -> StoreResponse {
-        let policy = context.effectiveCachePolicy(for: request)
+        var policy = context.effectiveCachePolicy(for: request)
+        if policy == .useCache, let maxStale = options.staleWhileRevalidate {
+            policy = .staleWhileRevalidate(maxStale: maxStale)
+        }
         guard policy != .reload, let cached else { return try await forward() }
         let now = context.clock.now
         if cached.freshness.isFresh(at: now) { return answer(cached, status: "hit") }
