@@ -42,7 +42,10 @@ let package = Package(
         ),
         .target(
             name: "StoreChainPipeline",
-            dependencies: ["StoreChain", .product(name: "Yams", package: "Yams")],
+            dependencies: [
+                "StoreChain", "StoreChainHTTP", "StoreChainSQLite", .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -114,7 +117,11 @@ let package = Package(
         ),
         .testTarget(
             name: "StoreChainPipelineTests",
-            dependencies: ["StoreChainPipeline"],
+            dependencies: [
+                "StoreChainPipeline", "StoreChain", "StoreChainHTTP", "StoreChainSQLite", "StoreChainTesting",
+                "StoreChainDemoBackend",
+            ],
+            resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

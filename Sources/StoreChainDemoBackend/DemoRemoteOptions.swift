@@ -9,7 +9,7 @@ public enum DemoRemoteOptions {
         func entity(_ records: String, _ relationships: [String: RemoteRelationship]) -> RemoteEntityOptions {
             RemoteEntityOptions(
                 records: records, relationships: relationships,
-                fetch: [RemoteEndpoint("GET /v1/catalog", records: records)])
+                fetch: [RemoteEndpoint("GET /v1/catalog")])
         }
         return RemoteOptions(
             baseURL: baseURL,

@@ -55,6 +55,9 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let rateLimited = Code("rate-limited")
         /// A cache file could not be opened, read or written.
         public static let cacheFile = Code("cache-file")
+        /// A pipeline file is invalid: an unknown handler or option, a wrong value, an order
+        /// that cannot work.
+        public static let invalidPipeline = Code("invalid-pipeline")
         /// A fetch needs more backend pages than the pagination options allow.
         public static let tooManyPages = Code("too-many-pages")
     }

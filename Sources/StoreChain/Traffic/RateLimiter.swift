@@ -153,11 +153,15 @@ public final class RateLimiter: Sendable {
 
 /// How `RateLimitHandler` limits.
 public struct RateLimitOptions: Sendable, Hashable {
-    public enum Mode: String, Sendable, Hashable {
+    public enum Mode: String, Sendable, Hashable, CaseIterable, Decodable {
         /// Wait for a slot, within the request's deadline and cancellation.
         case wait
         /// Fail at once with a `rateLimited` error that says when to retry.
         case failFast = "fail-fast"
+
+        public init(from decoder: any Decoder) throws {
+            self = try ConfigurationDecoding.enumCase(Self.self, from: decoder, what: "rate-limit mode")
+        }
     }
 
     /// Requests per second.

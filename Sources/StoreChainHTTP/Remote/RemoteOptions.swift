@@ -17,6 +17,9 @@ public struct RemoteOptions: Sendable, Hashable, Decodable {
     public var headers: [String: String]
     /// Bearer authentication from an environment variable (its value is never logged).
     public var bearerTokenVariable: String?
+    /// A bearer token given directly (a pipeline file's `auth: { bearer: "${TOKEN}" }`); never
+    /// logged.
+    public var bearerToken: String?
     /// How long one HTTP request may take.
     public var timeoutSeconds: Double
     /// At most this many pages are read for one fetch; more is an error, not an endless loop.
@@ -25,8 +28,12 @@ public struct RemoteOptions: Sendable, Hashable, Decodable {
     public var badRecords: BadRecordPolicy
     public var entities: [String: RemoteEntityOptions]
 
-    public enum BadRecordPolicy: String, Sendable, Hashable, Decodable {
+    public enum BadRecordPolicy: String, Sendable, Hashable, CaseIterable, Decodable {
         case fail, skip
+
+        public init(from decoder: any Decoder) throws {
+            self = try ConfigurationDecoding.enumCase(Self.self, from: decoder, what: "bad-records policy")
+        }
     }
 
     public init(
@@ -66,8 +73,12 @@ public struct RemoteEntityOptions: Sendable, Hashable, Decodable {
     public var update: String?
     public var delete: String?
 
-    public enum DateFormat: String, Sendable, Hashable, Decodable {
+    public enum DateFormat: String, Sendable, Hashable, CaseIterable, Decodable {
         case iso8601, epochSeconds
+
+        public init(from decoder: any Decoder) throws {
+            self = try ConfigurationDecoding.enumCase(Self.self, from: decoder, what: "date format")
+        }
     }
 
     public init(
@@ -136,7 +147,7 @@ public struct RemoteEndpoint: Sendable, Hashable, Decodable {
 
 /// What a template variable filters on: `{name}` ← `name BEGINSWITH[c] …`.
 public struct ParameterBinding: Sendable, Hashable, Decodable {
-    public enum Operation: String, Sendable, Hashable, Decodable {
+    public enum Operation: String, Sendable, Hashable, CaseIterable, Decodable {
         /// `key == value`.
         case equal
         /// The value is a prefix (`BEGINSWITH`).
@@ -149,6 +160,10 @@ public struct ParameterBinding: Sendable, Hashable, Decodable {
         case atMost
         /// One of a comma-separated list (`IN`, or `==` one value).
         case oneOf
+
+        public init(from decoder: any Decoder) throws {
+            self = try ConfigurationDecoding.enumCase(Self.self, from: decoder, what: "binding operation")
+        }
     }
 
     /// The key path filtered (`name`, `band.id`).

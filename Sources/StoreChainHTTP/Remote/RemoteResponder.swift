@@ -47,7 +47,9 @@ public final class RemoteResponder: StoreResponder {
             planners[name] = try QueryPlanner(entity: entity, options: entityOptions)
         }
         self.planners = planners
-        if let variable = options.bearerTokenVariable {
+        if let token = options.bearerToken, !token.isEmpty {
+            authorization = "Bearer \(token)"
+        } else if let variable = options.bearerTokenVariable {
             guard let token = environment[variable], !token.isEmpty else {
                 throw StoreChainError(
                     .invalidRequest, "the bearer token variable \(variable) is not set",

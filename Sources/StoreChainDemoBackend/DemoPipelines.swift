@@ -1,0 +1,105 @@
+/// Pipeline files for the demo backend (the same text as `Examples/Bandcamp/v1.pipeline.yml` and
+/// `v2.pipeline.yml`; a test keeps them in step). The backend's address comes from the
+/// environment variable `STORECHAIN_DEMO_URL`, such as `http://127.0.0.1:8080`.
+public enum DemoPipelines {
+    /// The dump-only v1 API behind a memory and a disk cache.
+    public static let v1 = """
+        # The dump-only v1 API: one document holds everything, so cache it and answer locally.
+        model: music.model.yml
+        handlers:
+          - logging: { level: debug }
+          - memory-cache: { ttl: 5m }
+          - disk-cache: { path: cache/v1.sqlite, ttl: 1h, stale-while-revalidate: 1d, max-size: 200MB }
+          - retry: { attempts: 4, base-delay: 100ms }
+        terminal:
+          remote:
+            base-url: ${STORECHAIN_DEMO_URL}
+            entities:
+              Band: { records: catalog.bands, fetch: [GET /v1/catalog] }
+              Album:
+                records: catalog.albums
+                relationships: { band: { foreign-key: band } }
+                fetch: [GET /v1/catalog]
+              Track:
+                records: catalog.tracks
+                relationships: { album: { foreign-key: album } }
+                fetch: [GET /v1/catalog]
+
+        """
+
+    /// The v2 API with search, paging and a batch endpoint, behind the whole set of handlers.
+    public static let v2 = """
+        # The v2 API: search, get by key, batch get, page numbers with Link headers, cursors.
+        model: music.model.yml
+        handlers:
+          - logging: { level: debug }
+          - memory-cache: { max-objects: 10000, ttl: 5m }
+          - disk-cache: { path: cache/v2.sqlite, ttl: 1h, stale-while-revalidate: 1d, max-size: 200MB }
+          - pagination: { page-size: 50, max-pages: 500, concurrency: 4 }
+          - rate-limit: { rate: 40/s, burst: 10 }
+          - retry: { attempts: 5, base-delay: 50ms }
+          - batching: { entities: [Track], max-batch: 100 }
+            when: { kinds: [object-fault] }
+        terminal:
+          remote:
+            base-url: ${STORECHAIN_DEMO_URL}/v2
+            timeout: 30s
+            entities:
+              Band:
+                records: data
+                attributes:
+                  name: attributes.name
+                  founded: attributes.founded_at
+                  url: attributes.home_page
+                  country: attributes.country_code
+                date-format: epoch-seconds
+                fetch:
+                  - request: GET /bands/search?name={name}
+                    bind: { name: { key-path: name, operation: begins-with, case-insensitive: true, required: true } }
+                  - request: GET /bands?page={page}&per_page={per_page}&sort={sort}
+                    sort: { variable: sort, values: { name: name, -name: -name, founded: founded, -founded: -founded } }
+                    paging: { pages: { page: page, per-page: per_page, size: 100 } }
+                    key-ordered: true
+                get: GET /bands/{id}
+                create: POST /bands
+                update: PATCH /bands/{id}
+                delete: DELETE /bands/{id}
+              Album:
+                key: album_id
+                attributes: { year: release_year, price: price_usd }
+                relationships: { band: { foreign-key: band_id } }
+                fetch:
+                  - request: GET /bands/{band}/albums
+                    bind: { band: band.id }
+                    records: data
+                  - request: GET /albums?cursor={cursor}&limit={limit}&band_id={band}&year_from={from}&year_to={to}
+                    bind:
+                      band: band.id
+                      from: { key-path: year, operation: at-least }
+                      to: { key-path: year, operation: at-most }
+                    paging: { cursor: { variable: cursor, next: next_cursor, limit: limit, size: 100 } }
+                    records: items
+                    key-ordered: true
+                get: GET /albums/{id}
+                create: POST /albums
+                update: PATCH /albums/{id}
+                delete: DELETE /albums/{id}
+              Track:
+                records: data
+                attributes: { title: name, number: track_number, seconds: length_seconds }
+                relationships: { album: { foreign-key: album_id } }
+                fetch:
+                  - request: GET /tracks?ids={ids}
+                    bind: { ids: { key-path: id, operation: one-of, required: true } }
+                  - request: GET /tracks?album_id={album}
+                    bind: { album: { key-path: album.id, operation: one-of, required: true } }
+                  - request: GET /tracks?page={page}&per_page={per_page}
+                    paging: { pages: { page: page, per-page: per_page, size: 100 } }
+                    key-ordered: true
+                get: GET /tracks/{id}
+                create: POST /tracks
+                update: PATCH /tracks/{id}
+                delete: DELETE /tracks/{id}
+
+        """
+}

@@ -1,0 +1,170 @@
+import Foundation
+import StoreChain
+
+// How remote options are written in pipeline files: every option but the base URL and the
+// entities may be left out, and names are spelled as files spell them (`base-url`,
+// `per-page`, `begins-with`).
+
+extension RemoteOptions {
+    private enum Keys: String, CodingKey {
+        case baseURL, headers, auth, timeout, maxPages, badRecords, entities
+    }
+
+    private struct Auth: Decodable {
+        var bearer: String?
+        var bearerEnv: String?
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        let auth = try container.decodeIfPresent(Auth.self, forKey: .auth)
+        // Each entity on its own, so one bad mapping does not hide the next.
+        let mappings = try container.nestedContainer(keyedBy: ConfigurationDecoding.AnyKey.self, forKey: .entities)
+        var entities: [String: RemoteEntityOptions] = [:]
+        var problems: [StoreChainError] = []
+        for key in mappings.allKeys {
+            do {
+                entities[key.stringValue] = try mappings.decode(RemoteEntityOptions.self, forKey: key)
+            } catch let error as StoreChainError {
+                problems.append(error)
+            } catch let failure as ValidationFailure {
+                problems += failure.errors
+            }
+        }
+        if !problems.isEmpty { throw ValidationFailure(problems) }
+        self.init(
+            baseURL: try container.decode(URL.self, forKey: .baseURL),
+            entities: entities,
+            headers: try container.decodeIfPresent([String: String].self, forKey: .headers) ?? [:],
+            bearerTokenVariable: auth?.bearerEnv,
+            timeoutSeconds: try container.decodeIfPresent(TimeSpan.self, forKey: .timeout)?.duration.timeInterval ?? 30,
+            maxPages: try container.decodeIfPresent(Int.self, forKey: .maxPages) ?? 1_000,
+            badRecords: try container.decodeIfPresent(BadRecordPolicy.self, forKey: .badRecords) ?? .fail)
+        bearerToken = auth?.bearer
+    }
+}
+
+extension RemoteEntityOptions {
+    private enum Keys: String, CodingKey {
+        case records, key, attributes, relationships, dateFormat, fetch, get, create, update, delete
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            records: try container.decodeIfPresent(String.self, forKey: .records),
+            key: try container.decodeIfPresent(String.self, forKey: .key),
+            attributes: try container.decodeIfPresent([String: String].self, forKey: .attributes) ?? [:],
+            relationships: try container.decodeIfPresent([String: RemoteRelationship].self, forKey: .relationships)
+                ?? [:],
+            dateFormat: try container.decodeIfPresent(DateFormat.self, forKey: .dateFormat) ?? .iso8601,
+            fetch: try container.decodeIfPresent([RemoteEndpoint].self, forKey: .fetch) ?? [],
+            get: try container.decodeIfPresent(String.self, forKey: .get),
+            create: try container.decodeIfPresent(String.self, forKey: .create),
+            update: try container.decodeIfPresent(String.self, forKey: .update),
+            delete: try container.decodeIfPresent(String.self, forKey: .delete))
+    }
+}
+
+extension RemoteRelationship {
+    /// `{ foreign-key: band_id }`, `{ embedded: albums }` or `{ endpoint: "GET /bands/{id}/albums" }`.
+    public init(from decoder: any Decoder) throws {
+        let (variant, key, container) = try ConfigurationDecoding.variant(
+            of: decoder, among: ["foreign-key", "embedded", "endpoint"], what: "relationship mapping")
+        let value = try container.decode(String.self, forKey: key)
+        switch variant {
+        case "foreign-key": self = .foreignKey(value)
+        case "embedded": self = .embedded(value)
+        default: self = .endpoint(value)
+        }
+    }
+}
+
+extension RemoteEndpoint {
+    private enum Keys: String, CodingKey {
+        case request, bind, sort, paging, records, single, keyOrdered
+    }
+
+    /// `"GET /bands"`, or `{ request: "GET /bands?page={page}", paging: …, bind: …, sort: … }`.
+    public init(from decoder: any Decoder) throws {
+        if let request = try? decoder.singleValueContainer().decode(String.self) {
+            self.init(request)
+            return
+        }
+        let container = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            try container.decode(String.self, forKey: .request),
+            bind: try container.decodeIfPresent([String: ParameterBinding].self, forKey: .bind) ?? [:],
+            sort: try container.decodeIfPresent(SortBinding.self, forKey: .sort),
+            paging: try container.decodeIfPresent(Paging.self, forKey: .paging),
+            records: try container.decodeIfPresent(String.self, forKey: .records),
+            single: try container.decodeIfPresent(Bool.self, forKey: .single) ?? false,
+            keyOrdered: try container.decodeIfPresent(Bool.self, forKey: .keyOrdered) ?? false)
+    }
+}
+
+extension ParameterBinding {
+    private enum Keys: String, CodingKey {
+        case keyPath, operation, caseInsensitive, required
+    }
+
+    /// `name` (equality on that key path), or `{ key-path: name, operation: begins-with,
+    /// case-insensitive: true, required: true }`.
+    public init(from decoder: any Decoder) throws {
+        if let keyPath = try? decoder.singleValueContainer().decode(String.self) {
+            self.init(keyPath)
+            return
+        }
+        let container = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            try container.decode(String.self, forKey: .keyPath),
+            try container.decodeIfPresent(Operation.self, forKey: .operation) ?? .equal,
+            caseInsensitive: try container.decodeIfPresent(Bool.self, forKey: .caseInsensitive) ?? false,
+            required: try container.decodeIfPresent(Bool.self, forKey: .required) ?? false)
+    }
+}
+
+extension Paging {
+    private enum Keys: String, CodingKey {
+        case page, perPage, size, first, variable, next, limit, offset
+    }
+
+    /// `link`, `{ pages: { page: page, per-page: per_page, size: 100, first: 1 } }`,
+    /// `{ cursor: { variable: cursor, next: next_cursor, limit: limit, size: 100 } }` or
+    /// `{ offset: { offset: offset, limit: limit, size: 50 } }`.
+    public init(from decoder: any Decoder) throws {
+        if let text = try? decoder.singleValueContainer().decode(String.self) {
+            guard ConfigurationDecoding.normalized(text) == "link" else {
+                throw StoreChainError(
+                    .invalidPipeline, "'\(text)' is not a paging style",
+                    suggestion: "write link, or { pages: … }, { cursor: … } or { offset: … }")
+            }
+            self = .link
+            return
+        }
+        let (variant, key, outer) = try ConfigurationDecoding.variant(
+            of: decoder, among: ["pages", "cursor", "offset", "link"], what: "paging style")
+        if variant == "link" {
+            self = .link
+            return
+        }
+        let container = try outer.nestedContainer(keyedBy: Keys.self, forKey: key)
+        let size = try container.decodeIfPresent(Int.self, forKey: .size) ?? 100
+        switch variant {
+        case "pages":
+            self = .pages(
+                page: try container.decodeIfPresent(String.self, forKey: .page) ?? "page",
+                perPage: try container.decodeIfPresent(String.self, forKey: .perPage) ?? "per_page", size: size,
+                first: try container.decodeIfPresent(Int.self, forKey: .first) ?? 1)
+        case "cursor":
+            self = .cursor(
+                variable: try container.decodeIfPresent(String.self, forKey: .variable) ?? "cursor",
+                next: try container.decode(String.self, forKey: .next),
+                limit: try container.decodeIfPresent(String.self, forKey: .limit), size: size)
+        default:
+            self = .offset(
+                offset: try container.decodeIfPresent(String.self, forKey: .offset) ?? "offset",
+                limit: try container.decodeIfPresent(String.self, forKey: .limit) ?? "limit", size: size)
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import StoreChain
+
+/// Maps the handler and terminal type names a pipeline file uses to factories with typed,
+/// `Decodable` options, the way Core Data registers store classes by a type string. A registry
+/// is a value: start from `.standard`, register your own types, and pass it to
+/// `Pipeline.load`; there is no global registry.
+///
+/// ```swift
+/// var registry = HandlerRegistry.standard
+/// registry.register("fixed-bands", options: FixedBandsOptions.self) { options, context in
+///     FixedBandsHandler(names: options.names)
+/// }
+/// let pipeline = try Pipeline.load(contentsOf: url, registry: registry)
+/// ```
+public struct HandlerRegistry: Sendable {
+    /// What a factory may use besides its options.
+    public struct Context: Sendable {
+        /// The pipeline's model.
+        public let model: Model
+        /// The folder of the pipeline file; relative paths in options are relative to it.
+        public let directory: URL
+        public let environment: [String: String]
+
+        /// A path from an option: relative paths are taken from the pipeline file's folder.
+        public func url(forPath path: String) -> URL {
+            path.hasPrefix("/") ? URL(filePath: path) : directory.appending(path: path)
+        }
+    }
+
+    /// Where a handler must sit in a chain, so an order that cannot work is caught early.
+    public enum Placement: Int, Sendable, Comparable {
+        /// Anywhere (logging, metrics, most custom handlers).
+        case anywhere = 0
+        /// Above pagination and traffic handlers: a cache below a pager would see single pages.
+        case cache = 1
+        /// Below the caches, above rate limiting and retries, so each page is limited and retried.
+        case pagination = 2
+        /// Below caches and pagination (rate limit, retry, batching).
+        case traffic = 3
+
+        public static func < (left: Placement, right: Placement) -> Bool { left.rawValue < right.rawValue }
+    }
+
+    struct HandlerEntry: Sendable {
+        let placement: Placement
+        let make: @Sendable (NodeDecoder, Context) throws -> any StoreHandler
+    }
+
+    struct TerminalEntry: Sendable {
+        let make: @Sendable (NodeDecoder, Context) throws -> any StoreResponder
+    }
+
+    private(set) var handlers: [String: HandlerEntry] = [:]
+    private(set) var terminals: [String: TerminalEntry] = [:]
+
+    /// An empty registry; `.standard` has the built-in types.
+    public init() {}
+
+    /// Registers a handler type: its options are decoded from the file and given to `make`.
+    public mutating func register<Options: Decodable>(
+        _ type: String, options: Options.Type, placement: Placement = .anywhere,
+        make: @escaping @Sendable (Options, Context) throws -> any StoreHandler
+    ) {
+        handlers[type] = HandlerEntry(placement: placement) { decoder, context in
+            try make(try decoder.decode(Options.self), context)
+        }
+    }
+
+    /// Registers a terminal type.
+    public mutating func registerTerminal<Options: Decodable>(
+        _ type: String, options: Options.Type, make: @escaping @Sendable (Options, Context) throws -> any StoreResponder
+    ) {
+        terminals[type] = TerminalEntry { decoder, context in try make(try decoder.decode(Options.self), context) }
+    }
+
+    /// The handler type names, sorted.
+    public var handlerTypes: [String] { handlers.keys.sorted() }
+    /// The terminal type names, sorted.
+    public var terminalTypes: [String] { terminals.keys.sorted() }
+
+    /// Where a handler type must sit, when it is registered.
+    public func placement(of type: String) -> Placement? { handlers[type]?.placement }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Logging
+import StoreChain
+
+/// A chain described by a pipeline file: its model, its handlers in order, and its terminal.
+///
+/// ```yaml
+/// model: music.model.yml
+/// handlers:
+///   - logging: { level: info }
+///   - memory-cache: { max-objects: 10000, ttl: 5m }
+///   - disk-cache: { path: cache/music.sqlite, ttl: 1h, stale-while-revalidate: 1d, max-size: 200MB }
+///   - pagination: { page-size: 50 }
+///   - rate-limit: { rate: 10/s, burst: 20 }
+///   - retry: { attempts: 4 }
+///   - batching: { entities: [Track], max-batch: 100 }
+///     when: { kinds: [object-fault] }
+/// terminal:
+///   remote:
+///     base-url: http://127.0.0.1:8080/v2
+///     auth: { bearer: "${MUSIC_TOKEN}" }
+///     entities: { … }
+/// ```
+///
+/// Everything is checked before anything runs, and every problem is reported at once with
+/// file, line, key path and a suggestion (see `Docs/Pipelines.md`).
+public struct Pipeline: Sendable {
+    /// One handler of the file, with where it was written.
+    public struct Stage: Sendable {
+        /// The handler type name (`memory-cache`).
+        public let type: String
+        public let handler: any StoreHandler
+        /// The line of the file it is on.
+        public let line: Int?
+    }
+
+    /// The file it was read from.
+    public let source: String
+    public let model: Model
+    public let stages: [Stage]
+    /// The terminal type name (`remote`).
+    public let terminalType: String
+    public let terminal: any StoreResponder
+
+    /// The handlers, in order.
+    public var handlers: [any StoreHandler] { stages.map(\.handler) }
+
+    /// A chain of the pipeline's handlers and terminal. Chains made from one pipeline share
+    /// its handlers (and so their caches).
+    public func makeChain(clock: any StoreClock = SystemClock(), logger: Logger = Logger(label: "storechain"))
+        -> Chain
+    {
+        Chain(handlers: handlers, terminal: terminal, clock: clock, logger: logger)
+    }
+
+    /// Reads and checks a pipeline file (YAML or JSON); paths in it are relative to its folder.
+    ///
+    /// - Throws: `ValidationFailure` listing every problem found.
+    public static func load(
+        contentsOf url: URL, registry: HandlerRegistry = .standard,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ValidationFailure) -> Pipeline {
+        let text: String
+        do {
+            text = try String(contentsOf: url, encoding: .utf8)
+        } catch {
+            throw ValidationFailure([
+                StoreChainError(
+                    .unreadableFile, "cannot read the pipeline file", at: .init(file: url.relativePath),
+                    suggestion: "check the path and that the file is readable UTF-8 text", underlying: "\(error)")
+            ])
+        }
+        return try parse(
+            text, source: url.relativePath, directory: url.deletingLastPathComponent(), registry: registry,
+            environment: environment)
+    }
+
+    /// Parses pipeline file text; `source` names it in errors and `directory` anchors its
+    /// relative paths.
+    public static func parse(
+        _ text: String, source: String, directory: URL, registry: HandlerRegistry = .standard,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ValidationFailure) -> Pipeline {
+        let document: YAMLDocument
+        do {
+            document = try YAMLDocument(text: text, source: source)
+        } catch {
+            throw ValidationFailure([error])
+        }
+        var reader = PipelineReader(
+            document: document, registry: registry, directory: directory, environment: environment)
+        guard let pipeline = reader.read(), reader.problems.isEmpty else {
+            throw ValidationFailure(reader.problems)
+        }
+        return pipeline
+    }
+}

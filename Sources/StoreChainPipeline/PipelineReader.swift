@@ -1,0 +1,250 @@
+import Foundation
+import StoreChain
+import Yams
+
+/// Walks a pipeline document: the model, the terminal and each handler, collecting every
+/// problem with its place in the file.
+struct PipelineReader {
+    let document: YAMLDocument
+    let registry: HandlerRegistry
+    let directory: URL
+    let session: DecodingSession
+    private(set) var problems: [StoreChainError] = []
+
+    init(document: YAMLDocument, registry: HandlerRegistry, directory: URL, environment: [String: String]) {
+        self.document = document
+        self.registry = registry
+        self.directory = directory
+        self.session = DecodingSession(document: document, environment: environment)
+    }
+
+    private mutating func report(_ node: Yams.Node?, _ path: String, _ message: String, _ suggestion: String? = nil) {
+        problems.append(
+            StoreChainError(.invalidPipeline, message, at: document.location(node, path), suggestion: suggestion))
+    }
+
+    /// Adds the node's place to an error that does not say where it is.
+    private mutating func add(_ error: any Error, at node: Yams.Node?, _ path: String) {
+        let location = document.location(node, path)
+        switch error {
+        case let error as StoreChainError:
+            problems.append(error.location?.line == nil ? error.located(location) : error)
+        case let failure as ValidationFailure:
+            problems += failure.errors
+        default:
+            problems.append(StoreChainError(.invalidPipeline, "\(error)", at: location))
+        }
+    }
+
+    mutating func read() -> Pipeline? {
+        guard let root = document.root, case .mapping = root else {
+            report(
+                document.root, "", "the pipeline file is empty or not a mapping",
+                "start with 'model:', 'handlers:' and 'terminal:'")
+            return nil
+        }
+        let top = document.pairs(root, "", problems: &problems) ?? []
+        let allowed = ["model", "handlers", "terminal"]
+        for pair in top where !allowed.contains(pair.key) {
+            report(pair.keyNode, pair.key, "unknown key '\(pair.key)'", Suggestion.didYouMean(pair.key, in: allowed))
+        }
+        let model = readModel(top.first { $0.key == "model" }?.value, root: root)
+        let terminal = readTerminal(top.first { $0.key == "terminal" }?.value, root: root, model: model)
+        var stages: [Pipeline.Stage] = []
+        if let handlers = top.first(where: { $0.key == "handlers" })?.value {
+            if case .sequence(let items) = handlers {
+                for (index, item) in items.enumerated() {
+                    if let stage = readHandler(item, path: "handlers[\(index)]", model: model) { stages.append(stage) }
+                }
+            } else {
+                report(handlers, "handlers", "'handlers' must be a list", "write one '- type: { options }' per line")
+            }
+        }
+        checkOrder(stages)
+        guard let model, let terminal else { return nil }
+        return Pipeline(
+            source: document.source ?? "pipeline", model: model, stages: stages, terminalType: terminal.type,
+            terminal: terminal.responder)
+    }
+
+    private var context: (Model) -> HandlerRegistry.Context {
+        { [directory, session] model in
+            HandlerRegistry.Context(model: model, directory: directory, environment: session.environment)
+        }
+    }
+
+    private mutating func readModel(_ node: Yams.Node?, root: Yams.Node) -> Model? {
+        guard let node else {
+            report(root, "model", "the pipeline names no model file", "add 'model: music.model.yml'")
+            return nil
+        }
+        let decoder = NodeDecoder(node: node, path: "model", session: session)
+        do {
+            let path = try decoder.decode(String.self)
+            let url = path.hasPrefix("/") ? URL(filePath: path) : directory.appending(path: path)
+            guard FileManager.default.fileExists(atPath: url.path) else {
+                report(
+                    node, "model", "the model file '\(path)' does not exist (looked for \(url.path))",
+                    "model paths are relative to the pipeline file's folder")
+                return nil
+            }
+            return try ModelFile.load(contentsOf: url)
+        } catch {
+            add(error, at: node, "model")
+            return nil
+        }
+    }
+
+    private mutating func readTerminal(_ node: Yams.Node?, root: Yams.Node, model: Model?)
+        -> (type: String, responder: any StoreResponder)?
+    {
+        let types = registry.terminalTypes
+        guard let node else {
+            report(
+                root, "terminal", "the pipeline has no terminal",
+                "add 'terminal:' with one of \(types.joined(separator: ", "))")
+            return nil
+        }
+        let pairs = document.pairs(node, "terminal", problems: &problems) ?? []
+        guard pairs.count == 1, let pair = pairs.first else {
+            report(node, "terminal", "'terminal' takes exactly one of \(types.joined(separator: ", "))", "keep one")
+            return nil
+        }
+        let path = "terminal.\(pair.key)"
+        guard let entry = registry.terminals[pair.key] else {
+            report(
+                pair.keyNode, path, "unknown terminal type '\(pair.key)'", Suggestion.didYouMean(pair.key, in: types))
+            return nil
+        }
+        guard let model else { return nil }
+        do {
+            let responder = try entry.make(NodeDecoder(node: pair.value, path: path, session: session), context(model))
+            problems += session.unknownKeys(under: path)
+            return (pair.key, responder)
+        } catch {
+            // Options after the failing one were never asked for, so unknown keys are not
+            // reported here: they would be guesses.
+            add(error, at: pair.value, path)
+            return nil
+        }
+    }
+
+    /// The scope of a handler: `when: { kinds: [fetch, object-fault], entities: [Track] }`.
+    private struct Scope: Decodable {
+        var kinds: [String]?
+        var entities: [String]?
+    }
+
+    private mutating func readHandler(_ item: Yams.Node, path: String, model: Model?) -> Pipeline.Stage? {
+        var typeName: String?
+        var typeNode: Yams.Node?
+        var options = Yams.Node.mapping(Yams.Node.Mapping([]))
+        var scopeNode: Yams.Node?
+        switch item {
+        case .scalar(let scalar):
+            typeName = scalar.string
+            typeNode = item
+        case .mapping:
+            for pair in document.pairs(item, path, problems: &problems) ?? [] {
+                if pair.key == "when" {
+                    scopeNode = pair.value
+                } else if typeName == nil {
+                    (typeName, typeNode, options) = (pair.key, pair.keyNode, pair.value)
+                } else {
+                    report(
+                        pair.keyNode, "\(path).\(pair.key)",
+                        "one list item holds one handler; '\(pair.key)' is a second",
+                        "start '\(pair.key)' on its own line with '- '")
+                }
+            }
+        default:
+            report(item, path, "expected a handler such as '- memory-cache: { ttl: 5m }'")
+        }
+        guard let typeName else { return nil }
+        let stagePath = "\(path).\(typeName)"
+        guard let entry = registry.handlers[typeName] else {
+            report(
+                typeNode, stagePath, "unknown handler type '\(typeName)'",
+                Suggestion.didYouMean(typeName, in: registry.handlerTypes)
+                    + " (registered: \(registry.handlerTypes.joined(separator: ", ")))")
+            return nil
+        }
+        if case .scalar(let scalar) = options, scalar.string.isEmpty || scalar.string == "null" {
+            options = .mapping(Yams.Node.Mapping([]))
+        }
+        guard let model else { return nil }
+        var handler: any StoreHandler
+        do {
+            handler = try entry.make(NodeDecoder(node: options, path: stagePath, session: session), context(model))
+        } catch {
+            add(error, at: options, stagePath)
+            return nil
+        }
+        problems += session.unknownKeys(under: stagePath)
+        if let scopeNode, let scope = readScope(scopeNode, path: "\(path).when", model: model) {
+            handler = handler.when(kinds: scope.kinds, entities: scope.entities)
+        }
+        return Pipeline.Stage(type: typeName, handler: handler, line: typeNode?.mark?.line)
+    }
+
+    private mutating func readScope(_ node: Yams.Node, path: String, model: Model)
+        -> (kinds: Set<StoreRequest.Kind>?, entities: Set<String>?)?
+    {
+        let scope: Scope
+        do {
+            scope = try NodeDecoder(node: node, path: path, session: session).decode(Scope.self)
+        } catch {
+            add(error, at: node, path)
+            return nil
+        }
+        problems += session.unknownKeys(under: path)
+        let names: [String: StoreRequest.Kind] = [
+            "fetch": .fetch, "object-fault": .objectFault, "relationship-fault": .relationshipFault, "save": .save,
+        ]
+        var kinds: Set<StoreRequest.Kind>?
+        for name in scope.kinds ?? [] {
+            guard let kind = names[name] else {
+                report(
+                    node, "\(path).kinds", "unknown request kind '\(name)'",
+                    Suggestion.didYouMean(name, in: names.keys.sorted()))
+                return nil
+            }
+            kinds = (kinds ?? []).union([kind])
+        }
+        for name in scope.entities ?? [] where model.entity(named: name) == nil {
+            report(
+                node, "\(path).entities", "the model has no entity '\(name)'",
+                Suggestion.didYouMean(name, in: model.entities.map(\.name)))
+            return nil
+        }
+        return (kinds, scope.entities.map(Set.init))
+    }
+
+    /// Caches above pagination, pagination above rate limiting, retries and batching.
+    private mutating func checkOrder(_ stages: [Pipeline.Stage]) {
+        var deepest: (stage: Pipeline.Stage, placement: HandlerRegistry.Placement)?
+        for stage in stages {
+            guard let placement = registry.placement(of: stage.type), placement != .anywhere else { continue }
+            if let above = deepest, placement < above.placement {
+                problems.append(
+                    StoreChainError(
+                        .invalidPipeline,
+                        "'\(stage.type)' is below '\(above.stage.type)'\(above.stage.line.map { " (line \($0))" } ?? ""), where it cannot work: "
+                            + Self.reason(placement),
+                        at: .init(file: document.source, line: stage.line, path: "handlers.\(stage.type)"),
+                        suggestion: "move '\(stage.type)' above '\(above.stage.type)'"))
+            } else {
+                deepest = (stage, placement)
+            }
+        }
+    }
+
+    private static func reason(_ placement: HandlerRegistry.Placement) -> String {
+        switch placement {
+        case .cache:
+            "a cache below pagination or traffic handlers sees single pages and batches, not the app's requests"
+        case .pagination: "pages must each pass rate limiting and retries below the pager"
+        case .traffic, .anywhere: "it must be below the caches and the pager"
+        }
+    }
+}

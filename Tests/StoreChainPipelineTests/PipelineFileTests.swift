@@ -1,0 +1,205 @@
+import Foundation
+import StoreChain
+import StoreChainHTTP
+import StoreChainPipeline
+import StoreChainSQLite
+import StoreChainTesting
+import Testing
+
+/// Pipeline files: every handler type from a fixture, and every kind of problem reported with
+/// its line and key path.
+@Suite struct PipelineFileTests {
+    static let fixtures = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "Fixtures")
+
+    /// A copy of the fixtures in a fresh folder, so files the pipelines create land there.
+    static func workingCopy() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-pipeline-\(UUID())")
+        try FileManager.default.copyItem(at: fixtures, to: folder)
+        return folder
+    }
+
+    @Test func everyHandlerTypeLoadsWithItsOptions() async throws {
+        let folder = try Self.workingCopy()
+        let pipeline = try Pipeline.load(contentsOf: folder.appending(path: "every-handler.pipeline.yml"))
+        #expect(
+            pipeline.stages.map(\.type) == [
+                "logging", "metrics", "memory-cache", "disk-cache", "pagination", "rate-limit", "retry", "batching",
+            ])
+        #expect(pipeline.stages.map(\.line) == [4, 5, 6, 7, 14, 15, 16, 17])
+        #expect(pipeline.terminalType == "json-file")
+        let handlers = pipeline.handlers
+        let logging = try #require(handlers[0] as? LoggingHandler)
+        #expect(logging.level == .debug && logging.secrets.contains("api_key"))
+        #expect((handlers[1] as? MetricsHandler)?.metrics.prefix == "music")
+        let memory = try #require(handlers[2] as? MemoryCache)
+        #expect(memory.storage.limits.maxObjects == 500 && memory.storage.limits.maxBytes == 2 << 20)
+        #expect(memory.options.expiry.defaultTTL == .seconds(300))
+        #expect(memory.options.expiry.entityTTL == ["Track": .seconds(3_600)])
+        #expect(memory.options.staleIfError == .seconds(600))
+        let disk = try #require(handlers[3] as? DiskCache)
+        #expect(disk.options.staleWhileRevalidate == .seconds(86_400))
+        #expect(disk.options.expiry.honoursResponseHeaders == false)
+        #expect(FileManager.default.fileExists(atPath: folder.appending(path: "cache/every.sqlite").path))
+        let pagination = try #require(handlers[4] as? PaginationHandler)
+        #expect(
+            pagination.options
+                == PaginationOptions(pageSize: 50, pageSizes: ["Track": 100], maxPages: 20, concurrency: 2))
+        let rateLimit = try #require(handlers[5] as? RateLimitHandler)
+        #expect(rateLimit.limiter.options == RateLimitOptions(rate: 10, burst: 20, maxInFlight: 4, mode: .failFast))
+        let retry = try #require(handlers[6] as? RetryHandler)
+        #expect(
+            retry.options
+                == RetryOptions(
+                    maxAttempts: 4, baseDelay: .milliseconds(250), maxDelay: .seconds(5), retriesSaves: true))
+        let batching = try #require(handlers[7] as? ScopedHandler)
+        #expect(batching.kinds == [.objectFault] && batching.entities == ["Track"])
+        #expect(
+            (batching.wrapped as? BatchingHandler)?.options
+                == BatchingOptions(entities: ["Track"], window: .milliseconds(10), maxBatch: 50))
+
+        let chain = pipeline.makeChain()
+        let bands = try await chain.fetch(TestData.fetch("Band", where: "name BEGINSWITH 'R'"))
+        let store = try JSONFileStore(contentsOf: folder.appending(path: "music.json"), model: pipeline.model)
+        #expect(bands == (try store.fetch(TestData.fetch("Band", where: "name BEGINSWITH 'R'"))))
+        await chain.shutdown()
+    }
+
+    @Test func jsonPipelineFilesWithBareHandlerNames() async throws {
+        let pipeline = try Pipeline.load(contentsOf: Self.fixtures.appending(path: "minimal.pipeline.json"))
+        #expect(pipeline.stages.map(\.type) == ["logging", "memory-cache"])
+        #expect(pipeline.stages.map(\.line) == [3, 3], "JSON files get line numbers too")
+        #expect((pipeline.handlers[1] as? MemoryCache)?.options.expiry.defaultTTL == .seconds(30))
+        let tracks = FetchRequest(entity: "Track", resultType: .count)
+        let store = try JSONFileStore(contentsOf: Self.fixtures.appending(path: "music.json"), model: pipeline.model)
+        #expect(try await pipeline.makeChain().fetch(tracks) == (try store.fetch(tracks)))
+    }
+
+    /// (fixture, line, key path, what the message says) for each problem, in order.
+    static let problemCases: [(String, [(Int, String, String)])] = [
+        ("unknown-handler.yml", [(4, "handlers[1].memory-cach", "did you mean 'memory-cache'?")]),
+        ("unknown-option.yml", [(5, "handlers[0].memory-cache.max-object", "did you mean 'max-objects'?")]),
+        ("wrong-type.yml", [(4, "handlers[0].pagination.page-size", "expected a whole number, found 'fifty'")]),
+        (
+            "bad-literals.yml",
+            [
+                (3, "handlers[0].memory-cache.ttl", "'5 minutes' is not a duration"),
+                (4, "handlers[1].disk-cache.max-size", "'200 parsecs' is not a size"),
+                (5, "handlers[2].rate-limit.rate", "'10/fortnight' is not a rate"),
+            ]
+        ),
+        (
+            "missing-required.yml",
+            [
+                (6, "terminal.json-file", "the required option 'path' is missing"),
+                (3, "handlers[0].rate-limit", "the required option 'rate' is missing"),
+                (4, "handlers[1].batching", "the required option 'entities' is missing"),
+            ]
+        ),
+        ("unset-env.yml", [(4, "terminal.remote.base-url", "STORECHAIN_TEST_UNSET_URL is not set")]),
+        ("uncovered-entity.yml", [(4, "terminal.remote.entities", "cannot serve Album, Track")]),
+        ("bad-order.yml", [(4, "handlers.memory-cache", "'memory-cache' is below 'pagination' (line 3)")]),
+        (
+            "bad-scope.yml",
+            [
+                (4, "handlers[0].when.kinds", "unknown request kind 'fetches' — did you mean 'fetch'?"),
+                (6, "handlers[1].when.entities", "no entity 'Trak' — did you mean 'Track'?"),
+            ]
+        ),
+        (
+            "top-level.yml",
+            [
+                (2, "handler", "unknown key 'handler' — did you mean 'handlers'?"),
+                (1, "model", "the model file 'missing.model.yml' does not exist"),
+                (5, "terminal.remot", "unknown terminal type 'remot' — did you mean 'remote'?"),
+            ]
+        ),
+        (
+            "remote-mapping.yml",
+            [
+                (
+                    9, "terminal.remote.entities.Band.fetch[0].paging",
+                    "unknown paging style 'pagez' — did you mean 'pages'?"
+                ),
+                (11, "terminal.remote.entities.Album.relationships.band", "did you mean 'foreign-key'?"),
+                (13, "terminal.remote.entities.Track.date-format", "'epoch' is not a date format"),
+            ]
+        ),
+    ]
+
+    @Test(arguments: problemCases.map(\.0))
+    func everyProblemIsReportedWithItsLineAndKeyPath(fixture: String) throws {
+        let expected = try #require(Self.problemCases.first { $0.0 == fixture }?.1)
+        let failure = try #require(throws: ValidationFailure.self) {
+            try Pipeline.load(contentsOf: Self.fixtures.appending(path: "errors/\(fixture)"), environment: [:])
+        }
+        #expect(failure.errors.count == expected.count, "\(failure)")
+        for (error, (line, path, text)) in zip(failure.errors, expected) {
+            #expect(error.code == .invalidPipeline, "\(error)")
+            #expect(error.location?.line == line, "\(error)")
+            #expect(error.location?.path == path, "\(error)")
+            #expect(error.description.contains(text), "\(error)")
+            #expect(error.location?.file?.hasSuffix(fixture) == true, "\(error)")
+        }
+    }
+
+    @Test func environmentValuesAndRelativePathsAreFilledIn() throws {
+        let folder = try Self.workingCopy()
+        let text = """
+            model: music.model.yml
+            handlers:
+              - disk-cache: { path: "${CACHE_DIR}/music.sqlite" }
+            terminal:
+              in-memory: {}
+            """
+        let pipeline = try Pipeline.parse(
+            text, source: "inline.yml", directory: folder, environment: ["CACHE_DIR": "caches"])
+        #expect(pipeline.stages.map(\.type) == ["disk-cache"])
+        #expect(FileManager.default.fileExists(atPath: folder.appending(path: "caches/music.sqlite").path))
+    }
+
+    @Test func literalsPeopleExpect() {
+        #expect(TimeSpan.parse("500ms") == .milliseconds(500))
+        #expect(TimeSpan.parse("5m") == .seconds(300) && TimeSpan.parse("5min") == .seconds(300))
+        #expect(TimeSpan.parse("1h") == .seconds(3_600) && TimeSpan.parse("1d") == .seconds(86_400))
+        #expect(TimeSpan.parse("1.5s") == .milliseconds(1_500) && TimeSpan.parse("30") == .seconds(30))
+        #expect(TimeSpan.parse("-1s") == nil && TimeSpan.parse("5 minutes") == nil && TimeSpan.parse("") == nil)
+        #expect(ByteSize.parse("200MB") == 200 << 20 && ByteSize.parse("512KB") == 512 << 10)
+        #expect(
+            ByteSize.parse("1.5GB") == 3 << 29 && ByteSize.parse("100") == 100 && ByteSize.parse("2 MiB") == 2 << 20)
+        #expect(ByteSize.parse("lots") == nil && ByteSize.parse("-1MB") == nil)
+        #expect(Rate.parse("10/s") == 10 && Rate.parse("600/min") == 10 && Rate.parse("3600/h") == 1)
+        #expect(Rate.parse("5") == 5 && Rate.parse("0/s") == nil && Rate.parse("10/fortnight") == nil)
+    }
+
+    @Test func customHandlerTypesAreRegisteredOnARegistryValue() async throws {
+        struct TagOptions: Decodable {
+            var tag: String
+        }
+        struct TagHandler: StoreHandler {
+            let tag: String
+            func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+                -> StoreResponse
+            {
+                var response = try await next(request, context)
+                response.info.metadata["tag"] = tag
+                return response
+            }
+        }
+        var registry = HandlerRegistry.standard
+        registry.register("tag", options: TagOptions.self) { options, _ in TagHandler(tag: options.tag) }
+        let text = """
+            model: music.model.yml
+            handlers:
+              - tag: { tag: hello }
+            terminal:
+              in-memory: { records: music.json }
+            """
+        let pipeline = try Pipeline.parse(text, source: "tag.yml", directory: Self.fixtures, registry: registry)
+        let response = try await pipeline.makeChain().send(.fetch(FetchRequest(entity: "Band")))
+        #expect(response.info.metadata["tag"] == "hello")
+        let failure = try #require(throws: ValidationFailure.self) {
+            try Pipeline.parse(text, source: "tag.yml", directory: Self.fixtures)
+        }
+        #expect(failure.errors.first?.description.contains("unknown handler type 'tag'") == true, "no global registry")
+    }
+}

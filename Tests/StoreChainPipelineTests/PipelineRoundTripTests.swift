@@ -1,0 +1,78 @@
+import Foundation
+import StoreChain
+import StoreChainDemoBackend
+import StoreChainHTTP
+import StoreChainPipeline
+import Testing
+
+/// The demo's pipeline files against the same chains built in Swift.
+@Suite(.serialized) struct PipelineRoundTripTests {
+    /// The demo pipelines and model written to a fresh folder.
+    static func demoFolder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-demo-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try DemoCatalogModel.text.write(
+            to: folder.appending(path: "music.model.yml"), atomically: true, encoding: .utf8)
+        try DemoPipelines.v1.write(to: folder.appending(path: "v1.pipeline.yml"), atomically: true, encoding: .utf8)
+        try DemoPipelines.v2.write(to: folder.appending(path: "v2.pipeline.yml"), atomically: true, encoding: .utf8)
+        return folder
+    }
+
+    @Test func theFileDescribesTheSameBackendAsTheSwiftOptions() throws {
+        let folder = try Self.demoFolder()
+        let base = URL(string: "http://127.0.0.1:8080")!
+        let environment = ["STORECHAIN_DEMO_URL": "http://127.0.0.1:8080"]
+        for (file, options) in [
+            ("v1", DemoRemoteOptions.v1(baseURL: base)), ("v2", DemoRemoteOptions.v2(baseURL: base)),
+        ] {
+            let pipeline = try Pipeline.load(
+                contentsOf: folder.appending(path: "\(file).pipeline.yml"), environment: environment)
+            let remote = try #require(pipeline.terminal as? RemoteResponder)
+            var expected = options
+            expected.timeoutSeconds = remote.options.timeoutSeconds
+            #expect(remote.options == expected, "\(file)")
+        }
+    }
+
+    @Test func aFileAndTheEquivalentSwiftChainGiveIdenticalResults() async throws {
+        let backend = try DemoBackend(bands: 10)
+        let port = try await backend.start()
+        let base = URL(string: "http://127.0.0.1:\(port)")!
+        do {
+            let folder = try Self.demoFolder()
+            let pipeline = try Pipeline.load(
+                contentsOf: folder.appending(path: "v2.pipeline.yml"),
+                environment: ["STORECHAIN_DEMO_URL": base.absoluteString])
+            let fromFile = pipeline.makeChain()
+            let model = pipeline.model
+            let inSwift = Chain(
+                terminal: try RemoteResponder(model: model, options: DemoRemoteOptions.v2(baseURL: base))
+            ) {
+                MemoryCache(model: model)
+                PaginationHandler(model: model, options: .init(pageSize: 50))
+                RetryHandler()
+                BatchingHandler(model: model, options: .init(entities: ["Track"]))
+            }
+            let requests = [
+                FetchRequest(
+                    entity: "Band", sortDescriptors: [FetchSortDescriptor("name")], fetchLimit: 5, fetchOffset: 3),
+                FetchRequest(entity: "Band", predicate: try FetchPredicate("name BEGINSWITH[c] 'the'")),
+                FetchRequest(entity: "Album", predicate: try FetchPredicate("year >= 2000"), fetchLimit: 7),
+                FetchRequest(
+                    entity: "Track", predicate: try FetchPredicate("album.id == 3"),
+                    sortDescriptors: [FetchSortDescriptor("number")]),
+                FetchRequest(entity: "Track", fetchLimit: 10, fetchOffset: 120, resultType: .objectIDs),
+                FetchRequest(entity: "Album", resultType: .count),
+            ]
+            for request in requests {
+                #expect(try await fromFile.fetch(request) == (try await inSwift.fetch(request)), "\(request)")
+            }
+            await fromFile.shutdown()
+            await inSwift.shutdown()
+        } catch {
+            await backend.stop()
+            throw error
+        }
+        await backend.stop()
+    }
+}
