@@ -101,6 +101,12 @@ let package = Package(
             path: "Examples/CustomHandler/Sources",
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "BandcampExample",
+            dependencies: ["StoreChain", "StoreChainPipeline", "StoreChainDemoBackend"],
+            path: "Examples/Bandcamp/Sources",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CustomHandlerExampleTests",
             dependencies: ["CustomHandlerExample", "StoreChainTesting"],

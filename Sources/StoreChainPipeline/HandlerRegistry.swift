@@ -21,6 +21,9 @@ public struct HandlerRegistry: Sendable {
         /// The folder of the pipeline file; relative paths in options are relative to it.
         public let directory: URL
         public let environment: [String: String]
+        /// Only checking the file (`storechain validate`): factories should not open files or
+        /// connections, and may return a stand-in handler.
+        public let validatesOnly: Bool
 
         /// A path from an option: relative paths are taken from the pipeline file's folder.
         public func url(forPath path: String) -> URL {

@@ -60,6 +60,26 @@ public struct Pipeline: Sendable {
         contentsOf url: URL, registry: HandlerRegistry = .standard,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(ValidationFailure) -> Pipeline {
+        try load(contentsOf: url, registry: registry, environment: environment, validatesOnly: false)
+    }
+
+    /// Checks a pipeline file without opening the files and connections it names (cache files,
+    /// for one); returns every problem found, none when it is valid.
+    public static func validate(
+        contentsOf url: URL, registry: HandlerRegistry = .standard,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> [StoreChainError] {
+        do {
+            _ = try load(contentsOf: url, registry: registry, environment: environment, validatesOnly: true)
+            return []
+        } catch {
+            return error.errors
+        }
+    }
+
+    private static func load(
+        contentsOf url: URL, registry: HandlerRegistry, environment: [String: String], validatesOnly: Bool
+    ) throws(ValidationFailure) -> Pipeline {
         let text: String
         do {
             text = try String(contentsOf: url, encoding: .utf8)
@@ -72,14 +92,14 @@ public struct Pipeline: Sendable {
         }
         return try parse(
             text, source: url.relativePath, directory: url.deletingLastPathComponent(), registry: registry,
-            environment: environment)
+            environment: environment, validatesOnly: validatesOnly)
     }
 
     /// Parses pipeline file text; `source` names it in errors and `directory` anchors its
     /// relative paths.
     public static func parse(
         _ text: String, source: String, directory: URL, registry: HandlerRegistry = .standard,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment, validatesOnly: Bool = false
     ) throws(ValidationFailure) -> Pipeline {
         let document: YAMLDocument
         do {
@@ -88,7 +108,8 @@ public struct Pipeline: Sendable {
             throw ValidationFailure([error])
         }
         var reader = PipelineReader(
-            document: document, registry: registry, directory: directory, environment: environment)
+            document: document, registry: registry, directory: directory, environment: environment,
+            validatesOnly: validatesOnly)
         guard let pipeline = reader.read(), reader.problems.isEmpty else {
             throw ValidationFailure(reader.problems)
         }

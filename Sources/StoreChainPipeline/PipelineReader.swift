@@ -9,12 +9,17 @@ struct PipelineReader {
     let registry: HandlerRegistry
     let directory: URL
     let session: DecodingSession
+    let validatesOnly: Bool
     private(set) var problems: [StoreChainError] = []
 
-    init(document: YAMLDocument, registry: HandlerRegistry, directory: URL, environment: [String: String]) {
+    init(
+        document: YAMLDocument, registry: HandlerRegistry, directory: URL, environment: [String: String],
+        validatesOnly: Bool
+    ) {
         self.document = document
         self.registry = registry
         self.directory = directory
+        self.validatesOnly = validatesOnly
         self.session = DecodingSession(document: document, environment: environment)
     }
 
@@ -68,8 +73,9 @@ struct PipelineReader {
     }
 
     private var context: (Model) -> HandlerRegistry.Context {
-        { [directory, session] model in
-            HandlerRegistry.Context(model: model, directory: directory, environment: session.environment)
+        { [directory, session, validatesOnly] model in
+            HandlerRegistry.Context(
+                model: model, directory: directory, environment: session.environment, validatesOnly: validatesOnly)
         }
     }
 

@@ -28,6 +28,7 @@ extension HandlerRegistry {
                 throw StoreChainError(
                     .invalidPipeline, "disk-cache needs a 'path'", suggestion: "add 'path: cache/music.sqlite'")
             }
+            if context.validatesOnly { return MemoryCache(model: context.model) }
             return DiskCache(
                 model: context.model, path: context.url(forPath: path).path,
                 maxBytes: options.maxSize?.bytes ?? 200 << 20, compresses: options.compress ?? true,

@@ -1,18 +1,21 @@
 import ArgumentParser
 import Foundation
 import StoreChain
+import StoreChainHTTP
 import StoreChainPipeline
 
-/// `storechain query`: one fetch over a JSON data file, printed as JSON or a table.
-struct QueryCommand: ParsableCommand {
+/// `storechain query`: one fetch through a pipeline (or over a JSON data file), printed as JSON
+/// or a table.
+struct QueryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "query",
         abstract: "Run one fetch request and print the result.",
         discussion: """
             Examples:
+              storechain query --pipeline Examples/Bandcamp/v2.pipeline.yml --entity Album \\
+                --where 'year >= 2000 AND band.name BEGINSWITH[c] "rue"' --sort -year --stats
               storechain query --model Examples/Music/music.model.yml --data Examples/Music/music.json \\
-                --entity Album --where 'year >= 2000 AND band.name BEGINSWITH[c] "rue"' --sort -year
-              storechain query ... --entity Band --count
+                --entity Band --count
             """
     )
 
@@ -20,67 +23,122 @@ struct QueryCommand: ParsableCommand {
         case json, table
     }
 
-    @Option(help: "The model file (YAML or JSON).")
-    var model: String
+    @OptionGroup var fetch: FetchOptions
 
-    @Option(help: "The JSON data file: {\"Entity\": [records…], …}.")
-    var data: String
+    @Option(help: "A pipeline file describing the chain to fetch through.")
+    var pipeline: String?
 
-    @Option(help: "The entity to fetch.")
-    var entity: String
+    @Option(help: "The model file (YAML or JSON), with --data.")
+    var model: String?
 
-    @Option(name: .customLong("where"), help: "A predicate in NSPredicate syntax.")
-    var predicate: String?
-
-    @Option(help: "Sort keys, comma-separated: KEY, -KEY (descending), KEY[c] (ignore case).")
-    var sort: String?
-
-    @Option(help: "Return at most this many objects.")
-    var limit: Int?
-
-    @Option(help: "Skip this many objects first.")
-    var offset: Int = 0
+    @Option(help: "The JSON data file: {\"Entity\": [records…], …}, with --model.")
+    var data: String?
 
     @Flag(help: "Print only the number of matching objects.")
     var count = false
 
+    @Option(help: "Cache policy: use-cache, reload, cache-only, or stale-while-revalidate=DURATION (such as 1d).")
+    var policy: String?
+
     @Option(help: "Output format: json or table.")
     var format: Format = .table
 
-    func run() throws {
+    @Flag(help: "Print upstream requests, bytes, who answered and the cache status to stderr.")
+    var stats = false
+
+    func validate() throws {
+        guard (pipeline != nil) != (model != nil || data != nil) else {
+            throw ValidationError("give either --pipeline FILE, or --model FILE with --data FILE")
+        }
+        if pipeline == nil, model == nil || data == nil {
+            throw ValidationError("--model and --data go together")
+        }
+    }
+
+    func run() async throws {
         do {
-            try execute()
+            try await execute()
         } catch {
-            Output.report(error, predicateText: predicate)
+            Output.report(error, predicateText: fetch.predicate)
             throw ExitCode.failure
         }
     }
 
-    private func execute() throws {
-        let model = try ModelFile.load(contentsOf: URL(filePath: self.model))
-        let store = try JSONFileStore(contentsOf: URL(filePath: data), model: model)
-        var request = FetchRequest(entity: entity, fetchLimit: limit, fetchOffset: offset)
-        if let predicate {
-            do {
-                request.predicate = try FetchPredicate(format: predicate)
-            } catch {
-                throw error.located(.init(path: "--where"))
-            }
-        }
-        if let sort {
-            request.sortDescriptors = try sort.split(separator: ",").map { text throws(StoreChainError) in
-                try FetchSortDescriptor(parsing: String(text))
-            }
-        }
+    private func execute() async throws {
+        var request = try fetch.request()
         if count { request.resultType = .count }
-        let result = try store.fetch(request)
-        let formatter = ResultFormatter(entity: try model.requireEntity(entity))
-        switch result {
+        if let policy { request.cachePolicy = try Self.policy(policy) }
+        let chain: Chain
+        let model: Model
+        var remote: RemoteResponder?
+        if let pipeline {
+            let loaded = try Pipeline.load(contentsOf: URL(filePath: pipeline))
+            chain = loaded.makeChain()
+            model = loaded.model
+            remote = loaded.terminal as? RemoteResponder
+        } else if let modelPath = self.model, let data {
+            model = try ModelFile.load(contentsOf: URL(filePath: modelPath))
+            chain = Chain(
+                handlers: [], terminal: try JSONFileStore(contentsOf: URL(filePath: data), model: model).store)
+        } else {
+            throw ValidationError("give either --pipeline FILE, or --model FILE with --data FILE")
+        }
+        var context = chain.makeContext()
+        let progress = ProgressLine()
+        if progress.isVisible { context[FetchProgressKey.self] = { progress.show($0) } }
+        let started = ContinuousClock.now
+        let response: StoreResponse
+        do {
+            response = try await chain.send(.fetch(request), context: context)
+            progress.finish()
+        } catch {
+            progress.finish()
+            await chain.shutdown()
+            throw error
+        }
+        await chain.shutdown()
+        let elapsed = ContinuousClock.now - started
+        let formatter = ResultFormatter(entity: try model.requireEntity(fetch.entity))
+        switch try response.fetchResult() {
         case .count(let number): print(number)
         case .objects(let nodes): print(format == .json ? formatter.json(nodes) : formatter.table(nodes))
         case .objectIDs(let ids): print(ids.map(\.description).joined(separator: "\n"))
         case .dictionaries(let rows):
             print(formatter.json(rows, properties: rows.first.map { Array($0.keys).sorted() } ?? []))
+        }
+        if stats {
+            let info = response.info
+            var line = "answered by \(info.answeredBy) (\(info.origin.rawValue))"
+            if let cache = info.metadata["cache"] { line += ", cache \(cache)" }
+            if info.isStale { line += ", stale" }
+            if let pages = info.metadata["pages"] { line += ", \(pages) page(s)" }
+            if let remote {
+                let traffic = remote.traffic
+                line += ", upstream \(traffic.requests) request(s), \(traffic.bytesReceived) bytes received"
+            }
+            line += String(format: ", %.1f ms", elapsed / .milliseconds(1))
+            Output.standardError("stats: " + line)
+        }
+    }
+
+    /// `use-cache`, `reload`, `cache-only`, `stale-while-revalidate=1d`.
+    static func policy(_ text: String) throws(StoreChainError) -> CachePolicy {
+        let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+        switch parts.first {
+        case "use-cache": return .useCache
+        case "reload": return .reload
+        case "cache-only": return .cacheOnly
+        case "stale-while-revalidate":
+            guard let maxStale = TimeSpan.parse(parts.count == 2 ? parts[1] : "1d") else {
+                throw StoreChainError(
+                    .invalidRequest, "'\(text)' has no valid duration", at: .init(path: "--policy"),
+                    suggestion: "write stale-while-revalidate=1d (or 30s, 5m, 1h)")
+            }
+            return .staleWhileRevalidate(maxStale: maxStale)
+        default:
+            throw StoreChainError(
+                .invalidRequest, "unknown cache policy '\(text)'", at: .init(path: "--policy"),
+                suggestion: "use use-cache, reload, cache-only or stale-while-revalidate=DURATION")
         }
     }
 }

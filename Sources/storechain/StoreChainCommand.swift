@@ -5,6 +5,9 @@ struct StoreChainCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storechain",
         abstract: "Use a remote web service as a local object graph.",
-        subcommands: [QueryCommand.self, DemoCommand.self, ServeDemoCommand.self]
+        subcommands: [
+            QueryCommand.self, ExplainCommand.self, ValidateCommand.self, CacheCommand.self, DemoCommand.self,
+            ServeDemoCommand.self,
+        ]
     )
 }

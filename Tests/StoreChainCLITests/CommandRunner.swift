@@ -27,10 +27,11 @@ struct CommandRunner {
         throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "storechain executable beside \(candidates)"])
     }
 
-    static func run(_ arguments: [String]) throws -> Outcome {
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
         let process = Process()
         process.executableURL = try executable()
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         process.currentDirectoryURL = packageRoot
         let output = Pipe()
         let error = Pipe()

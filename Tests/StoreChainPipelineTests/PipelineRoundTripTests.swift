@@ -18,6 +18,34 @@ import Testing
         return folder
     }
 
+    static let examples = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appending(path: "Examples")
+
+    @Test func theBandcampExampleFilesAreTheDemoPipelines() throws {
+        let folder = Self.examples.appending(path: "Bandcamp")
+        for (file, text) in [("v1", DemoPipelines.v1), ("v2", DemoPipelines.v2)] {
+            #expect(try String(contentsOf: folder.appending(path: "\(file).pipeline.yml"), encoding: .utf8) == text)
+        }
+        #expect(
+            try String(contentsOf: folder.appending(path: "music.model.yml"), encoding: .utf8) == DemoCatalogModel.text)
+    }
+
+    @Test func everyExampleFileValidates() throws {
+        let files = try FileManager.default.subpathsOfDirectory(atPath: Self.examples.path)
+            .filter { $0.hasSuffix(".yml") && !$0.contains("/cache/") }
+        #expect(files.count >= 5, "\(files)")
+        var registry = HandlerRegistry.standard
+        registry.register("fixed-bands", options: [String: [[String: String]]].self) { _, context in
+            MemoryCache(model: context.model)
+        }
+        for file in files {
+            let problems = FileValidator.problems(
+                in: Self.examples.appending(path: file), registry: registry,
+                environment: ["STORECHAIN_DEMO_URL": "http://127.0.0.1:8080"])
+            #expect(problems.isEmpty, "\(file): \(problems)")
+        }
+    }
+
     @Test func theFileDescribesTheSameBackendAsTheSwiftOptions() throws {
         let folder = try Self.demoFolder()
         let base = URL(string: "http://127.0.0.1:8080")!

@@ -53,6 +53,22 @@ import Testing
         let fromFile = try await context.fetch(TestData.fetch("Band", where: "id IN {2, 4}"))
         #expect(try await fromFile.asyncMap { try await $0.value("name") } == ["Sigur Rós", "The Notwist"])
     }
+
+    @Test func isRegisteredByTypeNameAndUsedFromAPipelineFile() async throws {
+        let folder = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let pipeline = try CustomHandlerExample.loadPipeline(folder.appending(path: "custom.pipeline.yml"))
+        #expect(pipeline.stages.map(\.type) == ["fixed-bands"])
+        let (swiftChain, _) = try CustomHandlerExample.makeChain(
+            musicDirectory: folder.deletingLastPathComponent().appending(path: "Music"))
+        let fileChain = pipeline.makeChain()
+        for format in ["id == 1", "id IN {1, 2}", "name BEGINSWITH 'S'"] {
+            let request = try TestData.fetch("Band", where: format)
+            let fromFile = try await fileChain.send(.fetch(request))
+            let fromSwift = try await swiftChain.send(.fetch(request))
+            #expect(try fromFile.fetchResult() == (try fromSwift.fetchResult()), "\(format)")
+            #expect(fromFile.info.answeredBy == fromSwift.info.answeredBy, "\(format)")
+        }
+    }
 }
 
 extension Array where Element: Sendable {

@@ -71,6 +71,17 @@ struct QueryPlanner {
         )
     }
 
+    /// The endpoints that cannot serve a predicate and sort, each with why.
+    func rejections(predicate: FetchPredicate?, sort: [FetchSortDescriptor]) -> [String] {
+        let conjuncts = Self.conjuncts(of: predicate)
+        return endpoints.compactMap { endpoint in
+            guard case .failure(let reason)? = try? evaluate(endpoint, conjuncts: conjuncts, sort: sort) else {
+                return nil
+            }
+            return "\(endpoint.request): \(reason)"
+        }
+    }
+
     private enum Outcome {
         case success(Plan)
         case failure(String)

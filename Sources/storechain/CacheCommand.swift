@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import StoreChain
+import StoreChainPipeline
+import StoreChainSQLite
+
+/// `storechain cache stats|clear`: the disk caches of a pipeline.
+struct CacheCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cache",
+        abstract: "Show or erase a pipeline's disk caches.",
+        subcommands: [Stats.self, Clear.self]
+    )
+
+    /// The disk caches a pipeline's handlers hold (scoped or not).
+    static func diskCaches(_ option: PipelineOption) throws -> [DiskCache] {
+        let pipeline = try option.load()
+        let caches = pipeline.handlers.compactMap { handler in
+            (handler as? DiskCache) ?? ((handler as? ScopedHandler)?.wrapped as? DiskCache)
+        }
+        guard !caches.isEmpty else {
+            throw StoreChainError(
+                .invalidRequest, "\(option.pipeline) has no disk-cache handler",
+                suggestion: "add '- disk-cache: { path: cache/app.sqlite }' to its handlers")
+        }
+        return caches
+    }
+
+    struct Stats: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Size, objects per entity, queries, complete collections and expired entries.")
+
+        @OptionGroup var pipeline: PipelineOption
+
+        func run() throws {
+            do {
+                for cache in try CacheCommand.diskCaches(pipeline) {
+                    let stats = try cache.storage.statistics()
+                    let objects = stats.objectsByEntity.values.reduce(0, +)
+                    print("\(cache.storage.path)")
+                    print("  file: \(stats.fileBytes) bytes (payloads \(stats.payloadBytes) bytes)")
+                    print("  objects: \(objects)")
+                    for (entity, count) in stats.objectsByEntity.sorted(by: { $0.key < $1.key }) {
+                        print("    \(entity): \(count)")
+                    }
+                    print("  queries: \(stats.queries)")
+                    print(
+                        "  complete collections: "
+                            + (stats.collections.isEmpty ? "none" : stats.collections.joined(separator: ", ")))
+                    print("  expired entries: \(stats.expired)")
+                }
+            } catch {
+                Output.report(error)
+                throw ExitCode.failure
+            }
+        }
+    }
+
+    struct Clear: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Erase every entry and shrink the file.")
+
+        @OptionGroup var pipeline: PipelineOption
+
+        func run() throws {
+            do {
+                for cache in try CacheCommand.diskCaches(pipeline) {
+                    try cache.storage.clear()
+                    let stats = try cache.storage.statistics()
+                    print("cleared \(cache.storage.path): \(stats.fileBytes) bytes left")
+                }
+            } catch {
+                Output.report(error)
+                throw ExitCode.failure
+            }
+        }
+    }
+}

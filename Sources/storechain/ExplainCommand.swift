@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import StoreChain
+import StoreChainHTTP
+import StoreChainPipeline
+
+/// `storechain explain`: how a pipeline would serve a fetch, without running it.
+struct ExplainCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "explain",
+        abstract: "Show, without running it, how a pipeline would serve a fetch.",
+        discussion: """
+            Lists the handlers that see the request, the endpoint the planner picks, what is pushed
+            down to the backend, what runs in memory and the pages it expects to read.
+              storechain explain --pipeline Examples/Bandcamp/v2.pipeline.yml --entity Band \\
+                --where 'name BEGINSWITH[c] "rue"'
+            """
+    )
+
+    @OptionGroup var pipelineOption: PipelineOption
+    @OptionGroup var fetch: FetchOptions
+
+    func run() throws {
+        do {
+            print(try explanation())
+        } catch {
+            Output.report(error, predicateText: fetch.predicate)
+            throw ExitCode.failure
+        }
+    }
+
+    func explanation() throws -> String {
+        let pipeline = try pipelineOption.load()
+        let request = try fetch.request()
+        _ = try FetchPlan(request, model: pipeline.model)
+        var lines = ["fetch \(request)", "", "handlers that see it:"]
+        var pageSize: Int?
+        for (index, stage) in pipeline.stages.enumerated() {
+            var handler = stage.handler
+            if let scoped = handler as? ScopedHandler {
+                let kindsMatch = scoped.kinds?.contains(.fetch) ?? true
+                let entityMatches = scoped.entities?.contains(request.entity) ?? true
+                guard kindsMatch && entityMatches else {
+                    lines.append("  \(index + 1). \(stage.type) — passed by (scoped to other requests)")
+                    continue
+                }
+                handler = scoped.wrapped
+            }
+            if let pager = handler as? PaginationHandler { pageSize = pager.options.pageSize(for: request.entity) }
+            lines.append("  \(index + 1). \(stage.type)")
+        }
+        lines.append("terminal: \(pipeline.terminalType)")
+        guard let remote = pipeline.terminal as? RemoteResponder else {
+            lines.append("  answers the whole request in memory")
+            return lines.joined(separator: "\n")
+        }
+        let plan = try remote.explain(request)
+        lines.append("  endpoint: \(plan.endpoint)")
+        lines.append("  pushed down: " + (plan.pushed.isEmpty ? "nothing" : plan.pushed.joined(separator: " AND ")))
+        lines.append("  in memory: " + (plan.inMemory.isEmpty ? "nothing" : plan.inMemory.joined(separator: "; ")))
+        if !plan.follows.isEmpty { lines.append("  loads related: " + plan.follows.joined(separator: ", ")) }
+        lines.append(
+            "  pages: "
+                + Self.pages(plan, request: request, pageSize: pageSize ?? plan.pageSize, paged: pageSize != nil))
+        if !plan.rejected.isEmpty {
+            lines.append("  endpoints not used:")
+            lines += plan.rejected.map { "    \($0)" }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// What the pages will be: the ones covering the window, in order until it is full, or all.
+    static func pages(_ plan: FetchExplanation, request: FetchRequest, pageSize: Int?, paged: Bool) -> String {
+        guard let style = plan.paging else { return "one response (the endpoint does not page)" }
+        let size = pageSize.map { " of \($0)" } ?? ""
+        guard paged else { return "every page\(size) (\(style.rawValue); no pagination handler)" }
+        guard let limit = request.fetchLimit else { return "every page\(size) (\(style.rawValue); no limit)" }
+        let end = request.fetchOffset + limit
+        guard plan.exact else {
+            return plan.inMemory.contains(where: { $0.hasPrefix("sort") })
+                ? "every page\(size) (\(style.rawValue); the sort is done in memory)"
+                : "pages\(size) in order until \(end) records match (\(style.rawValue); filtering in memory)"
+        }
+        guard let pageSize, pageSize > 0 else { return "pages in order until record \(end) (\(style.rawValue))" }
+        switch style {
+        case .pageNumber:
+            let first = request.fetchOffset / pageSize
+            let last = max(first, (end - 1) / pageSize)
+            return "\(last - first + 1) page(s)\(size): pages \(first + 1)…\(last + 1) (page numbers)"
+        case .offset:
+            return "\((limit + pageSize - 1) / pageSize) page(s)\(size) from offset \(request.fetchOffset)"
+        case .cursor, .link:
+            return
+                "\((end + pageSize - 1) / pageSize) page(s)\(size), followed in order from the first (\(style.rawValue))"
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import StoreChain
+import StoreChainDemoBackend
+import StoreChainPipeline
+import Testing
+
+/// `query --pipeline`, `explain`, `validate` and `cache` against the demo backend, run as the
+/// built executable.
+@Suite(.serialized) struct PipelineCommandTests {
+    /// The demo's v2 pipeline and model in a fresh folder, with the backend running.
+    private func withDemo(_ body: (URL, [String: String], DemoBackend) async throws -> Void) async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-cli-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try DemoCatalogModel.text.write(
+            to: folder.appending(path: "music.model.yml"), atomically: true, encoding: .utf8)
+        try DemoPipelines.v2.write(to: folder.appending(path: "v2.pipeline.yml"), atomically: true, encoding: .utf8)
+        let backend = try DemoBackend(bands: 20)
+        let port = try await backend.start()
+        do {
+            try await body(
+                folder.appending(path: "v2.pipeline.yml"), ["STORECHAIN_DEMO_URL": "http://127.0.0.1:\(port)"], backend)
+        } catch {
+            await backend.stop()
+            throw error
+        }
+        await backend.stop()
+    }
+
+    @Test func queryThroughAPipelinePrintsJSONAndStats() async throws {
+        try await withDemo { pipeline, environment, backend in
+            let outcome = try CommandRunner.run(
+                [
+                    "query", "--pipeline", pipeline.path, "--entity", "Band", "--where", "name BEGINSWITH[c] 'the'",
+                    "--sort", "name", "--format", "json", "--stats",
+                ], environment: environment)
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+            let parsed = try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [[String: Any]]
+            let expected = try backend.store.fetch(
+                FetchRequest(entity: "Band", predicate: try FetchPredicate("name BEGINSWITH[c] 'the'")))
+            guard case .objects(let bands) = expected else { throw StoreChainError(.invalidResponse, "no objects") }
+            #expect(
+                parsed?.compactMap { $0["id"] as? Int }.sorted()
+                    == bands.compactMap { $0.id.key?.description }.compactMap(Int.init).sorted())
+            #expect(
+                outcome.stderr.contains("stats: answered by RemoteResponder (remote), cache miss"), "\(outcome.stderr)")
+            #expect(outcome.stderr.contains("upstream 1 request(s)"), "\(outcome.stderr)")
+
+            let count = try CommandRunner.run(
+                ["query", "--pipeline", pipeline.path, "--entity", "Track", "--count"], environment: environment)
+            #expect(count.stdout == "\(backend.store.snapshot.nodes(of: "Track").count)\n", "\(count.stderr)")
+        }
+    }
+
+    @Test func explainShowsPushdownAndWhatRunsInMemory() async throws {
+        try await withDemo { pipeline, environment, backend in
+            backend.resetStats()
+            let pushed = try CommandRunner.run(
+                ["explain", "--pipeline", pipeline.path, "--entity", "Band", "--where", "name BEGINSWITH[c] 'the'"],
+                environment: environment)
+            #expect(pushed.status == 0, "\(pushed.stderr)")
+            #expect(pushed.stdout.contains("endpoint: GET /bands/search?name={name}"), "\(pushed.stdout)")
+            #expect(pushed.stdout.contains(#"pushed down: name BEGINSWITH[c] "the""#), "\(pushed.stdout)")
+            #expect(pushed.stdout.contains("in memory: nothing"), "\(pushed.stdout)")
+            #expect(pushed.stdout.contains("7. batching — passed by"), "\(pushed.stdout)")
+
+            let residual = try CommandRunner.run(
+                [
+                    "explain", "--pipeline", pipeline.path, "--entity", "Track", "--where", "seconds > 300", "--limit",
+                    "10",
+                ], environment: environment)
+            #expect(
+                residual.stdout.contains("endpoint: GET /tracks?page={page}&per_page={per_page}"), "\(residual.stdout)")
+            #expect(residual.stdout.contains("in memory: filter: seconds > 300; window: offset 0, limit 10"))
+            #expect(residual.stdout.contains("pages of 50 in order until 10 records match"), "\(residual.stdout)")
+
+            let window = try CommandRunner.run(
+                ["explain", "--pipeline", pipeline.path, "--entity", "Track", "--limit", "20", "--offset", "90"],
+                environment: environment)
+            #expect(window.stdout.contains("2 page(s) of 50: pages 2…3 (page numbers)"), "\(window.stdout)")
+            #expect(backend.stats.requests == 0, "explain sends nothing")
+        }
+    }
+
+    @Test func validateExitCodesForGoodAndBadFiles() async throws {
+        try await withDemo { pipeline, environment, _ in
+            let good = try CommandRunner.run(
+                ["validate", pipeline.path, "Examples/Bandcamp/music.model.yml"], environment: environment)
+            #expect(good.status == 0, "\(good.stderr)")
+            #expect(good.stdout.contains("ok: \(pipeline.path)"))
+            let bad = try CommandRunner.run(
+                ["validate", "Tests/StoreChainPipelineTests/Fixtures/errors/unknown-option.yml", pipeline.path],
+                environment: environment)
+            #expect(bad.status == 1)
+            #expect(bad.stderr.contains("unknown-option.yml:5:7: handlers[0].memory-cache.max-object: unknown option"))
+            #expect(bad.stdout.contains("ok: \(pipeline.path)"), "the other file is still checked")
+            let unset = try CommandRunner.run(["validate", pipeline.path])
+            #expect(unset.status == 1)
+            #expect(unset.stderr.contains("STORECHAIN_DEMO_URL is not set"), "\(unset.stderr)")
+        }
+    }
+
+    @Test func badFlagsAndBadFilesGiveClearErrors() throws {
+        let both = try CommandRunner.run(
+            ["query", "--pipeline", "x.yml", "--model", "m.yml", "--data", "d.json", "--entity", "Band"])
+        #expect(both.status != 0)
+        #expect(both.stderr.contains("give either --pipeline FILE, or --model FILE with --data FILE"))
+        let missing = try CommandRunner.run(["query", "--pipeline", "no-such.pipeline.yml", "--entity", "Band"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("no-such.pipeline.yml: cannot read the pipeline file"), "\(missing.stderr)")
+        let policy = try CommandRunner.run(
+            [
+                "query", "--model", "Examples/Music/music.model.yml", "--data", "Examples/Music/music.json", "--entity",
+                "Band", "--policy", "sometimes",
+            ])
+        #expect(policy.status == 1)
+        #expect(policy.stderr.contains("--policy: unknown cache policy 'sometimes'"), "\(policy.stderr)")
+    }
+
+    @Test func cacheStatsAndClear() async throws {
+        try await withDemo { pipeline, environment, _ in
+            _ = try CommandRunner.run(
+                ["query", "--pipeline", pipeline.path, "--entity", "Album", "--limit", "30"], environment: environment)
+            let stats = try CommandRunner.run(
+                ["cache", "stats", "--pipeline", pipeline.path], environment: environment)
+            #expect(stats.status == 0, "\(stats.stderr)")
+            #expect(stats.stdout.contains("    Album: 30"), "\(stats.stdout)")
+            #expect(stats.stdout.contains("queries: 1"), "\(stats.stdout)")
+            let clear = try CommandRunner.run(
+                ["cache", "clear", "--pipeline", pipeline.path], environment: environment)
+            #expect(clear.status == 0 && clear.stdout.contains("cleared"), "\(clear.stderr)")
+            let after = try CommandRunner.run(
+                ["cache", "stats", "--pipeline", pipeline.path], environment: environment)
+            #expect(after.stdout.contains("objects: 0") && after.stdout.contains("queries: 0"), "\(after.stdout)")
+        }
+    }
+}
