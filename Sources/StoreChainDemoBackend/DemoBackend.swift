@@ -35,6 +35,10 @@ public final class DemoBackend: Sendable {
         public var bytesSent = 0
         /// Requests by path prefix (`/v1/catalog`, `/v2/bands`, …).
         public var requestsByRoute: [String: Int] = [:]
+        /// Requests answered 429 by the rate-limit quirk.
+        public var rateLimited = 0
+        /// Requests answered 500 by the failure quirk.
+        public var failed = 0
         var windowStart = Date.distantPast
         var windowCount = 0
     }
@@ -125,9 +129,15 @@ public final class DemoBackend: Sendable {
                     stats.windowCount = 0
                 }
                 stats.windowCount += 1
-                if stats.windowCount > limit { return (429, 1) }
+                if stats.windowCount > limit {
+                    stats.rateLimited += 1
+                    return (429, 1)
+                }
             }
-            if let every = quirks.failEvery, every > 0, stats.requests % every == 0 { return (500, nil) }
+            if let every = quirks.failEvery, every > 0, stats.requests % every == 0 {
+                stats.failed += 1
+                return (500, nil)
+            }
             return nil
         }
     }

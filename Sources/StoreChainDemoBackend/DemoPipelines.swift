@@ -36,10 +36,10 @@ public enum DemoPipelines {
           - memory-cache: { max-objects: 10000, ttl: 5m }
           - disk-cache: { path: cache/v2.sqlite, ttl: 1h, stale-while-revalidate: 1d, max-size: 200MB }
           - pagination: { page-size: 50, max-pages: 500, concurrency: 4 }
-          - rate-limit: { rate: 40/s, burst: 10 }
-          - retry: { attempts: 5, base-delay: 50ms }
           - batching: { entities: [Track], max-batch: 100 }
             when: { kinds: [object-fault] }
+          - rate-limit: { rate: 40/s, burst: 10 }
+          - retry: { attempts: 5, base-delay: 50ms }
         terminal:
           remote:
             base-url: ${STORECHAIN_DEMO_URL}/v2

@@ -39,8 +39,10 @@ public struct HandlerRegistry: Sendable {
         case cache = 1
         /// Below the caches, above rate limiting and retries, so each page is limited and retried.
         case pagination = 2
-        /// Below caches and pagination (rate limit, retry, batching).
-        case traffic = 3
+        /// Above rate limiting and retries: faults paced one by one cannot be merged.
+        case batching = 3
+        /// Below caches, pagination and batching (rate limit, retry).
+        case traffic = 4
 
         public static func < (left: Placement, right: Placement) -> Bool { left.rawValue < right.rawValue }
     }

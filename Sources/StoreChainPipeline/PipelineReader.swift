@@ -226,7 +226,7 @@ struct PipelineReader {
         return (kinds, scope.entities.map(Set.init))
     }
 
-    /// Caches above pagination, pagination above rate limiting, retries and batching.
+    /// Caches above pagination, pagination above batching, batching above rate limiting and retries.
     private mutating func checkOrder(_ stages: [Pipeline.Stage]) {
         var deepest: (stage: Pipeline.Stage, placement: HandlerRegistry.Placement)?
         for stage in stages {
@@ -250,7 +250,8 @@ struct PipelineReader {
         case .cache:
             "a cache below pagination or traffic handlers sees single pages and batches, not the app's requests"
         case .pagination: "pages must each pass rate limiting and retries below the pager"
-        case .traffic, .anywhere: "it must be below the caches and the pager"
+        case .batching: "faults paced one by one by rate limiting cannot be merged into batches"
+        case .traffic, .anywhere: "it must be below the caches, the pager and batching"
         }
     }
 }

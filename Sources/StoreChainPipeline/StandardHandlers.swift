@@ -58,7 +58,7 @@ extension HandlerRegistry {
                     maxDelay: options.maxDelay?.duration ?? defaults.maxDelay,
                     retriesSaves: options.retrySaves ?? false))
         }
-        registry.register("batching", options: BatchingFileOptions.self, placement: .traffic) { options, context in
+        registry.register("batching", options: BatchingFileOptions.self, placement: .batching) { options, context in
             try context.model.checkEntities(options.entities, option: "entities")
             return BatchingHandler(
                 model: context.model,

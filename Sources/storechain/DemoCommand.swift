@@ -20,7 +20,13 @@ struct DemoCommand: AsyncParsableCommand {
         do {
             let store = try tour()
             try await objectGraphTour(store)
-            try await backendTour()
+            var backendTour = DemoBackendTour(bands: bands)
+            try await backendTour.run()
+            print("\nTry your own:")
+            print(
+                "  swift run storechain query --model Examples/Music/music.model.yml --data Examples/Music/music.json \\"
+            )
+            print("    --entity Album --where 'ANY tracks.title CONTAINS[cd] \"deja\"' --format json")
         } catch {
             Output.report(error)
             throw ExitCode.failure
@@ -135,109 +141,6 @@ struct DemoCommand: AsyncParsableCommand {
         print(
             "\n11. Insert an album and save: \(temporary) became \(album.objectID); the band now has \(albums) albums")
         await chain.shutdown()
-    }
-
-    /// The same questions asked of the demo backend over HTTP, in its dump-only v1 and its
-    /// improved v2 generation: identical answers, very different traffic.
-    private func backendTour() async throws {
-        let backend = try DemoBackend(bands: bands)
-        let port = try await backend.start()
-        let cachePath = FileManager.default.temporaryDirectory.appending(path: "storechain-demo-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: cachePath) }
-        let cached: Chain
-        let questions: [FetchRequest]
-        do {
-            questions = try await compareGenerations(backend, port: port).map(\.1)
-            cached = try await cacheTour(backend, questions: questions, path: cachePath.appending(path: "cache.sqlite"))
-        } catch {
-            await backend.stop()
-            throw error
-        }
-        await backend.stop()
-        var answered = 0
-        for question in questions where (try? await cached.fetch(question)) != nil { answered += 1 }
-        print("   With the backend stopped, the cache still answers \(answered) of \(questions.count) of them.")
-        await cached.shutdown()
-        print("\nTry your own:")
-        print("  swift run storechain query --model Examples/Music/music.model.yml --data Examples/Music/music.json \\")
-        print("    --entity Album --where 'ANY tracks.title CONTAINS[cd] \"deja\"' --format json")
-    }
-
-    /// The dump-only v1 behind a disk cache: one request, then every precise question locally.
-    private func cacheTour(_ backend: DemoBackend, questions: [FetchRequest], path: URL) async throws -> Chain {
-        guard let base = backend.baseURL else { throw StoreChainError(.unavailable, "the demo backend is not running") }
-        let v1 = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v1(baseURL: base))
-        let chain = Chain(terminal: v1) { DiskCache(model: backend.model, path: path.path) }
-        var more = questions
-        more.append(
-            FetchRequest(
-                entity: "Track", predicate: try FetchPredicate("album.band.name BEGINSWITH[c] 'rue' AND seconds > 240"),
-                sortDescriptors: [FetchSortDescriptor("seconds", ascending: false)], fetchLimit: 5))
-        more.append(FetchRequest(entity: "Band", predicate: try FetchPredicate("ANY albums.year < 1975")))
-        for request in more { _ = try await chain.fetch(request) }
-        print("\nThe dump-only v1 behind a disk cache (StoreChainSQLite): \(more.count) precise questions cost")
-        print(
-            "   \(v1.traffic.requests) request(s) and \(v1.traffic.bytesReceived) bytes; the cache answered the rest locally."
-        )
-        return chain
-    }
-
-    private func compareGenerations(_ backend: DemoBackend, port: Int) async throws -> [(String, FetchRequest)] {
-        guard let base = backend.baseURL else {
-            throw StoreChainError(.unavailable, "the demo backend is not running on port \(port)")
-        }
-        print("\nFinally, a real backend: the demo server on http://127.0.0.1:\(port), in two API generations.")
-        print("v1 can only dump the whole catalog; v2 has search, get by key, batch get, nested routes and paging.\n")
-        let v1 = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v1(baseURL: base))
-        let v2 = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: base))
-        let questions: [(String, FetchRequest)] = [
-            (
-                "bands named rue…",
-                FetchRequest(entity: "Band", predicate: try FetchPredicate("name BEGINSWITH[c] 'rue'"))
-            ),
-            (
-                "band 1's albums since 1990",
-                FetchRequest(
-                    entity: "Album", predicate: try FetchPredicate("band.id == 1 AND year >= 1990"),
-                    sortDescriptors: [FetchSortDescriptor("year")])
-            ),
-            ("three tracks by ID", FetchRequest(entity: "Track", predicate: try FetchPredicate("id IN {7, 8, 9}"))),
-            (
-                "albums of the seventies under 8",
-                FetchRequest(
-                    entity: "Album", predicate: try FetchPredicate("year BETWEEN {1970, 1979} AND price < 8"),
-                    resultType: .count)
-            ),
-        ]
-        var rows: [[Value]] = []
-        for (title, request) in questions {
-            let before = (v1.traffic, v2.traffic)
-            let old = try await v1.respond(to: .fetch(request), context: RequestContext()).fetchResult()
-            let new = try await v2.respond(to: .fetch(request), context: RequestContext()).fetchResult()
-            let same = Self.ids(old) == Self.ids(new)
-            rows.append([
-                .string(title), .string(same ? "yes" : "NO"),
-                .integer(v1.traffic.requests - before.0.requests),
-                .integer(v1.traffic.bytesReceived - before.0.bytesReceived),
-                .integer(v2.traffic.requests - before.1.requests),
-                .integer(v2.traffic.bytesReceived - before.1.bytesReceived),
-            ])
-        }
-        print(
-            indent(
-                ResultFormatter.table(
-                    header: ["question", "same answer", "v1 requests", "v1 bytes", "v2 requests", "v2 bytes"],
-                    rows: rows)))
-        return questions
-    }
-
-    private static func ids(_ result: FetchResult) -> [ObjectID]? {
-        switch result {
-        case .objects(let nodes): nodes.map(\.id)
-        case .objectIDs(let ids): ids
-        case .count(let count): [ObjectID(entity: "count", key: .integer(count))]
-        case .dictionaries: nil
-        }
     }
 
     private func trackCount(of bands: [ManagedObject]) async throws -> Int {

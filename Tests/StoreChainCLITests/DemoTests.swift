@@ -16,8 +16,14 @@ import Testing
         #expect(outcome.stdout.contains("10. The same walk with albums and tracks prefetched: "))
         #expect(outcome.stdout.contains("tracks, 1 request(s)"))
         #expect(outcome.stdout.contains("11. Insert an album and save: Album/temp:"))
-        #expect(outcome.stdout.contains("6 precise questions cost\n   1 request(s)"))
-        #expect(outcome.stdout.contains("the cache still answers 4 of 4 of them"))
+        #expect(outcome.stdout.contains("1. The same questions through both pipelines: identical answers"))
+        #expect(!outcome.stdout.contains(" NO "), "every answer the same on v1 and v2")
+        #expect(outcome.stdout.contains("2. A second run: 10 of 10 answers from the caches, 0 requests"))
+        #expect(outcome.stdout.contains("answers at once (stale: true) and refreshes in the background (1 request)"))
+        #expect(outcome.stdout.contains("all 40 answered; the backend sent"))
+        #expect(outcome.stdout.contains("3 batch requests (GET /v2/tracks?ids=…), not 300"))
+        #expect(outcome.stdout.contains("the disk caches still answer 10 of 10 questions"))
+        #expect(outcome.stdout.contains("Summary:"))
     }
 
     @Test func embeddedModelMatchesTheExampleFile() throws {

@@ -23,9 +23,9 @@ import Testing
         let pipeline = try Pipeline.load(contentsOf: folder.appending(path: "every-handler.pipeline.yml"))
         #expect(
             pipeline.stages.map(\.type) == [
-                "logging", "metrics", "memory-cache", "disk-cache", "pagination", "rate-limit", "retry", "batching",
+                "logging", "metrics", "memory-cache", "disk-cache", "pagination", "batching", "rate-limit", "retry",
             ])
-        #expect(pipeline.stages.map(\.line) == [4, 5, 6, 7, 14, 15, 16, 17])
+        #expect(pipeline.stages.map(\.line) == [4, 5, 6, 7, 14, 15, 17, 18])
         #expect(pipeline.terminalType == "json-file")
         let handlers = pipeline.handlers
         let logging = try #require(handlers[0] as? LoggingHandler)
@@ -44,14 +44,14 @@ import Testing
         #expect(
             pagination.options
                 == PaginationOptions(pageSize: 50, pageSizes: ["Track": 100], maxPages: 20, concurrency: 2))
-        let rateLimit = try #require(handlers[5] as? RateLimitHandler)
+        let rateLimit = try #require(handlers[6] as? RateLimitHandler)
         #expect(rateLimit.limiter.options == RateLimitOptions(rate: 10, burst: 20, maxInFlight: 4, mode: .failFast))
-        let retry = try #require(handlers[6] as? RetryHandler)
+        let retry = try #require(handlers[7] as? RetryHandler)
         #expect(
             retry.options
                 == RetryOptions(
                     maxAttempts: 4, baseDelay: .milliseconds(250), maxDelay: .seconds(5), retriesSaves: true))
-        let batching = try #require(handlers[7] as? ScopedHandler)
+        let batching = try #require(handlers[5] as? ScopedHandler)
         #expect(batching.kinds == [.objectFault] && batching.entities == ["Track"])
         #expect(
             (batching.wrapped as? BatchingHandler)?.options
@@ -97,7 +97,16 @@ import Testing
         ),
         ("unset-env.yml", [(4, "terminal.remote.base-url", "STORECHAIN_TEST_UNSET_URL is not set")]),
         ("uncovered-entity.yml", [(4, "terminal.remote.entities", "cannot serve Album, Track")]),
-        ("bad-order.yml", [(4, "handlers.memory-cache", "'memory-cache' is below 'pagination' (line 3)")]),
+        (
+            "bad-order.yml",
+            [
+                (4, "handlers.memory-cache", "'memory-cache' is below 'pagination' (line 3)"),
+                (
+                    7, "handlers.batching",
+                    "'batching' is below 'rate-limit' (line 6), where it cannot work: faults paced"
+                ),
+            ]
+        ),
         (
             "bad-scope.yml",
             [

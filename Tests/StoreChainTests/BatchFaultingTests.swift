@@ -52,6 +52,20 @@ import Testing
         await chain.shutdown()
     }
 
+    /// Regression (found by the demo): a batching handler scoped with `.when` was not seen.
+    @Test func aScopedBatchingHandlerSetsTheBatchSizeToo() async throws {
+        let store = try albumWithTracks(150)
+        let terminal = RecordingResponder(forwardingTo: store)
+        let batching = BatchingHandler(model: store.model, options: BatchingOptions(entities: ["Track"], maxBatch: 100))
+        let chain = Chain(handlers: [batching.when(kinds: [.objectFault], entities: ["Track"])], terminal: terminal)
+        let context = ObjectContext(chain: chain, model: store.model)
+        #expect(context.faultBatchSize(for: "Track") == 100)
+        #expect(context.faultBatchSize(for: "Album") == 1)
+        #expect(try await titles(of: context).count == 150)
+        #expect(terminal.count() <= 5, "1 fetch and about 2 batches: \(terminal.count())")
+        await chain.shutdown()
+    }
+
     @Test func withoutABatchingHandlerFaultsFireOneByOne() async throws {
         let store = try albumWithTracks(30)
         let terminal = RecordingResponder(forwardingTo: store)

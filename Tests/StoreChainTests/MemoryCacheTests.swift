@@ -24,6 +24,22 @@ import Testing
         return (0..<count).filter { found[ObjectID(entity: "Track", key: .integer($0))] != nil }
     }
 
+    /// Regression (found by the demo): a memory cache over a disk cache with
+    /// stale-while-revalidate stored the disk's stale answer as fresh and hid that it was stale.
+    @Test func aStaleAnswerFromBelowIsPassedUpAndNotStoredAsFresh() async throws {
+        let store = try MusicFixture.store()
+        let terminal = RecordingResponder { request, context in
+            var response = try await store.respond(to: request, context: context)
+            response.info.isStale = true
+            return response
+        }
+        let chain = Chain(terminal: terminal) { MemoryCache(model: store.model) }
+        let bands = try TestData.fetch("Band")
+        #expect(try await chain.send(.fetch(bands)).info.isStale)
+        #expect(try await chain.send(.fetch(bands)).info.isStale, "not answered from the memory cache as fresh")
+        try terminal.requireForwarded(exactly: 2, .fetch)
+    }
+
     @Test func evictsTheLeastRecentlyUsedObjectFirst() {
         let storage = MemoryCacheStorage(limits: .init(maxObjects: 3))
         write([node(0), node(1), node(2)], to: storage)

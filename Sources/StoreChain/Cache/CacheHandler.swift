@@ -177,7 +177,10 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
 
     /// The data a response carries, ready to store; `nil` when there is nothing to keep.
     func write(for request: StoreRequest, response: StoreResponse, now: Date) -> CacheWrite? {
-        switch (request, response.result) {
+        // A stale answer from below (its cache's stale-while-revalidate or stale-if-error) is
+        // older than the rules here allow; storing it would make it look fresh.
+        guard !response.info.isStale else { return nil }
+        return switch (request, response.result) {
         case (.fetch(let fetch), .fetched(let result)): fetchWrite(fetch, result: result, response: response, now: now)
         case (.objectFault(let id), .object(let node)): faultWrite(id, node: node, response: response, now: now)
         case (.relationshipFault(let id, let name), .relationship(let value)):

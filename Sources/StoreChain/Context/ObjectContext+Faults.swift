@@ -10,9 +10,19 @@ extension ObjectContext {
     /// batching handler in the chain that batches the entity, else one.
     func faultBatchSize(for entity: String) -> Int {
         if let faultBatchSize { return faultBatchSize }
-        let batching = chain.handlers.lazy.compactMap { $0 as? BatchingHandler }
-            .first { $0.options.entities.contains(entity) }
-        return batching?.options.maxBatch ?? 1
+        for handler in chain.handlers {
+            var handler = handler
+            if let scoped = handler as? ScopedHandler {
+                guard scoped.kinds?.contains(.objectFault) ?? true, scoped.entities?.contains(entity) ?? true else {
+                    continue
+                }
+                handler = scoped.wrapped
+            }
+            if let batching = handler as? BatchingHandler, batching.options.entities.contains(entity) {
+                return batching.options.maxBatch
+            }
+        }
+        return 1
     }
 
     func cachedValue(of object: ManagedObject, _ name: String) -> Value? {
