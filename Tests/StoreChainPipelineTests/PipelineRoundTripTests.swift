@@ -46,6 +46,23 @@ import Testing
         }
     }
 
+    /// The reference names every built-in type and every option the fixtures use.
+    @Test func theReferenceDocumentsEveryTypeAndOption() throws {
+        let root = Self.examples.deletingLastPathComponent()
+        let reference = try String(contentsOf: root.appending(path: "Docs/Pipelines.md"), encoding: .utf8)
+        let registry = HandlerRegistry.standard
+        for type in registry.handlerTypes + registry.terminalTypes {
+            #expect(reference.contains("`\(type)`"), "\(type) is not documented")
+        }
+        let fixture = try String(
+            contentsOf: root.appending(path: "Tests/StoreChainPipelineTests/Fixtures/every-handler.pipeline.yml"),
+            encoding: .utf8)
+        let options = fixture.matches(of: /[\s{,]([a-z][a-z-]+):/).map { String($0.output.1) }
+        for option in Set(options) where !["model", "handlers", "terminal", "when", "kinds"].contains(option) {
+            #expect(reference.contains("`\(option)`"), "option \(option) is not documented")
+        }
+    }
+
     @Test func theFileDescribesTheSameBackendAsTheSwiftOptions() throws {
         let folder = try Self.demoFolder()
         let base = URL(string: "http://127.0.0.1:8080")!
