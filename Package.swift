@@ -107,6 +107,17 @@ let package = Package(
             path: "Examples/Bandcamp/Sources",
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "PalettesExample",
+            dependencies: [
+                "StoreChain", "StoreChainPipeline", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Examples/Palettes/Sources",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CustomHandlerExampleTests",
             dependencies: ["CustomHandlerExample", "StoreChainTesting"],

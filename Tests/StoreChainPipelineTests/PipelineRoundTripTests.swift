@@ -41,7 +41,7 @@ import Testing
         for file in files {
             let problems = FileValidator.problems(
                 in: Self.examples.appending(path: file), registry: registry,
-                environment: ["STORECHAIN_DEMO_URL": "http://127.0.0.1:8080"])
+                environment: ["STORECHAIN_DEMO_URL": "http://127.0.0.1:8080", "PALETTES_URL": "http://127.0.0.1:8081"])
             #expect(problems.isEmpty, "\(file): \(problems)")
         }
     }
