@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "StoreChainSQLite", targets: ["StoreChainSQLite"]),
         .library(name: "StoreChainDemoBackend", targets: ["StoreChainDemoBackend"]),
         .executable(name: "storechain", targets: ["storechain"]),
+        .plugin(name: "StoreChainModelPlugin", targets: ["StoreChainModelPlugin"]),
+        .plugin(name: "StoreChainValidatePlugin", targets: ["StoreChainValidatePlugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -102,10 +104,33 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "storechain-codegen",
+            dependencies: ["StoreChain", "StoreChainPipeline"],
+            path: "Sources/StoreChainCodegen",
+            swiftSettings: swiftSettings
+        ),
+        .plugin(
+            name: "StoreChainModelPlugin",
+            capability: .buildTool(),
+            dependencies: ["storechain-codegen"]
+        ),
+        .plugin(
+            name: "StoreChainValidatePlugin",
+            capability: .command(
+                intent: .custom(
+                    verb: "storechain-validate", description: "Check every pipeline and model file in the package")
+            ),
+            dependencies: ["storechain"]
+        ),
+        .executableTarget(
             name: "BandcampExample",
             dependencies: ["StoreChain", "StoreChainPipeline", "StoreChainDemoBackend"],
-            path: "Examples/Bandcamp/Sources",
-            swiftSettings: swiftSettings
+            path: "Examples/Bandcamp",
+            exclude: ["README.md", "v1.pipeline.yml", "v2.pipeline.yml"],
+            sources: ["Sources"],
+            resources: [.copy("music.model.yml")],
+            swiftSettings: swiftSettings,
+            plugins: ["StoreChainModelPlugin"]
         ),
         .executableTarget(
             name: "PalettesExample",
@@ -162,7 +187,8 @@ let package = Package(
         .testTarget(
             name: "StoreChainCLITests",
             dependencies: [
-                "storechain", "StoreChain", "StoreChainPipeline", "StoreChainDemoBackend", "StoreChainHTTP",
+                "storechain", "storechain-codegen", "StoreChain", "StoreChainPipeline", "StoreChainDemoBackend",
+                "StoreChainHTTP",
             ],
             swiftSettings: swiftSettings
         ),

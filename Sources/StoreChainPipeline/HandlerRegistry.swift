@@ -63,7 +63,7 @@ public struct HandlerRegistry: Sendable {
     public init() {}
 
     /// Registers a handler type: its options are decoded from the file and given to `make`.
-    public mutating func register<Options: Decodable>(
+    public mutating func register<Options: Decodable & Sendable>(
         _ type: String, options: Options.Type, placement: Placement = .anywhere,
         make: @escaping @Sendable (Options, Context) throws -> any StoreHandler
     ) {
@@ -73,7 +73,7 @@ public struct HandlerRegistry: Sendable {
     }
 
     /// Registers a terminal type.
-    public mutating func registerTerminal<Options: Decodable>(
+    public mutating func registerTerminal<Options: Decodable & Sendable>(
         _ type: String, options: Options.Type, make: @escaping @Sendable (Options, Context) throws -> any StoreResponder
     ) {
         terminals[type] = TerminalEntry { decoder, context in try make(try decoder.decode(Options.self), context) }

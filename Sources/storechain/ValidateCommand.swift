@@ -12,17 +12,34 @@ struct ValidateCommand: ParsableCommand {
         discussion: """
             A file with top-level 'entities' is a model file; any other is a pipeline file. Pipelines
             are checked without opening the cache files they name; environment variables they use
-            must be set.
+            must be set (or given with --env). Handler types an app registers itself can be named
+            with --ignore-type: their options are then not checked.
             """
     )
 
     @Argument(help: "Pipeline and model files (YAML or JSON).")
     var files: [String]
 
+    @Option(name: .customLong("env"), help: "NAME=VALUE for ${NAME} in the files (repeatable).")
+    var variables: [String] = []
+
+    @Option(name: .customLong("ignore-type"), help: "A handler type registered by the app (repeatable).")
+    var ignoredTypes: [String] = []
+
     func run() throws {
+        var environment = ProcessInfo.processInfo.environment
+        for variable in variables {
+            let parts = variable.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { throw ValidationError("--env takes NAME=VALUE, not '\(variable)'") }
+            environment[parts[0]] = parts[1]
+        }
+        var registry = HandlerRegistry.standard
+        for type in ignoredTypes {
+            registry.register(type, options: AnyOptions.self) { _, context in PassThrough(name: type) }
+        }
         var failed = false
         for file in files {
-            let problems = FileValidator.problems(in: URL(filePath: file))
+            let problems = FileValidator.problems(in: URL(filePath: file), registry: registry, environment: environment)
             if problems.isEmpty {
                 print("ok: \(file)")
             } else {
@@ -32,5 +49,25 @@ struct ValidateCommand: ParsableCommand {
             }
         }
         if failed { throw ExitCode.failure }
+    }
+}
+
+/// Options of a type `validate` was told to ignore: anything is accepted.
+private struct AnyOptions: Decodable, Sendable {
+    init(from decoder: any Decoder) throws {
+        if let container = try? decoder.container(keyedBy: ConfigurationDecoding.AnyKey.self) {
+            _ = container.allKeys
+        }
+    }
+}
+
+/// Stands in for an ignored handler type.
+private struct PassThrough: StoreHandler {
+    let name: String
+
+    func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+        -> StoreResponse
+    {
+        try await next(request, context)
     }
 }

@@ -14,12 +14,12 @@ struct CommandRunner {
         .deletingLastPathComponent()
 
     /// The executable sits beside the test bundle in the build folder.
-    static func executable() throws -> URL {
+    static func executable(named name: String = "storechain") throws -> URL {
         let candidates = [Bundle.main.executableURL, URL(filePath: CommandLine.arguments[0])].compactMap { $0 }
         for candidate in candidates {
             var directory = candidate.deletingLastPathComponent()
             for _ in 0..<4 {
-                let binary = directory.appending(path: "storechain")
+                let binary = directory.appending(path: name)
                 if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
                 directory = directory.deletingLastPathComponent()
             }
@@ -27,9 +27,11 @@ struct CommandRunner {
         throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "storechain executable beside \(candidates)"])
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
+    static func run(_ arguments: [String], environment: [String: String] = [:], executable name: String = "storechain")
+        throws -> Outcome
+    {
         let process = Process()
-        process.executableURL = try executable()
+        process.executableURL = try executable(named: name)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         process.currentDirectoryURL = packageRoot
