@@ -177,6 +177,15 @@ private final class PagedBands: StoreResponder {
         #expect(try await chain(terminal, .init(maxPages: 3)).fetch(window) == (try terminal.expected(window)))
     }
 
+    @Test func aParallelWaveNeverReadsPastMaxPages() async throws {
+        let terminal = try PagedBands(style: .pageNumber)
+        let error = await #expect(throws: StoreChainError.self) {
+            _ = try await chain(terminal, .init(maxPages: 3, concurrency: 4)).fetch(try bands())
+        }
+        #expect(error?.code == .tooManyPages)
+        #expect(terminal.positions.count == 3, "the wave was cut to the pages left: \(terminal.positions)")
+    }
+
     @Test func aCountComesFromTheBackendsTotalWhenItFiltersItself() async throws {
         let terminal = try PagedBands(style: .pageNumber)
         let request = try bands(offset: 10, limit: 200, where: "country == 'UK'", result: .count)

@@ -115,7 +115,7 @@ struct PageWalk {
             position += size
         }
         if positions.isEmpty { positions = [start] }
-        try reserve(positions.count)
+        positions = Array(positions.prefix(try reserve(positions.count)))
         let walk = self
         let wave = try await withThrowingTaskGroup(of: Page.self, returning: [Page].self) { group in
             for position in positions {
@@ -128,15 +128,19 @@ struct PageWalk {
         add(wave.sorted { $0.start < $1.start })
     }
 
-    /// Counts pages about to be read against `maxPages`; some are allowed while any are left.
-    private mutating func reserve(_ count: Int) throws(StoreChainError) {
+    /// Counts pages about to be read against `maxPages` and returns how many may be read (at
+    /// least one, or it throws `too-many-pages`).
+    @discardableResult
+    private mutating func reserve(_ count: Int) throws(StoreChainError) -> Int {
         guard pagesRead < options.maxPages else {
             throw StoreChainError(
                 .tooManyPages,
                 "fetching \(plan.request) needs more than \(options.maxPages) pages from the backend",
                 suggestion: "add a fetch limit or a narrower predicate, or raise the pagination option max-pages")
         }
-        pagesRead += min(count, options.maxPages - pagesRead)
+        let granted = min(count, options.maxPages - pagesRead)
+        pagesRead += granted
+        return granted
     }
 
     /// Reads one page.
