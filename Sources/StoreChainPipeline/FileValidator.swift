@@ -10,12 +10,11 @@ public enum FileValidator {
         in url: URL, registry: HandlerRegistry = .standard,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> [StoreChainError] {
-        guard let text = try? String(contentsOf: url, encoding: .utf8) else {
-            return [
-                StoreChainError(
-                    .unreadableFile, "cannot read the file", at: .init(file: url.relativePath),
-                    suggestion: "check the path and that the file is readable UTF-8 text")
-            ]
+        let text: String
+        do {
+            text = try YAMLDocument.text(at: url, what: "the file")
+        } catch {
+            return [error]
         }
         let keys: Set<String>
         do {

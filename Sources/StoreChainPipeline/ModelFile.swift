@@ -27,13 +27,9 @@ public enum ModelFile {
     public static func load(contentsOf url: URL) throws(ValidationFailure) -> Model {
         let text: String
         do {
-            text = try String(contentsOf: url, encoding: .utf8)
+            text = try YAMLDocument.text(at: url, what: "the model file")
         } catch {
-            throw ValidationFailure([
-                StoreChainError(
-                    .unreadableFile, "cannot read the model file", at: .init(file: url.relativePath),
-                    suggestion: "check the path and that the file is readable UTF-8 text", underlying: "\(error)")
-            ])
+            throw ValidationFailure([error])
         }
         return try parse(text, source: url.relativePath)
     }

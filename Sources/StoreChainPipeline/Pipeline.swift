@@ -82,13 +82,9 @@ public struct Pipeline: Sendable {
     ) throws(ValidationFailure) -> Pipeline {
         let text: String
         do {
-            text = try String(contentsOf: url, encoding: .utf8)
+            text = try YAMLDocument.text(at: url, what: "the pipeline file")
         } catch {
-            throw ValidationFailure([
-                StoreChainError(
-                    .unreadableFile, "cannot read the pipeline file", at: .init(file: url.relativePath),
-                    suggestion: "check the path and that the file is readable UTF-8 text", underlying: "\(error)")
-            ])
+            throw ValidationFailure([error])
         }
         return try parse(
             text, source: url.relativePath, directory: url.deletingLastPathComponent(), registry: registry,

@@ -1,3 +1,4 @@
+import Foundation
 import StoreChain
 import Yams
 
@@ -6,6 +7,17 @@ import Yams
 struct YAMLDocument {
     let source: String?
     let root: Yams.Node?
+
+    /// The text of a configuration file; `what` names it in the error ("the model file").
+    static func text(at url: URL, what: String) throws(StoreChainError) -> String {
+        do {
+            return try String(contentsOf: url, encoding: .utf8)
+        } catch {
+            throw StoreChainError(
+                .unreadableFile, "cannot read \(what)", at: .init(file: url.relativePath),
+                suggestion: "check the path and that the file is readable UTF-8 text", underlying: "\(error)")
+        }
+    }
 
     /// Parses `text`; JSON is read by the same parser, so it gets line numbers too.
     init(text: String, source: String?) throws(StoreChainError) {
