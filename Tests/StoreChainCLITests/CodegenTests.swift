@@ -4,9 +4,9 @@ import Testing
 /// `storechain-codegen`, which the StoreChainModelPlugin runs on model files (the Bandcamp
 /// example compiles its output).
 @Suite struct CodegenTests {
-    @Test func writesATypedWrapperPerEntity() throws {
+    @Test func writesATypedWrapperPerEntity() async throws {
         let output = FileManager.default.temporaryDirectory.appending(path: "storechain-codegen-\(UUID()).swift")
-        let outcome = try CommandRunner.run(
+        let outcome = try await CommandRunner.run(
             ["Examples/Music/music.model.yml", output.path], executable: "storechain-codegen")
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let text = try String(contentsOf: output, encoding: .utf8)
@@ -19,11 +19,11 @@ import Testing
         #expect(text.contains(#"public static let `tracks` = ToMany("tracks")"#))
     }
 
-    @Test func aBadModelFailsWithItsErrors() throws {
+    @Test func aBadModelFailsWithItsErrors() async throws {
         let model = FileManager.default.temporaryDirectory.appending(path: "bad-\(UUID()).model.yml")
         try "entities:\n  Band:\n    key: id\n    attributes: { id: integr }\n".write(
             to: model, atomically: true, encoding: .utf8)
-        let outcome = try CommandRunner.run([model.path, "/dev/null"], executable: "storechain-codegen")
+        let outcome = try await CommandRunner.run([model.path, "/dev/null"], executable: "storechain-codegen")
         #expect(outcome.status == 1)
         #expect(
             outcome.stderr.contains("unknown attribute type 'integr' — did you mean 'integer'?"), "\(outcome.stderr)")

@@ -2,8 +2,12 @@ import Foundation
 import Testing
 
 /// Runs the built `storechain` executable and captures what it prints.
+///
+/// The child is waited for on a thread of its own, never on the concurrency pool: a test that
+/// blocked a pool thread while its child talked to an in-process demo backend deadlocked CI on
+/// two cores (both pool threads blocked, the backend's handlers never ran).
 struct CommandRunner {
-    struct Outcome {
+    struct Outcome: Sendable {
         let status: Int32
         let stdout: String
         let stderr: String
@@ -12,6 +16,9 @@ struct CommandRunner {
     /// The package root, where `Examples/` is.
     static let packageRoot = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
+
+    /// How long a child may run before it is terminated and the test fails.
+    static let timeLimit: TimeInterval = 300
 
     /// The executable sits beside the test bundle in the build folder.
     static func executable(named name: String = "storechain") throws -> URL {
@@ -28,10 +35,22 @@ struct CommandRunner {
     }
 
     static func run(_ arguments: [String], environment: [String: String] = [:], executable name: String = "storechain")
-        throws -> Outcome
+        async throws -> Outcome
+    {
+        let binary = try executable(named: name)
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(
+                    with: Result { try runBlocking(binary, arguments: arguments, environment: environment) })
+            }
+        }
+    }
+
+    private static func runBlocking(_ binary: URL, arguments: [String], environment: [String: String]) throws
+        -> Outcome
     {
         let process = Process()
-        process.executableURL = try executable(named: name)
+        process.executableURL = binary
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         process.currentDirectoryURL = packageRoot
@@ -40,10 +59,18 @@ struct CommandRunner {
         process.standardOutput = output
         process.standardError = error
         try process.run()
-        // Read both pipes before waiting so a large output cannot fill a pipe and block.
+        let watchdog = DispatchWorkItem { process.terminate() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeLimit, execute: watchdog)
+        // Read both pipes at once so neither can fill up and block the child.
+        let errorReader = DispatchGroup()
+        nonisolated(unsafe) var errData = Data()
+        DispatchQueue.global().async(group: errorReader) {
+            errData = error.fileHandleForReading.readDataToEndOfFile()
+        }
         let outData = output.fileHandleForReading.readDataToEndOfFile()
-        let errData = error.fileHandleForReading.readDataToEndOfFile()
+        errorReader.wait()
         process.waitUntilExit()
+        watchdog.cancel()
         return Outcome(
             status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
             stderr: String(decoding: errData, as: UTF8.self))

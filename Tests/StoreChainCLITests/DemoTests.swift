@@ -5,8 +5,8 @@ import StoreChainPipeline
 import Testing
 
 @Suite struct DemoTests {
-    @Test func demoRunsToCompletion() throws {
-        let outcome = try CommandRunner.run(["demo", "--bands", "40"])
+    @Test func demoRunsToCompletion() async throws {
+        let outcome = try await CommandRunner.run(["demo", "--bands", "40"])
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.stderr.isEmpty)
         #expect(outcome.stdout.contains("a music catalog of 40 bands"))
@@ -26,12 +26,12 @@ import Testing
         #expect(outcome.stdout.contains("Summary:"))
     }
 
-    @Test func embeddedModelMatchesTheExampleFile() throws {
+    @Test func embeddedModelMatchesTheExampleFile() async throws {
         let file = CommandRunner.packageRoot.appending(path: "Examples/Music/music.model.yml")
         #expect(try String(contentsOf: file, encoding: .utf8) == DemoCatalogModel.text)
     }
 
-    @Test func catalogIsDeterministicAndFitsTheModel() throws {
+    @Test func catalogIsDeterministicAndFitsTheModel() async throws {
         let model = try ModelFile.parse(DemoCatalogModel.text)
         let records = DemoCatalog().records()
         #expect(records == DemoCatalog().records())
@@ -42,7 +42,7 @@ import Testing
         #expect((13_000...17_000).contains(dataset.nodes(of: "Track").count))
     }
 
-    @Test func exampleDataLoads() throws {
+    @Test func exampleDataLoads() async throws {
         let model = try ModelFile.load(
             contentsOf: CommandRunner.packageRoot.appending(path: "Examples/Music/music.model.yml"))
         let store = try JSONFileStore(

@@ -28,7 +28,7 @@ import Testing
 
     @Test func queryThroughAPipelinePrintsJSONAndStats() async throws {
         try await withDemo { pipeline, environment, backend in
-            let outcome = try CommandRunner.run(
+            let outcome = try await CommandRunner.run(
                 [
                     "query", "--pipeline", pipeline.path, "--entity", "Band", "--where", "name BEGINSWITH[c] 'the'",
                     "--sort", "name", "--format", "json", "--stats",
@@ -45,7 +45,7 @@ import Testing
                 outcome.stderr.contains("stats: answered by RemoteResponder (remote), cache miss"), "\(outcome.stderr)")
             #expect(outcome.stderr.contains("upstream 1 request(s)"), "\(outcome.stderr)")
 
-            let count = try CommandRunner.run(
+            let count = try await CommandRunner.run(
                 ["query", "--pipeline", pipeline.path, "--entity", "Track", "--count"], environment: environment)
             #expect(count.stdout == "\(backend.store.snapshot.nodes(of: "Track").count)\n", "\(count.stderr)")
         }
@@ -54,7 +54,7 @@ import Testing
     @Test func explainShowsPushdownAndWhatRunsInMemory() async throws {
         try await withDemo { pipeline, environment, backend in
             backend.resetStats()
-            let pushed = try CommandRunner.run(
+            let pushed = try await CommandRunner.run(
                 ["explain", "--pipeline", pipeline.path, "--entity", "Band", "--where", "name BEGINSWITH[c] 'the'"],
                 environment: environment)
             #expect(pushed.status == 0, "\(pushed.stderr)")
@@ -63,7 +63,7 @@ import Testing
             #expect(pushed.stdout.contains("in memory: nothing"), "\(pushed.stdout)")
             #expect(pushed.stdout.contains("5. batching — passed by"), "\(pushed.stdout)")
 
-            let residual = try CommandRunner.run(
+            let residual = try await CommandRunner.run(
                 [
                     "explain", "--pipeline", pipeline.path, "--entity", "Track", "--where", "seconds > 300", "--limit",
                     "10",
@@ -73,7 +73,7 @@ import Testing
             #expect(residual.stdout.contains("in memory: filter: seconds > 300; window: offset 0, limit 10"))
             #expect(residual.stdout.contains("pages of 50 in order until 10 records match"), "\(residual.stdout)")
 
-            let window = try CommandRunner.run(
+            let window = try await CommandRunner.run(
                 ["explain", "--pipeline", pipeline.path, "--entity", "Track", "--limit", "20", "--offset", "90"],
                 environment: environment)
             #expect(window.stdout.contains("2 page(s) of 50: pages 2…3 (page numbers)"), "\(window.stdout)")
@@ -83,31 +83,31 @@ import Testing
 
     @Test func validateExitCodesForGoodAndBadFiles() async throws {
         try await withDemo { pipeline, environment, _ in
-            let good = try CommandRunner.run(
+            let good = try await CommandRunner.run(
                 ["validate", pipeline.path, "Examples/Bandcamp/music.model.yml"], environment: environment)
             #expect(good.status == 0, "\(good.stderr)")
             #expect(good.stdout.contains("ok: \(pipeline.path)"))
-            let bad = try CommandRunner.run(
+            let bad = try await CommandRunner.run(
                 ["validate", "Tests/StoreChainPipelineTests/Fixtures/errors/unknown-option.yml", pipeline.path],
                 environment: environment)
             #expect(bad.status == 1)
             #expect(bad.stderr.contains("unknown-option.yml:5:7: handlers[0].memory-cache.max-object: unknown option"))
             #expect(bad.stdout.contains("ok: \(pipeline.path)"), "the other file is still checked")
-            let unset = try CommandRunner.run(["validate", pipeline.path])
+            let unset = try await CommandRunner.run(["validate", pipeline.path])
             #expect(unset.status == 1)
             #expect(unset.stderr.contains("STORECHAIN_DEMO_URL is not set"), "\(unset.stderr)")
         }
     }
 
-    @Test func badFlagsAndBadFilesGiveClearErrors() throws {
-        let both = try CommandRunner.run(
+    @Test func badFlagsAndBadFilesGiveClearErrors() async throws {
+        let both = try await CommandRunner.run(
             ["query", "--pipeline", "x.yml", "--model", "m.yml", "--data", "d.json", "--entity", "Band"])
         #expect(both.status != 0)
         #expect(both.stderr.contains("give either --pipeline FILE, or --model FILE with --data FILE"))
-        let missing = try CommandRunner.run(["query", "--pipeline", "no-such.pipeline.yml", "--entity", "Band"])
+        let missing = try await CommandRunner.run(["query", "--pipeline", "no-such.pipeline.yml", "--entity", "Band"])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("no-such.pipeline.yml: cannot read the pipeline file"), "\(missing.stderr)")
-        let policy = try CommandRunner.run(
+        let policy = try await CommandRunner.run(
             [
                 "query", "--model", "Examples/Music/music.model.yml", "--data", "Examples/Music/music.json", "--entity",
                 "Band", "--policy", "sometimes",
@@ -118,17 +118,17 @@ import Testing
 
     @Test func cacheStatsAndClear() async throws {
         try await withDemo { pipeline, environment, _ in
-            _ = try CommandRunner.run(
+            _ = try await CommandRunner.run(
                 ["query", "--pipeline", pipeline.path, "--entity", "Album", "--limit", "30"], environment: environment)
-            let stats = try CommandRunner.run(
+            let stats = try await CommandRunner.run(
                 ["cache", "stats", "--pipeline", pipeline.path], environment: environment)
             #expect(stats.status == 0, "\(stats.stderr)")
             #expect(stats.stdout.contains("    Album: 30"), "\(stats.stdout)")
             #expect(stats.stdout.contains("queries: 1"), "\(stats.stdout)")
-            let clear = try CommandRunner.run(
+            let clear = try await CommandRunner.run(
                 ["cache", "clear", "--pipeline", pipeline.path], environment: environment)
             #expect(clear.status == 0 && clear.stdout.contains("cleared"), "\(clear.stderr)")
-            let after = try CommandRunner.run(
+            let after = try await CommandRunner.run(
                 ["cache", "stats", "--pipeline", pipeline.path], environment: environment)
             #expect(after.stdout.contains("objects: 0") && after.stdout.contains("queries: 0"), "\(after.stdout)")
         }
