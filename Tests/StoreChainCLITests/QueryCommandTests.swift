@@ -36,8 +36,10 @@ import Testing
 
     @Test func countPrintsTheNumberAlone() async throws {
         #expect(try await query("--entity", "Track", "--count").stdout == "28\n")
-        #expect(try await query("--entity", "Track", "--where", "ANY album.band.country == 'US'", "--count").status == 1)
-        #expect(try await query("--entity", "Track", "--where", "album.band.country == 'US'", "--count").stdout == "10\n")
+        #expect(
+            try await query("--entity", "Track", "--where", "ANY album.band.country == 'US'", "--count").status == 1)
+        #expect(
+            try await query("--entity", "Track", "--where", "album.band.country == 'US'", "--count").stdout == "10\n")
         #expect(try await query("--entity", "Album", "--count", "--limit", "3", "--offset", "10").stdout == "2\n")
     }
 
@@ -83,7 +85,9 @@ import Testing
         let model = directory.appending(path: "bad.model.yml")
         try Data("entities:\n  Band:\n    key: id\n    attributes: { id: integer, name: strng }\n".utf8).write(
             to: model)
-        let badModel = try await CommandRunner.run(["query", "--model", model.path, "--data", "x.json", "--entity", "Band"])
+        let badModel = try await CommandRunner.run([
+            "query", "--model", model.path, "--data", "x.json", "--entity", "Band",
+        ])
         #expect(badModel.status == 1)
         #expect(badModel.stderr.contains("\(model.path):4:"))
         #expect(badModel.stderr.contains("unknown attribute type 'strng' — did you mean 'string'?"))
