@@ -6,8 +6,8 @@ import StoreChainSQLite
 
 extension HandlerRegistry {
     /// The built-in handler types — `logging`, `metrics`, `memory-cache`, `disk-cache`,
-    /// `pagination`, `rate-limit`, `retry`, `batching` — and terminals — `remote`, `json-file`,
-    /// `in-memory`. Their options are documented in `Docs/Pipelines.md`.
+    /// `pagination`, `rate-limit`, `retry`, `batching` — and terminals — `remote`, `sqlite`,
+    /// `json-file`, `in-memory`. Their options are documented in `Docs/Pipelines.md`.
     public static var standard: HandlerRegistry {
         var registry = HandlerRegistry()
         registry.register("logging", options: LoggingFileOptions.self) { options, _ in
@@ -79,6 +79,13 @@ extension HandlerRegistry {
         }
         registry.registerTerminal("json-file", options: FileTerminalOptions.self) { options, context in
             try JSONFileStore(contentsOf: context.url(forPath: options.path), model: context.model).store
+        }
+        registry.registerTerminal("sqlite", options: SQLiteTerminalOptions.self) { options, context in
+            let seed = try options.seed.map { path throws(StoreChainError) in
+                try JSONFileStore(contentsOf: context.url(forPath: path), model: context.model).store.snapshot
+            }
+            if context.validatesOnly { return InMemoryStore(model: context.model, dataset: seed ?? Dataset()) }
+            return try SQLiteStore(path: context.url(forPath: options.path).path, model: context.model, seed: seed)
         }
         registry.registerTerminal("in-memory", options: InMemoryTerminalOptions.self) { options, context in
             guard let path = options.records else { return InMemoryStore(model: context.model) }
@@ -180,6 +187,13 @@ struct BatchingFileOptions: Decodable {
 /// `json-file: { path: music.json }`.
 struct FileTerminalOptions: Decodable {
     var path: String
+}
+
+/// `sqlite: { path: data/music.sqlite, seed: music.json }`.
+struct SQLiteTerminalOptions: Decodable {
+    var path: String
+    /// Records a new, empty store starts with.
+    var seed: String?
 }
 
 /// `in-memory: {}` or `in-memory: { records: music.json }`.

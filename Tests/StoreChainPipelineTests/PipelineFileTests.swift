@@ -166,6 +166,42 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: folder.appending(path: "caches/music.sqlite").path))
     }
 
+    @Test func sqliteTerminalKeepsSavesAcrossChains() async throws {
+        let folder = try Self.workingCopy()
+        let text = """
+            model: music.model.yml
+            handlers:
+              - memory-cache: {}
+            terminal:
+              sqlite: { path: data/music.sqlite, seed: music.json }
+            """
+        let first = try Pipeline.parse(text, source: "store.yml", directory: folder)
+        #expect(first.terminalType == "sqlite")
+        let chain = first.makeChain()
+        let context = ObjectContext(chain: chain, model: first.model)
+        let band = try context.insert("Band", values: ["name": "Saved Through SQLite", "country": "NZ"])
+        try await context.save()
+        #expect(band.objectID.key != nil)
+        await chain.shutdown()
+        #expect(FileManager.default.fileExists(atPath: folder.appending(path: "data/music.sqlite").path))
+
+        // A second chain over the same file sees the save and the seed, and does not seed twice.
+        func count(_ format: String?, in chain: Chain) async throws -> FetchResult {
+            var request = try TestData.fetch("Band", where: format)
+            request.resultType = .count
+            return try await chain.fetch(request)
+        }
+        let second = try Pipeline.parse(text, source: "store.yml", directory: folder).makeChain()
+        #expect(try await count("name == 'Saved Through SQLite'", in: second) == .count(1))
+        let seed = try JSONFileStore(contentsOf: folder.appending(path: "music.json"), model: first.model)
+        guard case .objects(let seededBands) = try seed.fetch(TestData.fetch("Band")) else {
+            Issue.record("the seed store did not answer with objects")
+            return
+        }
+        #expect(try await count(nil, in: second) == .count(seededBands.count + 1))
+        await second.shutdown()
+    }
+
     @Test func literalsPeopleExpect() {
         #expect(TimeSpan.parse("500ms") == .milliseconds(500))
         #expect(TimeSpan.parse("5m") == .seconds(300) && TimeSpan.parse("5min") == .seconds(300))

@@ -60,6 +60,9 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let invalidPipeline = Code("invalid-pipeline")
         /// A fetch needs more backend pages than the pagination options allow.
         public static let tooManyPages = Code("too-many-pages")
+        /// A local store's file could not be opened, read or written. Unlike a cache file it is
+        /// never rebuilt, since it holds the only copy of its data.
+        public static let storeFile = Code("store-file")
     }
 
     /// Where a problem is. Every field is optional; the description prints those present.

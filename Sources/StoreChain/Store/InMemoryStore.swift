@@ -58,8 +58,23 @@ public final class InMemoryStore: Sendable {
     ///
     /// - Throws: `.saveFailed` naming the object and what is wrong.
     public func save(_ changes: SaveChanges) throws(StoreChainError) -> SaveResult {
+        try save(changes) { _ throws(StoreChainError) in }
+    }
+
+    /// Applies a save atomically, calling `persist` with its result (every changed object and
+    /// every deleted ID) before anyone can see it. When `persist` throws, the store is left as
+    /// it was and the error is rethrown: this is how a persistent store writes a save through.
+    public func save(
+        _ changes: SaveChanges, persist: (SaveResult) throws(StoreChainError) -> Void
+    ) throws(StoreChainError) -> SaveResult {
         let applier = SaveApplier(model: model)
-        return try dataset.withLock { dataset throws(StoreChainError) in try applier.apply(changes, to: &dataset) }
+        return try dataset.withLock { dataset throws(StoreChainError) in
+            var working = dataset
+            let result = try applier.apply(changes, to: &working)
+            try persist(result)
+            dataset = working
+            return result
+        }
     }
 
     /// Removes the node with this ID; returns whether there was one.

@@ -1,0 +1,219 @@
+import Foundation
+import GRDB
+import StoreChain
+
+/// A local store persisted in one SQLite file: a chain's terminal when the app owns its data
+/// rather than mirroring a backend (drafts, offline-first data, tests of a whole chain).
+///
+/// Fetches and faults are answered by the reference evaluator over the objects, which are held
+/// in memory as well, so it suits data that fits in memory. A save is applied all or nothing
+/// and returns only once it is committed to the file (WAL, `synchronous = FULL`): a process
+/// killed at any moment leaves the file with every save that returned and none half-written.
+///
+/// Unlike the disk cache, a damaged file is never moved aside or rebuilt — it holds the only
+/// copy of its data — so opening it fails with a `store-file` error that says what to do.
+///
+/// ```swift
+/// let store = try SQLiteStore(path: "Data/music.sqlite", model: model)
+/// let chain = Chain(terminal: store) { MemoryCache(model: model) }
+/// ```
+public final class SQLiteStore: StoreResponder {
+    /// The schema this code writes and reads.
+    public static let schemaVersion = 1
+    /// Who answered, in `ResponseInfo`.
+    public let name = "SQLiteStore"
+    public let path: String
+    public let model: Model
+    private let memory: InMemoryStore
+    private let database: DatabaseQueue
+
+    /// Opens the store file at `path`, creating it (owner-only, with its directory) when it
+    /// does not exist; a new, empty store is filled with `seed`'s records.
+    ///
+    /// - Throws: `store-file` when the file cannot be created or read, is damaged, or was
+    ///   written by another schema version; `invalid-data` when a stored object no longer fits
+    ///   the model.
+    /// `busyTimeout` is how long a save waits while another process holds the file.
+    public init(
+        path: String, model: Model, seed: Dataset? = nil, busyTimeout: Duration = .seconds(5)
+    ) throws(StoreChainError) {
+        self.path = path
+        self.model = model
+        do {
+            database = try Self.open(path, busyTimeout: busyTimeout)
+            let stored = try Self.load(database, path: path)
+            memory = InMemoryStore(model: model, dataset: stored)
+            if let seed, stored.count == 0 {
+                let nodes = seed.allNodes(model: model)
+                try Self.write(nodes, deleting: [], to: database)
+                memory.upsert(nodes)
+            }
+        } catch let error as StoreChainError {
+            throw error
+        } catch {
+            throw Self.fileError("cannot open the store file", path: path, underlying: error)
+        }
+    }
+
+    /// How many objects the store holds.
+    public var count: Int { memory.snapshot.count }
+
+    public func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
+        if case .save(let changes) = request {
+            try Task.checkCancellation()
+            return StoreResponse(.saved(try save(changes)), info: ResponseInfo(answeredBy: name, origin: .localStore))
+        }
+        var response = try await memory.respond(to: request, context: context)
+        response.info.answeredBy = name
+        return response
+    }
+
+    /// The object with this ID, if the store holds it.
+    public func node(for id: ObjectID) -> Node? {
+        memory.node(for: id)
+    }
+
+    /// Runs a fetch request over the stored objects.
+    public func fetch(_ request: StoreChain.FetchRequest) throws(StoreChainError) -> FetchResult {
+        try memory.fetch(request)
+    }
+
+    /// Applies a save to the file and the objects, all or nothing; returns once it is
+    /// committed.
+    public func save(_ changes: SaveChanges) throws(StoreChainError) -> SaveResult {
+        try memory.save(changes) { result throws(StoreChainError) in
+            do {
+                try Self.write(result.nodes, deleting: result.deleted, to: database)
+            } catch {
+                throw Self.fileError("the save could not be written to the store file", path: path, underlying: error)
+            }
+        }
+    }
+
+    /// Inserts or replaces objects as they are (no model checks, no inverse upkeep): for
+    /// importing data.
+    public func upsert(_ nodes: [Node]) throws(StoreChainError) {
+        do {
+            try Self.write(nodes, deleting: [], to: database)
+        } catch {
+            throw Self.fileError("the objects could not be written to the store file", path: path, underlying: error)
+        }
+        memory.upsert(nodes)
+    }
+
+    // MARK: The file
+
+    private static func open(_ path: String, busyTimeout: Duration) throws -> DatabaseQueue {
+        let manager = FileManager.default
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty { try manager.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        if !manager.fileExists(atPath: path) {
+            guard manager.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw fileError("cannot create the store file", path: path, underlying: nil)
+            }
+        }
+        var configuration = Configuration()
+        configuration.label = "storechain.sqlite-store"
+        let (seconds, attoseconds) = busyTimeout.components
+        configuration.busyMode = .timeout(Double(seconds) + Double(attoseconds) * 1e-18)
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        try queue.write { db in
+            let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+            let tables = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") ?? 0
+            switch version {
+            case schemaVersion: return
+            case 0 where tables == 0:
+                try db.execute(
+                    sql: """
+                        CREATE TABLE objects (
+                            id TEXT PRIMARY KEY NOT NULL, entity TEXT NOT NULL, payload BLOB NOT NULL);
+                        CREATE INDEX objects_by_entity ON objects (entity);
+                        PRAGMA user_version = \(schemaVersion);
+                        """)
+            default:
+                throw fileError(
+                    "the file is not a StoreChain store of schema version \(schemaVersion) (it has version \(version))",
+                    path: path, underlying: nil,
+                    suggestion: "open it with the StoreChain version that wrote it, or point 'path' at another file")
+            }
+        }
+        return queue
+    }
+
+    private static func load(_ database: DatabaseQueue, path: String) throws -> Dataset {
+        let integrity = try database.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check(1)") }
+        guard integrity == "ok" else {
+            throw fileError(
+                "the store file is damaged (\(integrity ?? "no answer from quick_check"))", path: path, underlying: nil,
+                suggestion: "restore it from a backup; StoreChain never rebuilds a store file, since that loses data")
+        }
+        let rows = try database.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, payload FROM objects ORDER BY rowid")
+        }
+        var dataset = Dataset()
+        for row in rows {
+            let payload: Data = row["payload"]
+            do {
+                dataset.upsert(try JSONDecoder().decode(StoredNode.self, from: payload).node(freshness: Freshness()))
+            } catch {
+                let id: String = row["id"]
+                throw fileError(
+                    "object \(id) in the store file cannot be read", path: path, underlying: error,
+                    suggestion: "restore the file from a backup")
+            }
+        }
+        return dataset
+    }
+
+    private static func write(_ nodes: [Node], deleting deleted: [ObjectID], to database: DatabaseQueue) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        var rows: [(key: String, entity: String, payload: Data)] = []
+        for node in nodes {
+            rows.append((try StoredNode.key(for: node.id), node.id.entity, try encoder.encode(StoredNode(node))))
+        }
+        let deletedKeys = try deleted.map { try StoredNode.key(for: $0) }
+        try database.write { db in
+            for row in rows {
+                try db.execute(
+                    // An update keeps its row (and so its place in unsorted fetches after a restart).
+                    sql: """
+                        INSERT INTO objects (id, entity, payload) VALUES (?, ?, ?)
+                        ON CONFLICT (id) DO UPDATE SET payload = excluded.payload
+                        """,
+                    arguments: [row.key, row.entity, row.payload])
+            }
+            for key in deletedKeys {
+                try db.execute(sql: "DELETE FROM objects WHERE id = ?", arguments: [key])
+            }
+        }
+    }
+
+    private static func fileError(
+        _ message: String, path: String, underlying: (any Error)?,
+        suggestion: String = "check the path and its permissions"
+    ) -> StoreChainError {
+        var detail = underlying.map { "\($0)" }
+        if let error = underlying as? DatabaseError,
+            error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB
+        {
+            detail = error.message ?? detail
+            return StoreChainError(
+                .storeFile, "the store file is damaged or not a database", at: .init(file: path),
+                suggestion: "restore it from a backup; StoreChain never rebuilds a store file, since that loses data",
+                underlying: detail)
+        }
+        return StoreChainError(.storeFile, message, at: .init(file: path), suggestion: suggestion, underlying: detail)
+    }
+}
+
+extension Dataset {
+    /// Every node, entity by entity in the model's order.
+    fileprivate func allNodes(model: Model) -> [Node] {
+        model.entities.flatMap { nodes(of: $0.name) }
+    }
+}
