@@ -104,6 +104,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "storechain-crash-writer",
+            dependencies: ["StoreChain", "StoreChainSQLite", "StoreChainTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "storechain-codegen",
             dependencies: ["StoreChain", "StoreChainPipeline"],
             path: "Sources/StoreChainCodegen",
@@ -187,8 +192,8 @@ let package = Package(
         .testTarget(
             name: "StoreChainCLITests",
             dependencies: [
-                "storechain", "storechain-codegen", "StoreChain", "StoreChainPipeline", "StoreChainDemoBackend",
-                "StoreChainHTTP",
+                "storechain", "storechain-codegen", "storechain-crash-writer", "StoreChain", "StoreChainPipeline",
+                "StoreChainDemoBackend", "StoreChainHTTP", "StoreChainSQLite", "StoreChainTesting",
             ],
             swiftSettings: swiftSettings
         ),
