@@ -71,7 +71,7 @@ let package = Package(
         ),
         .target(
             name: "StoreChainTesting",
-            dependencies: ["StoreChain"],
+            dependencies: ["StoreChain", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -50,20 +50,19 @@ public final class SQLiteCacheStorage: CacheStorage {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT key, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified
+                    SELECT rowid AS row_id, key, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified
                     FROM queries WHERE shape = ?
                     """, arguments: [shape])
         }
-        var queries: [CachedQuery] = []
-        for row in rows {
+        let decoded = dropDamaged(rows, in: "queries") { row in
             let stored = try JSONDecoder().decode(StoredQuery.self, from: try Self.payload(row))
-            queries.append(
-                CachedQuery(
-                    request: stored.request, ids: stored.ids.map(\.id), reachesEnd: stored.reachesEnd,
-                    freshness: Self.freshness(row)))
-            touches.withLock { _ = $0.queries.insert(row["key"]) }
+            let query = CachedQuery(
+                request: stored.request, ids: stored.ids.map(\.id), reachesEnd: stored.reachesEnd,
+                freshness: try Self.freshness(row))
+            return (key: try row.decode(String.self, forColumn: "key"), query: query)
         }
-        return queries
+        touches.withLock { $0.queries.formUnion(decoded.map(\.key)) }
+        return decoded.map(\.query)
     }
 
     public func nodes(_ ids: [ObjectID]) throws -> [ObjectID: Node] {
@@ -75,15 +74,13 @@ public final class SQLiteCacheStorage: CacheStorage {
                 try Row.fetchAll(
                     db,
                     sql: """
-                        SELECT id, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified
+                        SELECT rowid AS row_id, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified
                         FROM nodes WHERE id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))
                         """, arguments: StatementArguments(chunk))
             }
-            for row in rows {
-                let node = try Self.node(row)
-                found[node.id] = node
-            }
-            touches.withLock { $0.nodes.formUnion(rows.map { $0["id"] as String }) }
+            let nodes = dropDamaged(rows, in: "nodes", Self.node)
+            for node in nodes { found[node.id] = node }
+            touches.withLock { $0.nodes.formUnion(nodes.compactMap { try? StoredNode.key(for: $0.id) }) }
         }
         return found
     }
@@ -93,7 +90,7 @@ public final class SQLiteCacheStorage: CacheStorage {
             try Row.fetchOne(
                 db, sql: "SELECT fetched_at, expires_at, etag, last_modified FROM collections WHERE entity = ?",
                 arguments: [entity])
-        }.map(Self.freshness)
+        }.map { row in try Self.freshness(row) }
     }
 
     /// The entity's nodes in the order they were first stored, filtered in SQL by what
@@ -111,11 +108,34 @@ public final class SQLiteCacheStorage: CacheStorage {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified
+                    SELECT rowid AS row_id, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified
                     FROM nodes WHERE entity = ?\(condition) ORDER BY rowid
                     """, arguments: arguments)
         }
-        return try rows.map(Self.node)
+        return dropDamaged(rows, in: "nodes", Self.node)
+    }
+
+    /// Decodes `rows`; a row that cannot be decoded (a damaged page that still passes SQLite's
+    /// checks) is logged, deleted and treated as not cached, so one bad entry neither crashes
+    /// the app nor disables the cache.
+    private func dropDamaged<T>(_ rows: [Row], in table: String, _ decode: (Row) throws -> T) -> [T] {
+        var decoded: [T] = []
+        var damaged: [Int64] = []
+        for row in rows {
+            do {
+                decoded.append(try decode(row))
+            } catch {
+                if let rowID = try? row.decode(Int64.self, forColumn: "row_id") { damaged.append(rowID) }
+                logger.warning("disk-cache: a damaged entry in \(table) of \(path) is dropped: \(error)")
+            }
+        }
+        if !damaged.isEmpty {
+            _ = try? modify { db in
+                try db.execute(
+                    sql: "DELETE FROM \(table) WHERE rowid IN (\(damaged.map(String.init).joined(separator: ",")))")
+            }
+        }
+        return decoded
     }
 
     /// What the file holds: objects per entity, query windows, complete collections, expired
@@ -133,7 +153,7 @@ public final class SQLiteCacheStorage: CacheStorage {
         try read { db in
             var byEntity: [String: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT entity, COUNT(*) AS n FROM nodes GROUP BY entity") {
-                byEntity[row["entity"]] = row["n"]
+                byEntity[try row.decode(String.self, forColumn: "entity")] = try row.decode(Int.self, forColumn: "n")
             }
             let time = now.timeIntervalSince1970
             let expired =
@@ -285,21 +305,23 @@ public final class SQLiteCacheStorage: CacheStorage {
         var arguments: StatementArguments { [bytes, compressed, rawSize, bytes.count] }
     }
 
+    // Rows are decoded with `decode`, which throws, never with subscripts, which trap on a
+    // value of the wrong type: a damaged file can hold anything.
     private static func payload(_ row: Row) throws -> Data {
-        let bytes: Data = row["payload"]
-        let compressed: Bool = row["compressed"]
-        return compressed ? try Zlib.decompress(bytes, originalSize: row["raw_size"]) : bytes
+        let bytes = try row.decode(Data.self, forColumn: "payload")
+        let compressed = try row.decode(Bool.self, forColumn: "compressed")
+        return compressed ? try Zlib.decompress(bytes, originalSize: try row.decode(forColumn: "raw_size")) : bytes
     }
 
     private static func node(_ row: Row) throws -> Node {
-        try JSONDecoder().decode(StoredNode.self, from: try payload(row)).node(freshness: freshness(row))
+        try JSONDecoder().decode(StoredNode.self, from: try payload(row)).node(freshness: try freshness(row))
     }
 
-    private static func freshness(_ row: Row) -> Freshness {
+    private static func freshness(_ row: Row) throws -> Freshness {
         Freshness(
-            fetchedAt: (row["fetched_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
-            expiresAt: (row["expires_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
-            etag: row["etag"], lastModified: row["last_modified"])
+            fetchedAt: try row.decode(Double?.self, forColumn: "fetched_at").map(Date.init(timeIntervalSince1970:)),
+            expiresAt: try row.decode(Double?.self, forColumn: "expires_at").map(Date.init(timeIntervalSince1970:)),
+            etag: try row.decode(forColumn: "etag"), lastModified: try row.decode(forColumn: "last_modified"))
     }
 
     private static func arguments(_ freshness: Freshness) -> StatementArguments {
@@ -447,6 +469,7 @@ public final class SQLiteCacheStorage: CacheStorage {
         let pool = try DatabasePool(path: path, configuration: configuration)
         do {
             try pool.write { db in try migrate(db) }
+            try pool.read { db in try Self.verifySchema(db) }
             // Reading every table's first page finds a file damaged past its header.
             try pool.read { db in _ = try Int.fetchOne(db, sql: "PRAGMA quick_check(1)") }
             let status = try pool.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check(1)") }
@@ -477,25 +500,41 @@ public final class SQLiteCacheStorage: CacheStorage {
                 "disk-cache: \(path) has schema version \(version), not \(Self.schemaVersion); rebuilding it")
         }
         try db.execute(
-            sql: """
-                DROP TABLE IF EXISTS nodes; DROP TABLE IF EXISTS queries; DROP TABLE IF EXISTS collections;
-                CREATE TABLE nodes (
-                    id TEXT PRIMARY KEY NOT NULL, entity TEXT NOT NULL,
-                    payload BLOB NOT NULL, compressed INTEGER NOT NULL, raw_size INTEGER NOT NULL, size INTEGER NOT NULL,
-                    fetched_at REAL, expires_at REAL, etag TEXT, last_modified TEXT, last_used INTEGER NOT NULL);
-                CREATE INDEX nodes_by_entity ON nodes (entity);
-                CREATE INDEX nodes_by_use ON nodes (last_used);
-                CREATE TABLE queries (
-                    key TEXT PRIMARY KEY NOT NULL, shape TEXT NOT NULL, entity TEXT NOT NULL,
-                    payload BLOB NOT NULL, compressed INTEGER NOT NULL, raw_size INTEGER NOT NULL, size INTEGER NOT NULL,
-                    fetched_at REAL, expires_at REAL, etag TEXT, last_modified TEXT, last_used INTEGER NOT NULL);
-                CREATE INDEX queries_by_shape ON queries (shape);
-                CREATE INDEX queries_by_entity ON queries (entity);
-                CREATE INDEX queries_by_use ON queries (last_used);
-                CREATE TABLE collections (
-                    entity TEXT PRIMARY KEY NOT NULL, fetched_at REAL, expires_at REAL, etag TEXT, last_modified TEXT);
-                PRAGMA user_version = \(Self.schemaVersion);
-                """)
+            sql: "DROP TABLE IF EXISTS nodes; DROP TABLE IF EXISTS queries; DROP TABLE IF EXISTS collections")
+        for statement in Self.schema { try db.execute(sql: statement) }
+        try db.execute(sql: "PRAGMA user_version = \(Self.schemaVersion)")
+    }
+
+    /// Every table and index of this schema version, exactly as SQLite keeps their definitions.
+    private static let schema = [
+        """
+        CREATE TABLE nodes (id TEXT PRIMARY KEY NOT NULL, entity TEXT NOT NULL, payload BLOB NOT NULL, \
+        compressed INTEGER NOT NULL, raw_size INTEGER NOT NULL, size INTEGER NOT NULL, fetched_at REAL, \
+        expires_at REAL, etag TEXT, last_modified TEXT, last_used INTEGER NOT NULL)
+        """,
+        "CREATE INDEX nodes_by_entity ON nodes (entity)",
+        "CREATE INDEX nodes_by_use ON nodes (last_used)",
+        """
+        CREATE TABLE queries (key TEXT PRIMARY KEY NOT NULL, shape TEXT NOT NULL, entity TEXT NOT NULL, \
+        payload BLOB NOT NULL, compressed INTEGER NOT NULL, raw_size INTEGER NOT NULL, size INTEGER NOT NULL, \
+        fetched_at REAL, expires_at REAL, etag TEXT, last_modified TEXT, last_used INTEGER NOT NULL)
+        """,
+        "CREATE INDEX queries_by_shape ON queries (shape)",
+        "CREATE INDEX queries_by_entity ON queries (entity)",
+        "CREATE INDEX queries_by_use ON queries (last_used)",
+        """
+        CREATE TABLE collections (entity TEXT PRIMARY KEY NOT NULL, fetched_at REAL, expires_at REAL, etag TEXT, \
+        last_modified TEXT)
+        """,
+    ]
+
+    /// Checks that the tables are the ones this version writes: a damaged definition (a column
+    /// renamed by a flipped byte) passes SQLite's checks but would make every read fail.
+    private static func verifySchema(_ db: Database) throws {
+        let stored = try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")
+        guard Set(stored) == Set(schema) else {
+            throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "its tables are not the ones this version writes")
+        }
     }
 }
 
@@ -503,5 +542,13 @@ extension SQLiteCacheStorage {
     /// Marks the file as written by another schema version (for tests of the rebuild).
     func setSchemaVersionForTesting(_ version: Int) throws {
         try modify { db in try db.execute(sql: "PRAGMA user_version = \(version)") }
+    }
+
+    /// Lets the file grow by at most `pages` more pages, after which writes fail as on a full disk.
+    func simulateFullDiskForTesting(afterPages pages: Int) throws {
+        try modify { db in
+            let count = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+            try db.execute(sql: "PRAGMA max_page_count = \(count + pages)")
+        }
     }
 }

@@ -21,7 +21,9 @@ enum Zlib {
 
     /// The original bytes of a payload compressed from `originalSize` bytes.
     static func decompress(_ data: Data, originalSize: Int) throws(StoreChainSQLiteError) -> Data {
-        guard originalSize >= 0, originalSize <= 1 << 30 else {
+        // zlib cannot expand more than about 1,032 to 1; a larger claim is a damaged size field,
+        // and believing it would allocate up to a gigabyte.
+        guard originalSize >= 0, originalSize <= 1 << 30, originalSize <= (data.count + 64) * 1_100 else {
             throw StoreChainSQLiteError("a compressed payload claims \(originalSize) bytes")
         }
         var length = uLong(originalSize)

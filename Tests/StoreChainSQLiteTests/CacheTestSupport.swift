@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import StoreChain
 import StoreChainSQLite
 import StoreChainTesting
@@ -83,12 +84,13 @@ struct CacheHarness {
     let backend: FakeBackend
     let chain: Chain
     let directory: URL
-    let handlerName: String
+    let handler: any StoreHandler
+    var handlerName: String { handler.name }
 
     static func make(
         _ kind: CacheKind, ttl: Duration = .seconds(60), staleIfError: Duration? = .seconds(600),
         staleWhileRevalidate: Duration? = nil, maxObjects: Int = 10_000, directory: URL? = nil,
-        configure: (FakeBackend) -> Void = { _ in }
+        log: CapturedLog? = nil, configure: (FakeBackend) -> Void = { _ in }
     ) throws -> CacheHarness {
         let clock = ManualClock()
         let backend = try FakeBackend(clock: clock)
@@ -101,11 +103,15 @@ struct CacheHarness {
         let handler: any StoreHandler =
             switch kind {
             case .memory: MemoryCache(model: model, limits: .init(maxObjects: maxObjects), options: options)
-            case .disk: DiskCache(model: model, path: directory.appending(path: "cache.sqlite").path, options: options)
+            case .disk:
+                DiskCache(
+                    model: model, path: directory.appending(path: "cache.sqlite").path, options: options,
+                    logger: log?.logger() ?? Logger(label: "storechain.disk-cache"))
             }
-        let chain = Chain(handlers: [handler], terminal: backend, clock: clock)
+        let chain = Chain(
+            handlers: [handler], terminal: backend, clock: clock, logger: log?.logger() ?? Logger(label: "storechain"))
         return CacheHarness(
-            clock: clock, backend: backend, chain: chain, directory: directory, handlerName: handler.name)
+            clock: clock, backend: backend, chain: chain, directory: directory, handler: handler)
     }
 
     /// Fetches through the chain with a policy.

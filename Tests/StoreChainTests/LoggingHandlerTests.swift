@@ -5,32 +5,6 @@ import StoreChainTesting
 import Synchronization
 import Testing
 
-/// A log handler that keeps every line, for checking what was logged.
-final class CapturedLog: Sendable {
-    private let lines = Mutex<[(Logger.Level, String)]>([])
-
-    var entries: [(level: Logger.Level, message: String)] { lines.withLock { $0 } }
-
-    func logger() -> Logger {
-        Logger(label: "test") { _ in Handler(log: self) }
-    }
-
-    struct Handler: LogHandler {
-        let log: CapturedLog
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            log.lines.withLock { $0.append((event.level, "\(event.message)")) }
-        }
-    }
-}
-
 @Suite struct LoggingHandlerTests {
     let clock = ManualClock()
     let log = CapturedLog()
