@@ -88,6 +88,7 @@ extension DemoBackend {
                 }
             }
         }
+        addMisbehavingRoutes(to: router)
         return router
     }
 

@@ -156,11 +156,12 @@ public final class SQLiteStore: StoreResponder {
         }
         var dataset = Dataset()
         for row in rows {
-            let payload: Data = row["payload"]
+            // `decode`, never subscripts: a subscript traps on a value of the wrong type.
             do {
+                let payload = try row.decode(Data.self, forColumn: "payload")
                 dataset.upsert(try JSONDecoder().decode(StoredNode.self, from: payload).node(freshness: Freshness()))
             } catch {
-                let id: String = row["id"]
+                let id = (try? row.decode(String.self, forColumn: "id")) ?? "?"
                 throw fileError(
                     "object \(id) in the store file cannot be read", path: path, underlying: error,
                     suggestion: "restore the file from a backup")

@@ -139,6 +139,16 @@ import Testing
         #expect(try Data(contentsOf: URL(filePath: path)) == garbage, "the file is never moved or rewritten")
     }
 
+    @Test func anObjectHoldingAValueOfTheWrongTypeIsReportedNotTrappedOn() throws {
+        _ = try SQLiteStore(path: path, model: model, seed: seed)
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: "UPDATE objects SET payload = 42 WHERE rowid = 2") }
+        try queue.close()
+        let error = #expect(throws: StoreChainError.self) { try SQLiteStore(path: path, model: model) }
+        #expect(error?.code == .storeFile)
+        #expect(error?.message.contains("cannot be read") == true, "\(String(describing: error))")
+    }
+
     @Test func anotherSchemaVersionIsRefused() throws {
         _ = try SQLiteStore(path: path, model: model, seed: seed)
         let queue = try DatabaseQueue(path: path)

@@ -39,6 +39,9 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         }
         for (name, value) in request.headers { outgoing.headers.replaceOrAdd(name: name, value: value) }
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        // The request's timeout covers the whole exchange. AsyncHTTPClient's own deadline ends
+        // when the head arrives, so a body that never ends would otherwise wait forever.
+        let started = ContinuousClock.now
         let timeout = TimeAmount.nanoseconds(Int64(request.timeout.timeInterval * 1e9))
         let response: HTTPClientResponse
         do {
@@ -52,10 +55,13 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         }
         var body: ByteBuffer
         do {
-            body = try await response.body.collect(upTo: maxBodySize)
+            body = try await Self.collect(
+                response.body, upTo: maxBodySize, within: request.timeout - (ContinuousClock.now - started), request)
         } catch let error as NIOTooManyBytesError {
             _ = error
             throw RemoteError.bodyTooLarge(request, limit: maxBodySize)
+        } catch let error as StoreChainError {
+            throw error
         } catch is CancellationError {
             throw CancellationError()
         } catch {
@@ -68,5 +74,21 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         }
         let bytes = body.readBytes(length: body.readableBytes) ?? []
         return TransportResponse(status: Int(response.status.code), headers: headers, body: Data(bytes))
+    }
+
+    /// The whole body, or a timed-out error when it has not ended within `timeout`.
+    private static func collect(
+        _ body: HTTPClientResponse.Body, upTo limit: Int, within timeout: Duration, _ request: TransportRequest
+    ) async throws -> ByteBuffer {
+        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await body.collect(upTo: limit) }
+            group.addTask {
+                try await Task.sleep(for: max(timeout, .zero))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let buffer = first else { throw RemoteError.timedOut(request) }
+            return buffer
+        }
     }
 }

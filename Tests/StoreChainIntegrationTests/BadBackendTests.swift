@@ -1,0 +1,43 @@
+import Foundation
+import StoreChain
+import StoreChainDemoBackend
+import StoreChainHTTP
+import Testing
+
+/// Reliability: a backend that misbehaves at the HTTP level (the demo backend's `/bad/…`
+/// routes) gets a typed error naming the URL for every request, within the request's timeout,
+/// and never a crash or a hang.
+@Suite struct BadBackendTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        let route: String
+        let code: StoreChainError.Code
+        let mentions: String
+        var testDescription: String { route }
+    }
+
+    static let cases = [
+        Case(route: "/bad/truncated", code: .transport, mentions: "/bad/truncated"),
+        Case(route: "/bad/never-ends", code: .timedOut, mentions: "did not answer within"),
+        Case(route: "/bad/huge", code: .transport, mentions: "sent a body larger than 1048576 bytes"),
+        Case(route: "/bad/html", code: .malformedJSON, mentions: "/bad/html"),
+        Case(route: "/bad/deep", code: .malformedJSON, mentions: "nesting is deeper than the limit"),
+    ]
+
+    @Test(arguments: cases)
+    func everyMisbehaviourEndsInATypedError(_ badCase: Case) async throws {
+        let backend = try DemoBackend(bands: 2)
+        let port = try await backend.start()
+        var options = DemoRemoteOptions.v2(baseURL: URL(string: "http://127.0.0.1:\(port)")!)
+        options.baseURL = URL(string: "http://127.0.0.1:\(port)")!
+        options.timeoutSeconds = 2
+        options.entities["Band"]?.fetch = [RemoteEndpoint("GET \(badCase.route)", records: "data")]
+        let remote = try RemoteResponder(
+            model: backend.model, options: options, transport: AsyncHTTPClientTransport(maxBodySize: 1 << 20))
+        let error = await #expect(throws: StoreChainError.self) {
+            try await remote.respond(to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
+        }
+        #expect(error?.code == badCase.code, "\(String(describing: error))")
+        #expect("\(String(describing: error))".contains(badCase.mentions), "\(String(describing: error))")
+        await backend.stop()
+    }
+}
