@@ -195,6 +195,10 @@ struct PageWalk {
         }
         var local = plan.request
         local.fetchOffset = max(0, offset)
+        // Where the backend applied the whole predicate, its answer holds the matches only, and
+        // evaluating the predicate again could not work: the related objects a key path such as
+        // `album.year` reads were never loaded.
+        if pages.allSatisfy({ $0.info.applied.predicate }) { local.predicate = nil }
         let localPlan = try FetchPlan(local, model: model)
         let result = localPlan.execute(over: nodes, source: source)
         var related: [Node] = []

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The reliability suite: crash kills, damaged cache files, misbehaving backends, a concurrent
+# soak and, with TSAN=1, the whole test suite under ThreadSanitizer. Each part is a test that
+# `swift test` also runs in a short form; this script runs them longer and prints a summary.
+#
+#   Scripts/reliability.sh                      # defaults below, a few minutes
+#   KILLS=1000 SOAK_OPERATIONS=2000 Scripts/reliability.sh
+#   CRASH_SEED=123 KILLS=1 Scripts/reliability.sh   # replay one crash run
+#   TSAN=1 Scripts/reliability.sh               # adds swift test --sanitize=thread (a full rebuild)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+KILLS=${KILLS:-200}
+DAMAGE_SEEDS=${DAMAGE_SEEDS:-200}
+SOAK_OPERATIONS=${SOAK_OPERATIONS:-300}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+failed=0
+
+part() {
+    local name=$1
+    shift
+    printf '\n==> %s\n' "$name"
+    set +e
+    env "$@" 2>&1 | tee -a "$log" | grep -E '^(✘|reliability:)|Test run with'
+    local status=${PIPESTATUS[0]}
+    set -e
+    if [ "$status" -ne 0 ]; then
+        echo "FAILED: $name"
+        failed=1
+    fi
+}
+
+swift build --build-tests 2>&1 | tail -1
+part "crash safety ($KILLS kills)" STORECHAIN_CRASH_KILLS="$KILLS" STORECHAIN_CRASH_SEED="${CRASH_SEED:-}" \
+    swift test --skip-build --filter CrashSafetyTests
+part "damaged and full cache files ($DAMAGE_SEEDS byte-flip seeds)" STORECHAIN_DAMAGE_SEEDS="$DAMAGE_SEEDS" \
+    swift test --skip-build --filter 'DiskCacheDamageTests|DiskCacheTests|SQLiteStoreTests'
+part "bad backends and hostile values" \
+    swift test --skip-build --filter 'BadBackendTests|SecretsTests|RequestTemplateTests|SQLPredicateTests|JSONParserTests'
+part "soak ($SOAK_OPERATIONS operations per task)" STORECHAIN_SOAK_OPERATIONS="$SOAK_OPERATIONS" \
+    swift test --skip-build --filter SoakTests
+if [ "${TSAN:-0}" = 1 ]; then
+    part "whole suite under ThreadSanitizer" swift test --sanitize=thread
+fi
+
+printf '\n==> summary\n'
+grep -E '^reliability:' "$log" || true
+damage=$(grep -Eo 'randomByteFlipsNeverGiveAWrongAnswer\(seed:\) with [0-9]+ test cases passed' "$log" |
+    grep -Eo '[0-9]+ test cases' || echo "none")
+echo "reliability: damaged files recovered: $damage"
+grep -Eo 'everyMisbehaviourEndsInATypedError\(_:\) with [0-9]+ test cases passed' "$log" |
+    sed -E 's/.* with ([0-9]+) test cases passed/reliability: bad-backend cases passed: \1/' || true
+if [ "$failed" -ne 0 ]; then
+    echo "reliability: FAILED (see above)"
+    exit 1
+fi
+echo "reliability: all parts passed"
