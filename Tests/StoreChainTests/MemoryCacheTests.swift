@@ -109,6 +109,44 @@ import Testing
         }
         #expect(clock.sleeperCount == 0)
     }
+
+    @Test func aCancelledWaiterStopsWaitingWhileTheRunGoesOn() async throws {
+        let flight = SingleFlight<Int>()
+        let clock = ManualClock()
+        let first = Task {
+            try await flight.run("k") {
+                try await clock.sleep(for: .seconds(1))
+                return 7
+            }
+        }
+        await clock.waitForSleepers(1)
+        let waiter = Task { try await flight.run("k") { 0 } }
+        while flight.waiterCount(for: "k") < 1 { await Task.yield() }
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        #expect(flight.waiterCount(for: "k") == 0)
+        await clock.advance(by: .seconds(1))
+        #expect(try await first.value == 7)
+    }
+
+    @Test func aWaiterCancelledBeforeItJoinsDoesNotWait() async throws {
+        let flight = SingleFlight<Int>()
+        let clock = ManualClock()
+        let first = Task {
+            try await flight.run("k") {
+                try await clock.sleep(for: .seconds(1))
+                return 7
+            }
+        }
+        await clock.waitForSleepers(1)
+        let waiter = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await flight.run("k") { 0 }
+        }
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        await clock.advance(by: .seconds(1))
+        #expect(try await first.value == 7)
+    }
 }
 
 @Suite struct CacheExpiryTests {
