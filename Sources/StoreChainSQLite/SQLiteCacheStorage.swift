@@ -23,9 +23,9 @@ public final class SQLiteCacheStorage: CacheStorage {
     /// Whether payloads are compressed (when that saves space).
     public let compresses: Bool
     private let logger: Logger
-    private let database = Mutex<DatabasePool?>(nil)
+    private let database = Locked<DatabasePool?>(nil)
     /// Recently used entries, written to the file with the next write.
-    private let touches = Mutex<(nodes: Set<String>, queries: Set<String>)>(([], []))
+    private let touches = Locked<(nodes: Set<String>, queries: Set<String>)>(([], []))
     private let useCounter = Atomic<Int>(0)
 
     /// Opens (or creates) the cache file at `path`.
@@ -424,9 +424,27 @@ public final class SQLiteCacheStorage: CacheStorage {
         do {
             return try open()
         } catch {
+            if let reason = unwritableReason() {
+                // Not damage: moving the file aside would take someone's cache away from them.
+                logger.warning("disk-cache: cannot write \(path) (\(reason)); caching on disk is off")
+                return nil
+            }
             logger.warning("disk-cache: cannot use \(path) (\(error)); moving it aside and starting afresh")
             return rebuild()
         }
+    }
+
+    /// Why this process may not write the file or its folder, if that is so.
+    private func unwritableReason() -> String? {
+        let manager = FileManager.default
+        let directory = (path as NSString).deletingLastPathComponent
+        if manager.fileExists(atPath: path), !manager.isWritableFile(atPath: path) {
+            return "the file is read-only"
+        }
+        if !directory.isEmpty, manager.fileExists(atPath: directory), !manager.isWritableFile(atPath: directory) {
+            return "its folder \(directory) is read-only"
+        }
+        return nil
     }
 
     private func rebuild() -> DatabasePool? {

@@ -34,14 +34,19 @@ struct CommandRunner {
         throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "storechain executable beside \(candidates)"])
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:], executable name: String = "storechain")
-        async throws -> Outcome
-    {
+    /// Runs the executable `name`; with a `launcher` (`setpriv --reuid=…`), runs it through that.
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:], executable name: String = "storechain",
+        launcher: [String] = []
+    ) async throws -> Outcome {
         let binary = try executable(named: name)
+        let command =
+            launcher.isEmpty
+            ? (binary, arguments) : (URL(filePath: launcher[0]), launcher.dropFirst() + [binary.path] + arguments)
         return try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 continuation.resume(
-                    with: Result { try runBlocking(binary, arguments: arguments, environment: environment) })
+                    with: Result { try runBlocking(command.0, arguments: Array(command.1), environment: environment) })
             }
         }
     }
