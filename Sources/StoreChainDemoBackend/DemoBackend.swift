@@ -4,7 +4,6 @@ import Logging
 import NIOCore
 import StoreChain
 import StoreChainPipeline
-import Synchronization
 
 /// A real HTTP server with a deterministic music catalog, in two API generations:
 ///
@@ -25,9 +24,9 @@ public final class DemoBackend: Sendable {
     public let model: Model
     /// The catalog the backend serves (and changes on POST / PATCH / DELETE).
     public let store: InMemoryStore
-    let quirks: Mutex<DemoQuirks>
-    let counters = Mutex(Stats())
-    private let server = Mutex<(task: Task<Void, any Error>, port: Int)?>(nil)
+    let quirks: Locked<DemoQuirks>
+    let counters = Locked(Stats())
+    private let server = Locked<(task: Task<Void, any Error>, port: Int)?>(nil)
 
     /// What the backend has served.
     public struct Stats: Sendable, Hashable {
@@ -49,7 +48,7 @@ public final class DemoBackend: Sendable {
         self.model = model
         let dataset = try RecordLoader(model: model, source: "demo catalog").load(DemoCatalog(bands: bands).records())
         store = InMemoryStore(model: model, dataset: dataset)
-        self.quirks = Mutex(quirks)
+        self.quirks = Locked(quirks)
     }
 
     /// Changes the quirks while running.

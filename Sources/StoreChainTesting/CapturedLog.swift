@@ -1,5 +1,5 @@
 import Logging
-import Synchronization
+import StoreChain
 
 /// A log handler that keeps every line, for checking what was logged (and what was not).
 ///
@@ -9,7 +9,7 @@ import Synchronization
 /// #expect(!log.text.contains(token))
 /// ```
 public final class CapturedLog: Sendable {
-    private let lines = Mutex<[(Logger.Level, String)]>([])
+    private let lines = Locked<[(Logger.Level, String)]>([])
 
     public init() {}
 

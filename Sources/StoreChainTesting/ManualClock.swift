@@ -1,6 +1,5 @@
 import Foundation
 import StoreChain
-import Synchronization
 
 /// A clock that moves only when a test says so. Sleepers wake when `advance(by:)` passes their
 /// deadline, in deadline order; no test ever waits on real time.
@@ -24,10 +23,10 @@ public final class ManualClock: StoreClock {
         var nextID = 0
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     public init(now: Date = Date(timeIntervalSince1970: 1_700_000_000)) {
-        state = Mutex(State(now: now))
+        state = Locked(State(now: now))
     }
 
     public var now: Date {

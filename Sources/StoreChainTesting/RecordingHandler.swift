@@ -1,5 +1,4 @@
 import StoreChain
-import Synchronization
 
 /// A pass-through handler that records the requests it sees and the responses coming back, for
 /// checking order and post-processing in tests.
@@ -25,7 +24,7 @@ public final class RecordingHandler: StoreHandler {
 
 /// An append-only log shared by test handlers.
 public final class SharedLog: Sendable {
-    private let entries = Mutex<[String]>([])
+    private let entries = Locked<[String]>([])
 
     public init() {}
 

@@ -1,5 +1,4 @@
 import StoreChain
-import Synchronization
 
 /// A terminal for tests: answers with a script (or forwards to a real responder) and records
 /// every request that reaches it, so a test can check what was forwarded and how often.
@@ -15,7 +14,7 @@ public final class RecordingResponder: StoreResponder {
     public typealias Script = @Sendable (StoreRequest, RequestContext) async throws -> StoreResponse
 
     private let script: Script
-    private let recorded = Mutex<[StoreRequest]>([])
+    private let recorded = Locked<[StoreRequest]>([])
     public let name: String
 
     /// Answers every request with `script`.

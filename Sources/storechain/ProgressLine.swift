@@ -1,6 +1,5 @@
 import Foundation
 import StoreChain
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -12,7 +11,7 @@ import Synchronization
 /// is a terminal.
 final class ProgressLine: Sendable {
     let isVisible = isatty(STDERR_FILENO) == 1
-    private let shown = Mutex(false)
+    private let shown = Locked(false)
 
     func show(_ progress: FetchProgress) {
         guard isVisible, progress.pages > 1 else { return }

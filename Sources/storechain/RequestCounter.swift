@@ -1,9 +1,8 @@
 import StoreChain
-import Synchronization
 
 /// A pass-through handler that counts the requests going by, for the demo's traffic figures.
 final class RequestCounter: StoreHandler {
-    private let counts = Mutex<[StoreRequest.Kind: Int]>([:])
+    private let counts = Locked<[StoreRequest.Kind: Int]>([:])
 
     func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
         -> StoreResponse

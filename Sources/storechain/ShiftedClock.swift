@@ -1,11 +1,10 @@
 import Foundation
 import StoreChain
-import Synchronization
 
 /// The system clock moved forward on demand, so the demo can show what happens hours later
 /// (expiry, stale-while-revalidate) without waiting.
 final class ShiftedClock: StoreClock {
-    private let offset = Mutex<TimeInterval>(0)
+    private let offset = Locked<TimeInterval>(0)
 
     var now: Date { Date().addingTimeInterval(offset.withLock { $0 }) }
 

@@ -2,7 +2,6 @@ import Foundation
 import StoreChain
 import StoreChainHTTP
 import StoreChainTesting
-import Synchronization
 import Testing
 
 /// What the remote adapter does for caches above it: refuse cache-only requests, read a
@@ -126,7 +125,7 @@ import Testing
         let model = try Model([
             Entity("Band", key: "id", attributes: [Attribute("id", .integer), Attribute("name", .string)])
         ])
-        let failedOnce = Mutex(false)
+        let failedOnce = Locked(false)
         let transport = StubTransport { request in
             let query = request.url.query ?? ""
             if query.hasPrefix("page=2&"),

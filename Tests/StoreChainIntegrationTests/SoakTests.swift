@@ -3,7 +3,6 @@ import StoreChain
 import StoreChainDemoBackend
 import StoreChainHTTP
 import StoreChainTesting
-import Synchronization
 import Testing
 
 /// Reliability: many concurrent tasks fetch, fault, save and observe through a full chain
@@ -26,7 +25,7 @@ import Testing
     }
 
     final class Tallies: Sendable {
-        private let state = Mutex(Tally())
+        private let state = Locked(Tally())
         func withLock<T: Sendable>(_ body: (inout Tally) -> T) -> T { state.withLock { body(&$0) } }
     }
 

@@ -3,7 +3,6 @@ import Logging
 import StoreChain
 import StoreChainSQLite
 import StoreChainTesting
-import Synchronization
 
 /// The two caches, so every shared rule is tested over both storages.
 enum CacheKind: String, CaseIterable, Sendable, CustomStringConvertible {
@@ -28,8 +27,8 @@ final class FakeBackend: StoreResponder {
     let store: InMemoryStore
     let clock: ManualClock
     let name = "FakeBackend"
-    let state = Mutex(State())
-    private let recorded = Mutex<[StoreRequest]>([])
+    let state = Locked(State())
+    private let recorded = Locked<[StoreRequest]>([])
 
     init(clock: ManualClock) throws {
         store = try MusicFixture.store()

@@ -1,7 +1,6 @@
 import Foundation
 import StoreChain
 import StoreChainTesting
-import Synchronization
 import Testing
 
 @Suite struct ChainTests {
@@ -122,7 +121,7 @@ import Testing
 
     @Test func cancellingTheCallerCancelsDownstreamWork() async throws {
         let clock = ManualClock()
-        let sawCancellation = Mutex(false)
+        let sawCancellation = Locked(false)
         let slow = RecordingResponder { _, context in
             do {
                 try await context.clock.sleep(for: .seconds(60))
@@ -207,7 +206,7 @@ import Testing
 
 /// A flag set by a background task, to see when shutdown has waited for it.
 final class SharedFlag: Sendable {
-    private let value = Mutex(false)
+    private let value = Locked(false)
     var isSet: Bool { value.withLock { $0 } }
     func set() { value.withLock { $0 = true } }
 }

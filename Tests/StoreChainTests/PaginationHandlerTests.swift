@@ -1,6 +1,5 @@
 import Foundation
 import StoreChainTesting
-import Synchronization
 import Testing
 
 @testable import StoreChain
@@ -16,7 +15,7 @@ private final class PagedBands: StoreResponder {
     let reportsTotal: Bool
     let filters: Bool
     let sorts: Bool
-    private let log = Mutex<[PageRequest.Position]>([])
+    private let log = Locked<[PageRequest.Position]>([])
 
     init(style: PageInfo.Style, size: Int = 10, reportsTotal: Bool = true, filters: Bool = true, sorts: Bool = true)
         throws
@@ -195,7 +194,7 @@ private final class PagedBands: StoreResponder {
 
     @Test func progressCountsPagesAndRecordsAfterEveryPage() async throws {
         let terminal = try PagedBands(style: .link)
-        let seen = Mutex<[FetchProgress]>([])
+        let seen = Locked<[FetchProgress]>([])
         let chain = chain(terminal)
         var context = chain.makeContext()
         context[FetchProgressKey.self] = { progress in seen.withLock { $0.append(progress) } }

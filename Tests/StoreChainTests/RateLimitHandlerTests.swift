@@ -1,7 +1,6 @@
 import Foundation
 import StoreChain
 import StoreChainTesting
-import Synchronization
 import Testing
 
 @Suite struct RateLimitHandlerTests {
@@ -9,7 +8,7 @@ import Testing
 
     /// A terminal that records when each request reached it, and answers or throws.
     final class Timed: Sendable {
-        private let recorded = Mutex<[Date]>([])
+        private let recorded = Locked<[Date]>([])
         private let answer: @Sendable (Int) throws -> ResponseInfo
         private let clock: ManualClock
 
@@ -77,7 +76,7 @@ import Testing
 
     @Test func limitsRequestsInFlight() async throws {
         let clock = ManualClock()
-        let inFlight = Mutex((now: 0, most: 0))
+        let inFlight = Locked((now: 0, most: 0))
         let terminal = RecordingResponder { _, _ in
             inFlight.withLock {
                 $0.now += 1

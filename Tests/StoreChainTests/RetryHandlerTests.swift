@@ -1,6 +1,5 @@
 import Foundation
 import StoreChainTesting
-import Synchronization
 import Testing
 
 @testable import StoreChain
@@ -17,7 +16,7 @@ import Testing
 
     /// A terminal that throws the given errors in turn, then answers.
     static func failing(_ errors: [any Error]) -> RecordingResponder {
-        let remaining = Mutex(errors)
+        let remaining = Locked(errors)
         return RecordingResponder { request, _ in
             if let error = remaining.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { throw error }
             return StoreResponse(.object(nil), info: ResponseInfo(answeredBy: "terminal", origin: .remote))

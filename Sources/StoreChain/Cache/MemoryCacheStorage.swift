@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Cache storage in memory: nodes stored once by ID, query windows as lists of IDs, bounded by
 /// object count and approximate bytes with least-recently-used eviction.
 public final class MemoryCacheStorage: CacheStorage {
@@ -31,7 +29,7 @@ public final class MemoryCacheStorage: CacheStorage {
     }
 
     public let limits: Limits
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(limits: Limits = Limits()) {
         self.limits = limits

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Work a handler starts that outlives the request that started it (a background revalidation,
 /// a prefetch). The chain owns it: `Chain.shutdown()` waits for all of it, so nothing is left
 /// running when an app or a test ends.
@@ -10,7 +8,7 @@ public final class BackgroundTasks: Sendable {
         var isShutDown = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

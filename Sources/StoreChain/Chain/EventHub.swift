@@ -38,7 +38,7 @@ public struct ChangeEvent: Sendable, Hashable {
 /// Fans change events out to every subscriber. Each subscriber gets its own stream, buffered, so a
 /// slow observer never blocks a publisher.
 public final class EventHub: Sendable {
-    private let subscribers = Mutex<[Int: AsyncStream<ChangeEvent>.Continuation]>([:])
+    private let subscribers = Locked<[Int: AsyncStream<ChangeEvent>.Continuation]>([:])
     private let nextID = Atomic<Int>(0)
 
     public init() {}

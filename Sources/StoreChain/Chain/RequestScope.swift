@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Values that live as long as one request to the chain and are shared by the requests a
 /// handler makes for it (the pages of a fetch, say), so work done for one is not repeated for
 /// the next.
@@ -8,7 +6,7 @@ import Synchronization
 /// let memo = context[RequestScopeKey.self]?.value(MyMemoKey.self) { MyMemo() } ?? MyMemo()
 /// ```
 public final class RequestScope: Sendable {
-    private let values = Mutex<[ObjectIdentifier: any Sendable]>([:])
+    private let values = Locked<[ObjectIdentifier: any Sendable]>([:])
 
     public init() {}
 

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A lock that waiting tasks suspend on instead of blocking a thread; first come, first served.
 /// Used to run one save at a time per context.
 final class AsyncLock: Sendable {
@@ -8,7 +6,7 @@ final class AsyncLock: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func lock() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// An object in an `ObjectContext`: a handle on one object's values, faulting them in through
 /// the chain when they are not loaded yet.
 ///
@@ -15,10 +13,10 @@ import Synchronization
 /// ```
 public final class ManagedObject: Sendable, Hashable, CustomStringConvertible {
     public let context: ObjectContext
-    private let identity: Mutex<ObjectID>
+    private let identity: Locked<ObjectID>
 
     init(id: ObjectID, context: ObjectContext) {
-        self.identity = Mutex(id)
+        self.identity = Locked(id)
         self.context = context
     }
 

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The app's object graph over a chain: fetches give managed objects, reads fault values in,
 /// changes are tracked and saved together, and `observe` streams results as they change.
@@ -21,7 +20,7 @@ public final class ObjectContext: Sendable {
     public let model: Model
     /// Identifies this context's own saves in change events.
     public let name: String
-    let state = Mutex(ContextState())
+    let state = Locked(ContextState())
     let saveLock = AsyncLock()
 
     /// How many faults of one entity fire together when one of them is used; `nil` takes the

@@ -1,5 +1,4 @@
 /// The test one comparison operator applies to a pair of (already folded) values.
-import Synchronization
 
 enum ValueTest {
     typealias Test = @Sendable (Value, Value) -> Bool
@@ -63,11 +62,11 @@ enum ValueTest {
 /// A compiled regular expression shared by concurrent evaluations. `Regex` is not `Sendable`
 /// (it compiles its program lazily), so every use goes through a mutex.
 private final class SharedRegex: Sendable {
-    private let regex: Mutex<Regex<AnyRegexOutput>>
+    private let regex: Locked<Regex<AnyRegexOutput>>
 
     init(_ pattern: String, ignoresCase: Bool) throws(StoreChainError) {
         do {
-            regex = Mutex(try Regex(pattern).ignoresCase(ignoresCase))
+            regex = Locked(try Regex(pattern).ignoresCase(ignoresCase))
         } catch {
             throw StoreChainError(
                 .typeMismatch, "MATCHES pattern \"\(pattern)\" is not a valid regular expression",

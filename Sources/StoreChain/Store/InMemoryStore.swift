@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Answers fetches over a dataset held in memory, with the reference evaluator.
 ///
 /// This is the oracle: for the same data, every chain of handlers must return what this store
@@ -13,11 +11,11 @@ public final class InMemoryStore: Sendable {
     public let model: Model
     /// Who answered, in `ResponseInfo`.
     public let name = "InMemoryStore"
-    private let dataset: Mutex<Dataset>
+    private let dataset: Locked<Dataset>
 
     public init(model: Model, dataset: Dataset = Dataset()) {
         self.model = model
-        self.dataset = Mutex(dataset)
+        self.dataset = Locked(dataset)
     }
 
     public convenience init(model: Model, nodes: [Node]) {

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Merges object faults for the same entity that arrive within a short window (or until a
 /// batch is full) into one fetch by key (`key IN {…}`), which the remote adapter sends to a
 /// batch endpoint such as `GET /tracks?ids=1,2,3`; each caller gets its own object, or `nil`
@@ -29,7 +27,7 @@ public final class BatchingHandler: StoreHandler {
         var nextNumber = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(model: Model, options: BatchingOptions) {
         self.model = model

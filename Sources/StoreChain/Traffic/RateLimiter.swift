@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A token bucket with a burst, a maximum of requests in flight, and pauses the backend asks for.
 ///
@@ -20,7 +19,7 @@ public final class RateLimiter: Sendable {
         var nextWaiterID = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(options: RateLimitOptions) {
         self.options = options

@@ -1,12 +1,11 @@
 import Foundation
 import StoreChain
-import Synchronization
 
 /// The GET responses of one request to the chain, so that loading related objects from the
 /// document a fetch already read (a dump-only API's one big document) costs no second request.
 /// The pages of one paged fetch share one memo (through `RequestScopeKey`).
 final class DocumentMemo: Sendable {
-    private let responses = Mutex<[URL: TransportResponse]>([:])
+    private let responses = Locked<[URL: TransportResponse]>([:])
 
     func response(for url: URL) -> TransportResponse? {
         responses.withLock { $0[url] }

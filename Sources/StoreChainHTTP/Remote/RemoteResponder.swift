@@ -1,6 +1,5 @@
 import Foundation
 import StoreChain
-import Synchronization
 
 /// The terminal that talks to a REST backend.
 ///
@@ -22,7 +21,7 @@ public final class RemoteResponder: StoreResponder {
     let mapper: RecordMapper
     let planners: [String: QueryPlanner]
     private let authorization: String?
-    private let counters = Mutex(Traffic())
+    private let counters = Locked(Traffic())
 
     /// Requests and bytes exchanged so far.
     public struct Traffic: Sendable, Hashable {

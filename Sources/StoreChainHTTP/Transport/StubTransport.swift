@@ -1,6 +1,5 @@
 import Foundation
 import StoreChain
-import Synchronization
 
 /// A transport for unit tests: answers each request from a script and records it.
 ///
@@ -13,7 +12,7 @@ public final class StubTransport: HTTPTransport {
     public typealias Script = @Sendable (TransportRequest) async throws -> TransportResponse
 
     private let script: Script
-    private let recorded = Mutex<[TransportRequest]>([])
+    private let recorded = Locked<[TransportRequest]>([])
 
     public init(_ script: @escaping Script) {
         self.script = script
