@@ -108,6 +108,26 @@ let package = Package(
             dependencies: ["StoreChain", "StoreChainSQLite", "StoreChainTesting"],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "StoreChainFuzzing",
+            dependencies: ["StoreChain", "StoreChainTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "StoreChainFileFuzzing",
+            dependencies: ["StoreChain", "StoreChainFuzzing", "StoreChainHTTP", "StoreChainPipeline"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "storechain-fuzz",
+            dependencies: ["StoreChainFuzzing"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "storechain-fuzz-files",
+            dependencies: ["StoreChainFuzzing", "StoreChainFileFuzzing"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "storechain-codegen",
             dependencies: ["StoreChain", "StoreChainPipeline"],
@@ -187,6 +207,11 @@ let package = Package(
                 "StoreChainDemoBackend", "StoreChainHTTP", "StoreChainSQLite", "StoreChainPipeline",
                 "StoreChainTesting", .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "StoreChainFuzzingTests",
+            dependencies: ["StoreChain", "StoreChainFuzzing", "StoreChainFileFuzzing"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

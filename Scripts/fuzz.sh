@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer executables with fuzzing and AddressSanitizer instrumentation and runs
+# each target for a fixed time, starting from the seed corpus in Fuzz/Corpus and every input
+# that ever crashed (Fuzz/Regressions). A crash leaves the input in Fuzz/Crashes/: fix the
+# defect, then move the file to Fuzz/Regressions/<target>/ so `swift test` replays it for good.
+#
+#   Scripts/fuzz.sh                                   # every target, 60 s each
+#   FUZZ_SECONDS=600 FUZZ_TARGETS=predicate Scripts/fuzz.sh
+#   FUZZ_TARGETS="predicate records" Scripts/fuzz.sh  # core targets only: a one-minute build
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+FUZZ_TARGETS=${FUZZ_TARGETS:-"predicate records model-file pipeline remote-records"}
+core_targets=" predicate records "
+scratch=.build-fuzz
+mkdir -p Fuzz/Crashes
+
+executable_for() {
+    if [[ "$core_targets" == *" $1 "* ]]; then echo storechain-fuzz; else echo storechain-fuzz-files; fi
+}
+
+built=""
+failed=0
+for target in $FUZZ_TARGETS; do
+    product=$(executable_for "$target")
+    if [[ "$built" != *" $product "* ]]; then
+        echo "building $product with --sanitize=fuzzer --sanitize=address"
+        swift build --product "$product" --sanitize=fuzzer --sanitize=address --scratch-path "$scratch" 2>&1 |
+            grep -vE 'warning: Cannot export local symbol|^\[' || true
+        built="$built $product "
+    fi
+    binary="$scratch/debug/$product"
+    corpus=$(mktemp -d)
+    cp Fuzz/Corpus/"$target"/* "$corpus"/
+    if [ -d Fuzz/Regressions/"$target" ]; then cp Fuzz/Regressions/"$target"/* "$corpus"/ 2>/dev/null || true; fi
+    dict=()
+    if [ -f Fuzz/"$target".dict ]; then dict=(-dict=Fuzz/"$target".dict); fi
+    output=$(mktemp)
+    set +e
+    # Swift's runtime keeps metadata for the life of the process, which LeakSanitizer would
+    # report as leaks; memory errors and crashes are what these runs look for.
+    ASAN_OPTIONS=detect_leaks=0 STORECHAIN_FUZZ_TARGET="$target" "$binary" "$corpus" "${dict[@]}" \
+        -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=4096 -max_len=8192 \
+        -artifact_prefix=Fuzz/Crashes/"$target"- -print_final_stats=1 >"$output" 2>&1
+    status=$?
+    set -e
+    runs=$(grep -Eo '^stat::number_of_executed_units: *[0-9]+' "$output" | grep -Eo '[0-9]+$' || echo 0)
+    if [ "$status" -eq 0 ]; then
+        echo "reliability: fuzz $target: $runs executions in ${FUZZ_SECONDS}s, 0 crashes"
+    else
+        failed=1
+        grep -E 'storechain-fuzz:|ERROR:|SUMMARY:|Test unit written|Fatal error' "$output" | head -20
+        echo "reliability: fuzz $target: $runs executions, 1 crash (input in Fuzz/Crashes/)"
+    fi
+    rm -rf "$corpus" "$output"
+done
+exit "$failed"
