@@ -18,6 +18,10 @@ let package = Package(
         .library(name: "StoreChainHTTP", targets: ["StoreChainHTTP"]),
         .library(name: "StoreChainSQLite", targets: ["StoreChainSQLite"]),
         .library(name: "StoreChainDemoBackend", targets: ["StoreChainDemoBackend"]),
+        // Fuzz targets, for the fuzzers in Fuzz/ (a package of their own, so that a fuzzing
+        // build instruments only what they use) and for fuzzing your own handlers.
+        .library(name: "StoreChainFuzzing", targets: ["StoreChainFuzzing"]),
+        .library(name: "StoreChainFileFuzzing", targets: ["StoreChainFileFuzzing"]),
         .executable(name: "storechain", targets: ["storechain"]),
         .plugin(name: "StoreChainModelPlugin", targets: ["StoreChainModelPlugin"]),
         .plugin(name: "StoreChainValidatePlugin", targets: ["StoreChainValidatePlugin"]),
@@ -116,16 +120,6 @@ let package = Package(
         .target(
             name: "StoreChainFileFuzzing",
             dependencies: ["StoreChain", "StoreChainFuzzing", "StoreChainHTTP", "StoreChainPipeline"],
-            swiftSettings: swiftSettings
-        ),
-        .executableTarget(
-            name: "storechain-fuzz",
-            dependencies: ["StoreChainFuzzing"],
-            swiftSettings: swiftSettings
-        ),
-        .executableTarget(
-            name: "storechain-fuzz-files",
-            dependencies: ["StoreChainFuzzing", "StoreChainFileFuzzing"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

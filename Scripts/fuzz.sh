@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 FUZZ_TARGETS=${FUZZ_TARGETS:-"predicate records model-file pipeline remote-records"}
 core_targets=" predicate records "
-scratch=.build-fuzz
+scratch=Fuzz/.build-fuzz
 mkdir -p Fuzz/Crashes
 
 executable_for() {
@@ -26,8 +26,15 @@ for target in $FUZZ_TARGETS; do
     product=$(executable_for "$target")
     if [[ "$built" != *" $product "* ]]; then
         echo "building $product with --sanitize=fuzzer --sanitize=address"
-        swift build --product "$product" --sanitize=fuzzer --sanitize=address --scratch-path "$scratch" 2>&1 |
-            grep -vE 'warning: Cannot export local symbol|^\[' || true
+        build_log=$(mktemp)
+        if ! swift build --package-path Fuzz --product "$product" --sanitize=fuzzer --sanitize=address \
+            --scratch-path "$scratch" >"$build_log" 2>&1; then
+            grep -E 'error' "$build_log" | head -20
+            echo "reliability: fuzz: building $product failed"
+            exit 1
+        fi
+        tail -1 "$build_log"
+        rm -f "$build_log"
         built="$built $product "
     fi
     binary="$scratch/debug/$product"

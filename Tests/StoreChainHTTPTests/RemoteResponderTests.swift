@@ -211,6 +211,18 @@ import Testing
         #expect(try gone.objectNode() == nil)
     }
 
+    /// Found by the remote-records fuzzer: the other object's data came back under the asked ID.
+    @Test func aGetAnsweringAnotherObjectIsAnErrorNotThatObject() async throws {
+        let transport = StubTransport { _ in .json(#"{"id": 2, "attributes": {"name": "Low"}}"#) }
+        let error = await #expect(throws: StoreChainError.self) {
+            try await self.responder(transport).respond(
+                to: .objectFault(ObjectID(entity: "Band", key: 1)), context: RequestContext())
+        }
+        #expect(error?.code == .badRecord)
+        #expect(error?.message == "asked for Band/1, the backend answered with Band/2")
+        #expect(error?.location?.path == "https://api.example/v2/bands/1 $.id")
+    }
+
     @Test func validatorsAreSentAnd304IsNotModified() async throws {
         let transport = StubTransport { request in
             request.headers["If-None-Match"] == "\"v1\""

@@ -26,10 +26,17 @@ extension RemoteResponder {
             let body = try json(response, from: url)
             let (node, embedded) = try mapper.node(
                 from: body, entity: entity, jsonPath: "$", source: RemoteError.redacted(url))
+            guard node.id == id else {
+                // Answering it as `id` would put another object's data under this one's name.
+                throw StoreChainError(
+                    .badRecord, "asked for \(id), the backend answered with \(node.id)",
+                    at: .init(path: "\(RemoteError.redacted(url)) $.\(options.key ?? entity.key)"),
+                    suggestion: "check the entity's 'get' endpoint and its 'key' field")
+            }
             return StoreResponse(.object(node), related: embedded, info: info)
         }
         let nodes = try await fetchNodes(entity, keys: [key], context: context)
-        return StoreResponse(.object(nodes.first), info: info)
+        return StoreResponse(.object(nodes.first { $0.id == id }), info: info)
     }
 
     func relationshipFault(_ id: ObjectID, _ relationshipName: String, context: RequestContext) async throws
