@@ -110,16 +110,24 @@ import Testing
         #expect(clock.sleeperCount == 0)
     }
 
-    @Test func aCancelledWaiterStopsWaitingWhileTheRunGoesOn() async throws {
-        let flight = SingleFlight<Int>()
-        let clock = ManualClock()
-        let first = Task {
+    /// Starts a run for "k" that answers 7 after one second of `clock`, and waits until it sleeps.
+    private func startRunAnswering7AfterASecond(_ flight: SingleFlight<Int>, _ clock: ManualClock) async
+        -> Task<Int, any Error>
+    {
+        let run = Task {
             try await flight.run("k") {
                 try await clock.sleep(for: .seconds(1))
                 return 7
             }
         }
         await clock.waitForSleepers(1)
+        return run
+    }
+
+    @Test func aCancelledWaiterStopsWaitingWhileTheRunGoesOn() async throws {
+        let flight = SingleFlight<Int>()
+        let clock = ManualClock()
+        let first = await startRunAnswering7AfterASecond(flight, clock)
         let waiter = Task { try await flight.run("k") { 0 } }
         while flight.waiterCount(for: "k") < 1 { await Task.yield() }
         waiter.cancel()
@@ -132,13 +140,7 @@ import Testing
     @Test func aWaiterCancelledBeforeItJoinsDoesNotWait() async throws {
         let flight = SingleFlight<Int>()
         let clock = ManualClock()
-        let first = Task {
-            try await flight.run("k") {
-                try await clock.sleep(for: .seconds(1))
-                return 7
-            }
-        }
-        await clock.waitForSleepers(1)
+        let first = await startRunAnswering7AfterASecond(flight, clock)
         let waiter = Task {
             withUnsafeCurrentTask { $0?.cancel() }
             return try await flight.run("k") { 0 }
