@@ -251,7 +251,8 @@ extension DemoBackend {
             .object(["items": .array(nodes.prefix(limit).map(DemoRepresentation.v2)), "next_cursor": next]))
     }
 
-    /// `ids=1,2,3` (batch), `album_id=`, or page-number paging over all tracks.
+    /// `ids=1,2,3` (batch), `album_id=1,2` (the tracks of those albums), or page-number paging
+    /// over all tracks.
     private func tracks(_ request: Request) throws -> DemoReply {
         let parameters = request.uri.queryParameters
         if let ids = parameters.get("ids") {
@@ -259,8 +260,9 @@ extension DemoBackend {
             let nodes = try fetch("Track", FetchPredicate("id IN %@", keys))
             return DemoReply(.object(["data": .array(nodes.map(DemoRepresentation.v2))]))
         }
-        if let album = parameters.get("album_id", as: Int.self) {
-            let nodes = try fetch("Track", FetchPredicate("album.id == %d", album), sort: "number")
+        if let albums = parameters.get("album_id") {
+            let keys = albums.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            let nodes = try fetch("Track", FetchPredicate("album.id IN %@", keys), sort: "number")
             return DemoReply(.object(["data": .array(nodes.map(DemoRepresentation.v2))]))
         }
         return try pagedList("Track", request, sortable: false)

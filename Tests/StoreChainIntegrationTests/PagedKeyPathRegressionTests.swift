@@ -25,4 +25,49 @@ import Testing
             await chain.shutdown()
         }
     }
+
+    /// Regression (the soak test at 300 operations): sorting by `album.year` in the pager over
+    /// an unpaged endpoint's answer came back in key order, because the albums the sort reads
+    /// were not passed up with the answer.
+    @Test func aSortThroughARelationshipIsNeverComputedWithoutTheRelatedObjects() async throws {
+        let backendTests = DemoBackendTests()
+        try await backendTests.withBackend { backend, base in
+            let remote = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: base))
+            let chain = Chain(terminal: remote) {
+                MemoryCache(model: backend.model)
+                PaginationHandler(model: backend.model, options: PaginationOptions(pageSize: 50))
+            }
+            let request = FetchRequest(
+                entity: "Track", predicate: try FetchPredicate("id IN {847, 766, 1237}"),
+                sortDescriptors: [FetchSortDescriptor("album.year", ascending: false)], fetchLimit: 18)
+            let expected = try backend.store.fetch(request)
+            let keyOrder = try backend.store.fetch(
+                FetchRequest(
+                    entity: "Track", predicate: request.predicate, sortDescriptors: [FetchSortDescriptor("id")]))
+            #expect(expected != keyOrder, "the catalog orders these tracks differently by album year than by key")
+            #expect(backendTests.comparable(try await chain.fetch(request)) == backendTests.comparable(expected))
+            await chain.shutdown()
+        }
+    }
+
+    /// Regression (the shipped v2 pipeline): a fetch of the tracks of two albums through the
+    /// `album_id` endpoint counted 0, since the backend read one number and answered with the
+    /// first page of every track. The backend now takes a list; the adapter follows any
+    /// `Link: rel="next"` it is given (see `RemoteCompletenessTests`).
+    @Test func theTracksOfSeveralAlbumsAreTheirTracks() async throws {
+        let backendTests = DemoBackendTests()
+        try await backendTests.withBackend { backend, base in
+            let remote = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: base))
+            let chain = Chain(terminal: remote) {
+                PaginationHandler(model: backend.model, options: PaginationOptions(pageSize: 50))
+            }
+            for format in ["album.id == 100", "album.id == 101", "album.id IN {100, 101}"] {
+                let request = FetchRequest(entity: "Track", predicate: try FetchPredicate(format), resultType: .count)
+                let expected = try backend.store.fetch(request)
+                #expect(expected != .count(0), "\(format) has tracks in the catalog")
+                #expect(try await chain.fetch(request) == expected, "\(format)")
+            }
+            await chain.shutdown()
+        }
+    }
 }

@@ -13,6 +13,10 @@ import Testing
 /// (`STORECHAIN_SOAK_OPERATIONS` per task).
 @Suite struct SoakTests {
     static let operations = Int(ProcessInfo.processInfo.environment["STORECHAIN_SOAK_OPERATIONS"] ?? "") ?? 25
+    /// A new seed each run, printed so that a failing run can be replayed with
+    /// `STORECHAIN_SOAK_SEED`.
+    static let seed =
+        UInt64(ProcessInfo.processInfo.environment["STORECHAIN_SOAK_SEED"] ?? "") ?? UInt64.random(in: 1...999_999)
     static let tasks = 8
 
     struct Tally: Sendable {
@@ -30,6 +34,7 @@ import Testing
     }
 
     @Test func concurrentWorkThroughAFullChainKeepsItsInvariants() async throws {
+        print("reliability: soak seed \(Self.seed) (replay with STORECHAIN_SOAK_SEED=\(Self.seed))")
         let backendTests = DemoBackendTests()
         let quirks = DemoQuirks(latency: .milliseconds(1), failEvery: 13)
         try await backendTests.withBackend(quirks: quirks) { backend, base in
@@ -45,7 +50,7 @@ import Testing
                 for task in 0..<Self.tasks {
                     group.addTask {
                         let context = ObjectContext(chain: chain, model: backend.model)
-                        var generator = MusicRequestGenerator(seed: UInt64(100 + task))
+                        var generator = MusicRequestGenerator(seed: Self.seed &+ UInt64(task))
                         for step in 0..<Self.operations {
                             try await Self.operate(
                                 step: step, task: task, generator: &generator, chain: chain, context: context,
@@ -84,7 +89,7 @@ import Testing
             while request.entity == "Band" { request = try generator.request() }
             let answer = backendTests.comparable(try await chain.fetch(request))
             let expected = backendTests.comparable(try backend.store.fetch(request))
-            #expect(answer == expected, "\(request)\nanswered:\n\(answer)\nexpected:\n\(expected)")
+            #expect(answer == expected, "seed \(seed): \(request)\nanswered:\n\(answer)\nexpected:\n\(expected)")
             tally.withLock { $0.fetches += 1 }
         case 1:
             let id = ObjectID(entity: "Track", key: .integer(1 + generator.int(200)))

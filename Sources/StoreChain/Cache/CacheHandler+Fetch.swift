@@ -25,7 +25,7 @@ extension CacheHandler {
                 // Not stored (no-store, a failing disk): the refresh itself answers when it
                 // asked the same question.
                 if let refreshed, cached.source == .fetch(normalized) {
-                    return self.answer(fromForwarded: refreshed, plan: plan, status: "refreshed")
+                    return try self.answer(fromForwarded: refreshed, plan: plan, status: "refreshed")
                 }
                 return try await self.forwardFetch(normalized, plan: plan, context: context, next: next)
             },
@@ -52,15 +52,21 @@ extension CacheHandler {
             }
             return response
         }
-        return answer(fromForwarded: response, plan: plan, status: "miss")
+        return try answer(fromForwarded: response, plan: plan, status: "miss")
     }
 
     /// Puts a forwarded answer in the form the request asked for, with its prefetched objects.
-    func answer(fromForwarded response: StoreResponse, plan: FetchPlan, status: String) -> StoreResponse {
+    func answer(fromForwarded response: StoreResponse, plan: FetchPlan, status: String) throws(StoreChainError)
+        -> StoreResponse
+    {
         guard !response.info.notModified, case .fetched(.objects(let nodes)) = response.result else { return response }
         var source = Dictionary(response.related.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         for node in nodes { source[node.id] = node }
-        let window = response.info.applied == .all ? nodes : plan.select(from: nodes, source: source)
+        var window = nodes
+        if response.info.applied != .all {
+            try plan.requireLoaded(nodes, source: source)
+            window = plan.select(from: nodes, source: source)
+        }
         var info = response.info
         info.metadata["cache"] = status
         info.completeCollections = []
@@ -108,11 +114,32 @@ extension CacheHandler {
     /// The freshest answer the storage can give: from complete collections, or from a cached
     /// window of the same query.
     func lookup(_ plan: FetchPlan, now: Date) throws -> Cached? {
+        if let byKey = try keyAnswer(plan, now: now) { return byKey }
         let collection = try collectionAnswer(plan)
         if let collection, collection.freshness.isFresh(at: now) { return collection }
         let query = try queryAnswer(plan)
         if let query, query.freshness.isFresh(at: now) { return query }
         return collection ?? query
+    }
+
+    /// Answers a fetch by key (`id IN {…}`, `id == 3`: a batch of faults, the related objects a
+    /// key path needs) from cached objects, when every one asked for is cached and fresh.
+    private func keyAnswer(_ plan: FetchPlan, now: Date) throws -> Cached? {
+        guard let keys = plan.predicate?.predicate.keys(of: plan.entity) else { return nil }
+        let ids = Set(keys.map { ObjectID(entity: plan.entity.name, key: $0) })
+        guard !ids.isEmpty else { return nil }
+        let found = try storage.nodes(Array(ids))
+        guard found.count == ids.count, plan.firstUnloaded(found.values, source: found) == nil else { return nil }
+        var expiresAt: Date?
+        for node in found.values {
+            guard let freshness = node.freshness, freshness.isFresh(at: now) else { return nil }
+            if let expiry = freshness.expiresAt { expiresAt = min(expiresAt ?? expiry, expiry) }
+        }
+        let window = plan.select(from: found.values, source: found)
+        return try cachedFetch(
+            window, plan: plan, source: found, freshness: Freshness(fetchedAt: now, expiresAt: expiresAt),
+            from: .fetch(plan.request.normalizedForCache),
+            target: .query(key: plan.request.normalizedForCache.description))
     }
 
     /// Answers from a cached window of the same query that covers the requested window.
@@ -156,7 +183,10 @@ extension CacheHandler {
             nodes = model.fillingMissingInverses(of: nodes, completeEntities: entities)
         }
         let source = Dictionary(nodes.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        let window = plan.select(from: nodes.lazy.filter { $0.id.entity == request.entity }, source: source)
+        let candidates = nodes.lazy.filter { $0.id.entity == request.entity }
+        // A collection that names objects it no longer holds cannot answer; the backend can.
+        guard plan.firstUnloaded(candidates, source: source) == nil else { return nil }
+        let window = plan.select(from: candidates, source: source)
         return try cachedFetch(
             window, plan: plan, source: source, freshness: stalest.freshness,
             from: .fetch(FetchRequest(entity: stalest.entity)), target: .collections([stalest.entity]))

@@ -63,6 +63,10 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
         /// A local store's file could not be opened, read or written. Unlike a cache file it is
         /// never rebuilt, since it holds the only copy of its data.
         public static let storeFile = Code("store-file")
+        /// An answer would have been computed over related objects that were not loaded (the
+        /// album a sort by `album.year` reads). Never answered silently wrong; a defect in the
+        /// handler or terminal that answered.
+        public static let incompleteData = Code("incomplete-data")
     }
 
     /// Where a problem is. Every field is optional; the description prints those present.

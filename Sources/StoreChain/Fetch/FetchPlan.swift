@@ -11,6 +11,9 @@ public struct FetchPlan: Sendable {
     private let sortKeys: [SortKey]
     private let keyReader: ValueAccessor.Single
     private let properties: [(name: String, read: ValueAccessor.Single)]
+    /// The relationship hops whose destination objects evaluating the request reads (its
+    /// predicate, sort and chosen properties), for `requireLoaded(_:source:)`.
+    let readPaths: [[String]]
 
     private struct SortKey: Sendable {
         let read: ValueAccessor.Single
@@ -66,6 +69,7 @@ public struct FetchPlan: Sendable {
             }
         }
         self.properties = properties
+        readPaths = Self.readPaths(of: request, entity: entity, model: model)
         for (index, keyPath) in request.relationshipKeyPathsForPrefetching.enumerated() {
             let components = keyPath.split(separator: ".").map(String.init)
             let resolved = try Self.resolve(

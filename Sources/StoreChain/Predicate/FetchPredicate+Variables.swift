@@ -94,3 +94,31 @@ extension FetchPredicate {
         }
     }
 }
+
+extension FetchPredicate {
+    /// The keys a predicate that asks for objects by key names (`id == 3`, `id IN {1, 2}`,
+    /// either side), or `nil` when it asks anything else.
+    public func keys(of entity: Entity) -> [Value]? {
+        guard case .comparison(let comparison) = self, comparison.modifier == .direct, comparison.options.isEmpty
+        else { return nil }
+        let key = Operand.keyPath([entity.key])
+        let other: Operand
+        switch comparison.op {
+        case .equal where comparison.lhs == key: other = comparison.rhs
+        case .equal where comparison.rhs == key: other = comparison.lhs
+        case .in where comparison.lhs == key: other = comparison.rhs
+        default: return nil
+        }
+        switch other {
+        case .constant(let value) where !value.isNull: return [value]
+        case .array(let elements):
+            var values: [Value] = []
+            for element in elements {
+                guard case .constant(let value) = element, !value.isNull else { return nil }
+                values.append(value)
+            }
+            return values
+        default: return nil
+        }
+    }
+}

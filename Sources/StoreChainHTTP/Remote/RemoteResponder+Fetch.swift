@@ -52,13 +52,16 @@ extension RemoteResponder {
         var source = Dictionary(loaded.embedded.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var nodes = loaded.nodes
         for node in nodes { source[node.id] = node }
-        for path in neededKeyPaths(request, entity: plan.entity) {
+        let paths = neededKeyPaths(request, entity: plan.entity)
+        for path in paths {
             try await follow(path, from: &nodes, source: &source, context: context)
         }
+        try plan.requireLoaded(nodes, source: source)
         let result = plan.execute(over: nodes, source: source)
         var related: [Node] = []
-        if case .objects(let objects) = result, !request.relationshipKeyPathsForPrefetching.isEmpty {
-            related = source.nodes(along: request.relationshipKeyPathsForPrefetching, from: objects)
+        if case .objects(let objects) = result, !paths.isEmpty {
+            // Every object the answer was computed over, so a handler above can check it again.
+            related = source.nodes(along: paths.map { $0.joined(separator: ".") }, from: objects)
         }
         if context[CompleteCollectionsKey.self] == true {
             let collections = completeCollections(
@@ -93,11 +96,7 @@ extension RemoteResponder {
         }
         while true {
             try Task.checkCancellation()
-            guard loaded.pages < options.maxPages else {
-                throw StoreChainError(
-                    .invalidRequest, "'\(plan.endpoint.request)' has more than \(options.maxPages) pages",
-                    suggestion: "narrow the request, or raise maxPages")
-            }
+            try checkPageCount(loaded.pages, of: plan.endpoint.request)
             let url = try nextURL ?? plan.template.url(base: options.baseURL, values: values)
             let response = try await send(
                 plan.template.method, url, context: context, accepting: plan.endpoint.single ? [404] : [])
@@ -132,11 +131,11 @@ extension RemoteResponder {
                     return loaded
                 }
                 values[variable] = cursor
-            case .link?:
+            case .link?, nil:
+                // An endpoint declared without paging still pages when it says so: a response
+                // that announces a next page is never the whole answer.
                 guard let link = try LinkHeader.next(in: response[header: "link"]) else { return loaded }
                 nextURL = try resolve(link, against: url)
-            case nil:
-                return loaded
             }
         }
     }
@@ -176,6 +175,15 @@ extension RemoteResponder {
                 at: .init(file: source, path: "$.\(path)"),
                 suggestion: "point the endpoint's cursor path at the field that holds the next cursor")
         }
+    }
+
+    /// Throws `too-many-pages` once `pages` pages of one listing have been read and
+    /// another is announced: a listing is read whole or not at all, never cut short.
+    func checkPageCount(_ pages: Int, of endpoint: String) throws(StoreChainError) {
+        guard pages >= options.maxPages else { return }
+        throw StoreChainError(
+            .tooManyPages, "'\(endpoint)' has more than \(options.maxPages) pages",
+            suggestion: "narrow the request, or raise the remote option max-pages")
     }
 
     /// A `Link` URL, which must stay on the backend's host (credentials go nowhere else).
@@ -305,20 +313,31 @@ extension RemoteResponder {
         var result: [ObjectID: RelationshipValue] = [:]
         if case .endpoint(let text)? = mapper.options(for: entity.name).relationships[name] {
             let template = try RequestTemplate(text)
+            let recordsPath = mapper.options(for: destination.name).records
             for owner in owners {
                 guard let key = owner.key, let variable = template.pathVariables.first else { continue }
-                let url = try template.url(base: options.baseURL, values: [variable: QueryPlanner.parameterText(key)])
-                let response = try await send(template.method, url, context: context)
-                let body = try json(response, from: url)
+                var url = try template.url(base: options.baseURL, values: [variable: QueryPlanner.parameterText(key)])
                 var ids: [ObjectID] = []
-                let records = try mapper.records(
-                    in: body, at: mapper.options(for: destination.name).records, source: RemoteError.redacted(url))
-                for (index, record) in records.enumerated() {
-                    let (node, embedded) = try mapper.node(
-                        from: record, entity: destination, jsonPath: "$[\(index)]", source: RemoteError.redacted(url))
-                    ids.append(node.id)
-                    source[node.id] = node
-                    for child in embedded { source[child.id] = child }
+                var seen: Set<ObjectID> = []
+                var pages = 0
+                // Every page of the list: a to-many list is never cut at its first page.
+                while true {
+                    try checkPageCount(pages, of: text)
+                    pages += 1
+                    let response = try await send(template.method, url, context: context)
+                    let body = try json(response, from: url)
+                    let location = RemoteError.redacted(url)
+                    let records = try mapper.records(in: body, at: recordsPath, source: location)
+                    for (index, record) in records.enumerated() {
+                        let (node, embedded) = try mapper.node(
+                            from: record, entity: destination,
+                            jsonPath: "$\(recordsPath.map { ".\($0)" } ?? "")[\(index)]", source: location)
+                        if seen.insert(node.id).inserted { ids.append(node.id) }
+                        source[node.id] = node
+                        for child in embedded { source[child.id] = child }
+                    }
+                    guard !records.isEmpty, let link = try LinkHeader.next(in: response[header: "link"]) else { break }
+                    url = try resolve(link, against: url)
                 }
                 result[owner] = relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
             }

@@ -68,8 +68,16 @@ extension RemoteResponder {
         for path in paths {
             try await follow(path, from: &nodes, source: &related, context: context)
         }
+        try plan.requireLoaded(nodes, source: related)
+        let wholeCollection = queryPlan.pushed.isEmpty
+        var leftOut: [Node] = []
         if let predicate = plan.predicate {
-            nodes.removeAll { !predicate.evaluate($0, in: related) }
+            let matches = nodes.filter { predicate.evaluate($0, in: related) }
+            if wholeCollection, context[CompleteCollectionsKey.self] == true, matches.count < nodes.count {
+                let matched = Set(matches.map(\.id))
+                leftOut = nodes.filter { !matched.contains($0.id) }
+            }
+            nodes = matches
         }
         var info = ResponseInfo(answeredBy: name, origin: .remote, metadata: HTTPMetadata.metadata(from: response))
         info.metadata["endpoint"] = queryPlan.endpoint.request
@@ -77,9 +85,11 @@ extension RemoteResponder {
         if loaded.skipped > 0 { info.metadata["skipped-records"] = String(loaded.skipped) }
         info.applied = .init(predicate: queryPlan.filterApplied, sort: queryPlan.orderApplied, window: false)
         info.hasMorePages = next != nil
-        info.page = PageInfo(style: style, size: size, start: start, records: records.count, next: next, total: total)
+        info.page = PageInfo(
+            style: style, size: size, start: start, records: records.count, next: next, total: total,
+            wholeCollection: wholeCollection)
         let reached = related.nodes(along: paths.map { $0.joined(separator: ".") }, from: nodes)
-        return StoreResponse(.fetched(.objects(nodes)), related: reached, info: info)
+        return StoreResponse(.fetched(.objects(nodes)), related: reached + leftOut, info: info)
     }
 
     /// Where the page after this one is, or `nil` when this is the last.

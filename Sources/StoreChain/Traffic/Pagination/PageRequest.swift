@@ -51,9 +51,14 @@ public struct PageInfo: Sendable, Hashable {
     public var next: PageRequest.Position?
     /// Records the backend says the whole listing holds, when it says.
     public var total: Int?
+    /// The listing is the entity's whole collection (the backend filtered nothing), so a pager
+    /// that reads every page has read every object; a terminal that filtered such a page in
+    /// memory returns the records it left out in `related`.
+    public var wholeCollection: Bool
 
     public init(
-        style: Style, size: Int, start: Int, records: Int, next: PageRequest.Position?, total: Int? = nil
+        style: Style, size: Int, start: Int, records: Int, next: PageRequest.Position?, total: Int? = nil,
+        wholeCollection: Bool = false
     ) {
         self.style = style
         self.size = size
@@ -61,6 +66,7 @@ public struct PageInfo: Sendable, Hashable {
         self.records = records
         self.next = next
         self.total = total
+        self.wholeCollection = wholeCollection
     }
 }
 

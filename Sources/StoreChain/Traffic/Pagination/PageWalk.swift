@@ -200,12 +200,39 @@ struct PageWalk {
         // `album.year` reads were never loaded.
         if pages.allSatisfy({ $0.info.applied.predicate }) { local.predicate = nil }
         let localPlan = try FetchPlan(local, model: model)
+        try localPlan.requireLoaded(nodes, source: source)
         let result = localPlan.execute(over: nodes, source: source)
         var related: [Node] = []
         if case .objects(let objects) = result, !local.relationshipKeyPathsForPrefetching.isEmpty {
             related = source.nodes(along: local.relationshipKeyPathsForPrefetching, from: objects)
         }
-        return StoreResponse(.fetched(result), related: related, info: answerInfo())
+        var info = answerInfo()
+        info.completeCollections = completeCollections()
+        if !info.completeCollections.isEmpty {
+            // A cache above stores a complete collection from the nodes the answer holds.
+            var known = Set(related.map(\.id))
+            if case .objects(let objects) = result { known.formUnion(objects.map(\.id)) }
+            for node in source.values
+            where info.completeCollections.contains(node.id.entity) && known.insert(node.id).inserted {
+                related.append(node)
+            }
+        }
+        return StoreResponse(.fetched(result), related: related, info: info)
+    }
+
+    /// The entities whose every object the pages hold: what an unpaged answer said, or the
+    /// fetched entity when every page of a listing the backend did not filter was read, from
+    /// the first record to the last page, with no gap.
+    private func completeCollections() -> Set<String> {
+        guard context[CompleteCollectionsKey.self] == true, let first = pages.first else { return [] }
+        guard first.info.page != nil else { return first.info.completeCollections }
+        var expectedStart = 0
+        for page in pages {
+            guard let info = page.info.page, info.wholeCollection, page.start == expectedStart else { return [] }
+            expectedStart = page.start + info.records
+        }
+        guard pages.last?.info.page?.next == nil else { return [] }
+        return [plan.entity.name]
     }
 
     private func answerInfo() -> ResponseInfo {

@@ -1,0 +1,66 @@
+extension FetchPlan {
+    /// Checks that `source` holds every related object evaluating the request over `nodes`
+    /// reads: the album behind `album.year` in a sort, the tracks behind `ANY tracks.name`.
+    /// An answer computed without them would be silently wrong (a missing album sorts as
+    /// `nil`), so whoever evaluates a request over nodes it did not load itself checks first.
+    ///
+    /// A relationship whose value is not known at all is not checked here: the objects a node
+    /// names are.
+    ///
+    /// - Throws: `.incompleteData` naming the object, the key path and the missing object.
+    public func requireLoaded(_ nodes: some Sequence<Node>, source: any NodeSource) throws(StoreChainError) {
+        guard let (owner, path, missing) = firstUnloaded(nodes, source: source) else { return }
+        throw StoreChainError(
+            .incompleteData,
+            "answering \(request) reads \(missing) through \(owner).\(path), but it was not loaded",
+            suggestion: "the handler or terminal that answered must return the related objects its answer used")
+    }
+
+    /// The first object a key path leads to from `nodes` that `source` does not hold.
+    func firstUnloaded(_ nodes: some Sequence<Node>, source: any NodeSource)
+        -> (owner: ObjectID, path: String, missing: ObjectID)?
+    {
+        guard !readPaths.isEmpty else { return nil }
+        for node in nodes {
+            for path in readPaths {
+                var level = [node]
+                for name in path {
+                    var next: [Node] = []
+                    for current in level {
+                        for id in current.relationships[name]?.objectIDs ?? [] {
+                            guard let found = source.node(for: id) else {
+                                return (node.id, path.joined(separator: "."), id)
+                            }
+                            next.append(found)
+                        }
+                    }
+                    level = next
+                }
+            }
+        }
+        return nil
+    }
+
+    /// The relationship hops whose destination objects are read to evaluate `request`; a key
+    /// path ending at the destination's key (`band.id`) or at a relationship (`tracks.@count`)
+    /// needs only the IDs its last hop holds.
+    static func readPaths(of request: FetchRequest, entity: Entity, model: Model) -> [[String]] {
+        var keyPaths = request.predicate?.keyPaths ?? []
+        keyPaths += request.sortDescriptors.map { $0.keyPath.split(separator: ".").map(String.init) }
+        if case .dictionaries(let properties) = request.resultType {
+            keyPaths += properties.map { $0.split(separator: ".").map(String.init) }
+        }
+        var paths: Set<[String]> = []
+        for components in keyPaths {
+            guard let resolved = try? ResolvedKeyPath(components, from: entity, in: model) else { continue }
+            var names = resolved.steps.map(\.relationship.name)
+            if let last = resolved.steps.last, !last.relationship.isToMany,
+                case .attribute(let attribute) = resolved.terminal, attribute.name == last.destination.key
+            {
+                names.removeLast()
+            }
+            if !names.isEmpty { paths.insert(names) }
+        }
+        return paths.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+}

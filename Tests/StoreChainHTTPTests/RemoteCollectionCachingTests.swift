@@ -1,0 +1,71 @@
+import Foundation
+import StoreChain
+import StoreChainHTTP
+import StoreChainTesting
+import Testing
+
+/// What a cache above a pager learns from a paged listing: having read every page of a listing
+/// the backend did not filter, it holds the entity's whole collection and answers any later
+/// fetch of it locally; objects it holds answer fetches by key.
+@Suite struct RemoteCollectionCachingTests {
+    /// A memory cache above a pager above the 57-band page-numbered backend of
+    /// `RemotePagingTests` (10 a page).
+    static func chain() throws -> (Chain, StubTransport) {
+        let (remote, transport) = try RemotePagingTests.remote(.pageNumber)
+        let model = try RemotePagingTests.model()
+        let chain = Chain(terminal: remote) {
+            MemoryCache(model: model)
+            PaginationHandler(model: model)
+        }
+        return (chain, transport)
+    }
+
+    @Test func everyPageOfAnUnfilteredListingMakesACompleteCollection() async throws {
+        let (chain, transport) = try Self.chain()
+        let first = FetchRequest(entity: "Band", predicate: try FetchPredicate("name ENDSWITH '7'"))
+        #expect(try await chain.fetch(first) == (try RemotePagingTests.expected(first)))
+        #expect(transport.requests.count == 6, "57 records, 10 a page")
+
+        for (format, limit) in [("name ENDSWITH '3'", nil), ("id > 20", 5), ("name CONTAINS '1'", nil)]
+            as [(String, Int?)]
+        {
+            for resultType in [FetchRequest.ResultType.objects, .count] {
+                let request = FetchRequest(
+                    entity: "Band", predicate: try FetchPredicate(format),
+                    sortDescriptors: [try FetchSortDescriptor(parsing: "-name")], fetchLimit: limit,
+                    resultType: resultType)
+                #expect(try await chain.fetch(request) == (try RemotePagingTests.expected(request)), "\(request)")
+            }
+        }
+        #expect(transport.requests.count == 6, "every later fetch is answered from the complete collection")
+        await chain.shutdown()
+    }
+
+    @Test func aWindowOrAFilteredListingIsNotTheWholeCollection() async throws {
+        let (chain, transport) = try Self.chain()
+        _ = try await chain.fetch(FetchRequest(entity: "Band", fetchLimit: 10, fetchOffset: 20))
+        let afterWindow = transport.requests.count
+        let request = FetchRequest(entity: "Band", predicate: try FetchPredicate("name ENDSWITH '7'"))
+        #expect(try await chain.fetch(request) == (try RemotePagingTests.expected(request)))
+        #expect(transport.requests.count > afterWindow, "one window of pages is not every object")
+        await chain.shutdown()
+    }
+
+    @Test func cachedObjectsAnswerAFetchByKey() async throws {
+        let (chain, transport) = try Self.chain()
+        for key in [3, 14] {
+            _ = try await chain.send(.objectFault(ObjectID(entity: "Band", key: .integer(key))))
+        }
+        let afterFaults = transport.requests.count
+        let cached = FetchRequest(
+            entity: "Band", predicate: try FetchPredicate("id IN {14, 3}"),
+            sortDescriptors: [try FetchSortDescriptor(parsing: "-id")])
+        #expect(try await chain.fetch(cached) == (try RemotePagingTests.expected(cached)))
+        #expect(transport.requests.count == afterFaults, "both objects are cached and fresh")
+
+        let partly = FetchRequest(entity: "Band", predicate: try FetchPredicate("id IN {3, 15}"))
+        #expect(try await chain.fetch(partly) == (try RemotePagingTests.expected(partly)))
+        #expect(transport.requests.count > afterFaults, "band 15 is not cached, so the backend is asked")
+        await chain.shutdown()
+    }
+}

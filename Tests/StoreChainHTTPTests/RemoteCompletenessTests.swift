@@ -1,0 +1,144 @@
+import Foundation
+import StoreChain
+import StoreChainHTTP
+import StoreChainTesting
+import Testing
+
+/// A response that announces more pages is never the whole answer: to-many lists behind their
+/// own endpoint and listings declared without paging follow `Link: rel="next"` to the end, and
+/// every answer is checked again in memory against the whole request.
+@Suite struct RemoteCompletenessTests {
+    static let base = URL(string: "https://api.example/v2")!
+
+    /// Band 1 has 57 albums, band 2 has 3; albums are numbered in key order.
+    static let albumsOfBand: [Int: [Int]] = [1: Array(1...57), 2: [58, 59, 60]]
+
+    static func album(_ key: Int) -> String {
+        let band = albumsOfBand.first { $0.value.contains(key) }?.key ?? 0
+        return #"{"id": \#(key), "title": "Album \#(key)", "band_id": \#(band)}"#
+    }
+
+    static func query(_ request: TransportRequest, _ name: String) -> String? {
+        URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == name }?.value
+    }
+
+    /// `keys` 30 a page, with a `Link` to the next page of `path` while there is one.
+    static func linkedPage(_ keys: [Int], path: String, request: TransportRequest) -> TransportResponse {
+        let page = Int(query(request, "page") ?? "") ?? 1
+        let slice = keys.dropFirst((page - 1) * 30).prefix(30)
+        let link = keys.count > page * 30 ? ["Link": #"<\#(path)?page=\#(page + 1)>; rel="next""#] : [:]
+        return .json("[" + slice.map(album).joined(separator: ", ") + "]", headers: link)
+    }
+
+    static func expected(_ request: FetchRequest) throws -> FetchResult {
+        var nodes = [1, 2].map { key in
+            Node(
+                id: ObjectID(entity: "Band", key: .integer(key)),
+                attributes: ["id": .integer(key), "name": .string("Band \(key)")],
+                relationships: [
+                    "albums": .toMany((albumsOfBand[key] ?? []).map { ObjectID(entity: "Album", key: .integer($0)) })
+                ])
+        }
+        for (band, albums) in albumsOfBand {
+            for key in albums {
+                nodes.append(
+                    Node(
+                        id: ObjectID(entity: "Album", key: .integer(key)),
+                        attributes: ["id": .integer(key), "title": .string("Album \(key)")],
+                        relationships: ["band": .toOne(ObjectID(entity: "Band", key: .integer(band)))]))
+            }
+        }
+        return try InMemoryStore(model: try RemoteFixtures.model(), nodes: nodes).fetch(request)
+    }
+
+    @Test func aToManyListBehindAPagedEndpointIsReadToItsLastPage() async throws {
+        let transport = StubTransport { request in
+            switch request.url.path {
+            case "/v2/bands": return .json(#"[{"id": 1, "name": "Band 1"}, {"id": 2, "name": "Band 2"}]"#)
+            case let path where path.hasPrefix("/v2/bands/"):
+                let band =
+                    Int(
+                        request.url.lastPathComponent == "albums"
+                            ? request.url.deletingLastPathComponent()
+                                .lastPathComponent : "") ?? 0
+                return Self.linkedPage(Self.albumsOfBand[band] ?? [], path: path, request: request)
+            default: return .status(404)
+            }
+        }
+        let options = RemoteOptions(
+            baseURL: Self.base,
+            entities: [
+                "Band": RemoteEntityOptions(
+                    relationships: ["albums": .endpoint("GET /bands/{id}/albums")],
+                    fetch: [RemoteEndpoint("GET /bands")]),
+                "Album": RemoteEntityOptions(relationships: ["band": .foreignKey("band_id")]),
+            ])
+        let remote = try RemoteResponder(
+            model: try RemoteFixtures.model(), options: options, transport: transport, environment: [:])
+        let chain = Chain(handlers: [], terminal: remote)
+
+        let request = FetchRequest(entity: "Band", predicate: try FetchPredicate("albums.@count > 30"))
+        let answer = try await chain.fetch(request)
+        #expect(answer.objectKeys == (try Self.expected(request)).objectKeys)
+        #expect(answer.objectKeys == [.integer(1)], "band 1 has 57 albums, not the 30 of its first page")
+
+        let fault = try await chain.send(
+            StoreRequest.relationshipFault(ObjectID(entity: "Band", key: .integer(1)), relationship: "albums"))
+        #expect(try fault.relationshipValue().objectIDs.count == 57)
+        #expect(fault.related.count == 57)
+    }
+
+    @Test func aListingThatAnnouncesMorePagesIsReadToTheEndAndCheckedInMemory() async throws {
+        // The `band_id` endpoint is declared to take a list, but the backend reads one number
+        // and, given a list, answers with the first page of every album and a link onwards.
+        let every = Array(1...60)
+        let transport = StubTransport { request in
+            let bands = Self.query(request, "band_id")?.split(separator: ",").compactMap { Int($0) } ?? []
+            guard bands.count == 1 else { return Self.linkedPage(every, path: "/v2/albums", request: request) }
+            return .json("[" + (Self.albumsOfBand[bands[0]] ?? []).map(Self.album).joined(separator: ", ") + "]")
+        }
+        let album = RemoteEntityOptions(
+            relationships: ["band": .foreignKey("band_id")],
+            fetch: [
+                RemoteEndpoint(
+                    "GET /albums?band_id={band}",
+                    bind: ["band": ParameterBinding("band.id", .oneOf, required: true)])
+            ])
+        let options = RemoteOptions(
+            baseURL: Self.base, entities: ["Band": RemoteEntityOptions(), "Album": album])
+        let remote = try RemoteResponder(
+            model: try RemoteFixtures.model(), options: options, transport: transport, environment: [:])
+        let model = try RemoteFixtures.model()
+        let chain = Chain(terminal: remote) {
+            PaginationHandler(model: model, options: PaginationOptions(pageSize: 50))
+        }
+        for format in ["band.id == 2", "band.id IN {1, 2}", "band.id IN {2, 3}"] {
+            let request = FetchRequest(entity: "Album", predicate: try FetchPredicate(format), resultType: .count)
+            #expect(try await chain.fetch(request) == (try Self.expected(request)), "\(format)")
+        }
+        #expect(transport.requests.count == 1 + 2 + 2, "one request for one band; both pages for each list")
+    }
+
+    @Test func aListingNeverEndsShortAtMaxPages() async throws {
+        let transport = StubTransport { request in
+            Self.linkedPage(Array(1...60), path: "/v2/albums", request: request)
+        }
+        let options = RemoteOptions(
+            baseURL: Self.base, entities: ["Album": RemoteEntityOptions(fetch: [RemoteEndpoint("GET /albums")])],
+            maxPages: 1)
+        let remote = try RemoteResponder(
+            model: try RemoteFixtures.model(), options: options, transport: transport, environment: [:])
+        let error = await #expect(throws: StoreChainError.self) {
+            _ = try await Chain(handlers: [], terminal: remote).fetch(FetchRequest(entity: "Album"))
+        }
+        #expect(error?.code == .tooManyPages, "\(String(describing: error))")
+        #expect(error?.description.contains("GET /albums") == true)
+    }
+}
+
+extension FetchResult {
+    /// The keys of the objects, in order.
+    fileprivate var objectKeys: [Value?] {
+        if case .objects(let nodes) = self { nodes.map(\.id.key) } else { [] }
+    }
+}
