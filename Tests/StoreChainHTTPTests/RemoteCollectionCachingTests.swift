@@ -52,20 +52,33 @@ import Testing
     }
 
     @Test func cachedObjectsAnswerAFetchByKey() async throws {
-        let (chain, transport) = try Self.chain()
+        // Faults read one object each from the get endpoint; fetches read the listing.
+        let (listing, pages) = try RemotePagingTests.remote(.pageNumber)
+        let transport = StubTransport { request in
+            guard let key = Int(request.url.lastPathComponent) else { return try await pages.send(request) }
+            return .json(RemotePagingTests.record(key))
+        }
+        var options = listing.options
+        options.entities["Band"]?.get = "GET /bands/{id}"
+        let model = try RemotePagingTests.model()
+        let remote = try RemoteResponder(model: model, options: options, transport: transport, environment: [:])
+        let chain = Chain(terminal: remote) {
+            MemoryCache(model: model)
+            PaginationHandler(model: model)
+        }
         for key in [3, 14] {
             _ = try await chain.send(.objectFault(ObjectID(entity: "Band", key: .integer(key))))
         }
-        let afterFaults = transport.requests.count
+        #expect(transport.requests.count == 2)
         let cached = FetchRequest(
             entity: "Band", predicate: try FetchPredicate("id IN {14, 3}"),
             sortDescriptors: [try FetchSortDescriptor(parsing: "-id")])
         #expect(try await chain.fetch(cached) == (try RemotePagingTests.expected(cached)))
-        #expect(transport.requests.count == afterFaults, "both objects are cached and fresh")
+        #expect(transport.requests.count == 2, "both objects are cached and fresh")
 
         let partly = FetchRequest(entity: "Band", predicate: try FetchPredicate("id IN {3, 15}"))
         #expect(try await chain.fetch(partly) == (try RemotePagingTests.expected(partly)))
-        #expect(transport.requests.count > afterFaults, "band 15 is not cached, so the backend is asked")
+        #expect(transport.requests.count > 2, "band 15 is not cached, so the backend is asked")
         await chain.shutdown()
     }
 }

@@ -51,7 +51,8 @@ import Testing
         return try InMemoryStore(model: try RemoteFixtures.model(), nodes: nodes).fetch(request)
     }
 
-    @Test func aToManyListBehindAPagedEndpointIsReadToItsLastPage() async throws {
+    /// A remote adapter whose bands' albums are read from `GET /bands/{id}/albums`, 30 a page.
+    static func albumsBehindTheirOwnEndpoint() throws -> (RemoteResponder, StubTransport) {
         let transport = StubTransport { request in
             switch request.url.path {
             case "/v2/bands": return .json(#"[{"id": 1, "name": "Band 1"}, {"id": 2, "name": "Band 2"}]"#)
@@ -75,6 +76,11 @@ import Testing
             ])
         let remote = try RemoteResponder(
             model: try RemoteFixtures.model(), options: options, transport: transport, environment: [:])
+        return (remote, transport)
+    }
+
+    @Test func aToManyListBehindAPagedEndpointIsReadToItsLastPage() async throws {
+        let (remote, _) = try Self.albumsBehindTheirOwnEndpoint()
         let chain = Chain(handlers: [], terminal: remote)
 
         let request = FetchRequest(entity: "Band", predicate: try FetchPredicate("albums.@count > 30"))
@@ -86,6 +92,25 @@ import Testing
             StoreRequest.relationshipFault(ObjectID(entity: "Band", key: .integer(1)), relationship: "albums"))
         #expect(try fault.relationshipValue().objectIDs.count == 57)
         #expect(fault.related.count == 57)
+    }
+
+    @Test func theListsAKeyPathNeedsAreSubRequestsThatCachesKeep() async throws {
+        let (remote, transport) = try Self.albumsBehindTheirOwnEndpoint()
+        let model = try RemoteFixtures.model()
+        let log = SharedLog()
+        let chain = Chain(terminal: remote) {
+            RecordingHandler("top", log: log)
+            MemoryCache(model: model)
+        }
+        let many = FetchRequest(entity: "Band", predicate: try FetchPredicate("albums.@count > 30"))
+        #expect(try await chain.fetch(many).objectKeys == (try Self.expected(many)).objectKeys)
+        #expect(log.all.filter { $0 == "top ↓ relationship-fault" }.count == 2, "one per band: \(log.all)")
+        #expect(transport.requests.count == 1 + 2 + 1, "the bands, band 1's two pages of albums, band 2's one")
+
+        let few = FetchRequest(entity: "Band", predicate: try FetchPredicate("albums.@count < 5"))
+        #expect(try await chain.fetch(few).objectKeys == (try Self.expected(few)).objectKeys)
+        #expect(transport.requests.count == 4 + 1, "the bands again; both lists come from the memory cache")
+        await chain.shutdown()
     }
 
     @Test func aListingThatAnnouncesMorePagesIsReadToTheEndAndCheckedInMemory() async throws {

@@ -48,6 +48,7 @@ public final class Chain: Sendable {
             next = { request, context in try await handler.handle(request, context: context, next: below) }
         }
         entry = next
+        services.entry = next
     }
 
     /// Builds a chain from handlers listed in order.

@@ -14,6 +14,9 @@ public struct RequestContext: Sendable {
     /// Who sent the request (an `ObjectContext` sets its own name), so it can tell its own
     /// change events from others'.
     public var origin: String?
+    /// The requests this one was sent to serve, outermost first; empty for a request the app
+    /// sent (see `subrequest(_:serving:)`).
+    public private(set) var lineage: [StoreRequest] = []
     private var loggerOverride: Logger?
     private var values: [ObjectIdentifier: any Sendable] = [:]
 
@@ -58,6 +61,30 @@ public struct RequestContext: Sendable {
         return .useCache
     }
 
+    /// How deep sub-requests may nest before a responder does the work itself.
+    static let maxLineage = 8
+
+    /// Sends a request that answering `parent` needs from upstream (the related objects behind
+    /// a key path, a to-many list, the objects of a fault) through the whole chain, from its
+    /// first handler, so that every cache can answer it and batching, rate limiting, retry and
+    /// logging see it. It keeps this request's deadline, cancellation, cache policy, logger and
+    /// scope, and none of the values handlers set for this request alone.
+    ///
+    /// - Returns: the response, or `nil` when there is no chain above (a responder called on
+    ///   its own) or when `request` is already being answered further up (a loop); the caller
+    ///   then does the work itself.
+    public func subrequest(_ request: StoreRequest, serving parent: StoreRequest) async throws -> StoreResponse? {
+        guard let entry = services.entry, request != parent, !lineage.contains(request),
+            lineage.count < Self.maxLineage
+        else { return nil }
+        var context = RequestContext(services: services, cachePolicy: cachePolicy, deadline: deadline)
+        context.origin = origin
+        context.loggerOverride = loggerOverride
+        context.lineage = lineage + [parent]
+        context[RequestScopeKey.self] = self[RequestScopeKey.self]
+        return try await entry(request, context)
+    }
+
     /// Throws when the deadline has passed or the task is cancelled.
     public func checkDeadline() throws {
         try Task.checkCancellation()
@@ -85,6 +112,14 @@ public final class ChainServices: Sendable {
     public let logger: Logger
     public let events: EventHub
     public let background: BackgroundTasks
+    private let top = Locked<NextResponder?>(nil)
+
+    /// The first handler of the chain these services belong to, for sub-requests; `nil` for
+    /// services made to call a handler or responder on its own.
+    var entry: NextResponder? {
+        get { top.withLock { $0 } }
+        set { top.withLock { $0 = newValue } }
+    }
 
     public init(
         clock: any StoreClock = SystemClock(), logger: Logger = Logger(label: "storechain"),

@@ -23,8 +23,11 @@ public struct RateLimitHandler: StoreHandler {
     public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
         -> StoreResponse
     {
-        try await limiter.acquire(context: context)
-        defer { limiter.release() }
+        // A sub-request runs inside the permit of the request it serves, which waits for it:
+        // taking a second permit could wait forever with `max-in-flight` requests all waiting.
+        let permit = context.lineage.isEmpty
+        try await limiter.acquire(context: context, permit: permit)
+        defer { if permit { limiter.release() } }
         do {
             let response = try await next(request, context)
             limiter.learn(from: response.info.metadata, now: context.clock.now)

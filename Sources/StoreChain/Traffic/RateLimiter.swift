@@ -28,14 +28,15 @@ public final class RateLimiter: Sendable {
     private var interval: TimeInterval { 1 / options.rate }
     private var tolerance: TimeInterval { Double(options.burst - 1) * interval }
 
-    /// Waits for an in-flight permit and a rate slot (or, failing fast, throws `rateLimited`
-    /// saying when to retry). Call `release()` when the request is done.
-    public func acquire(context: RequestContext) async throws {
-        try await acquirePermit(context: context)
+    /// Waits for an in-flight permit (unless `permit` is false) and a rate slot (or, failing
+    /// fast, throws `rateLimited` saying when to retry). Call `release()` when a request that
+    /// took a permit is done.
+    public func acquire(context: RequestContext, permit: Bool = true) async throws {
+        if permit { try await acquirePermit(context: context) }
         do {
             try await waitForSlot(context: context)
         } catch {
-            release()
+            if permit { release() }
             throw error
         }
     }

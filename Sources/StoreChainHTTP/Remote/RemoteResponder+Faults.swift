@@ -35,7 +35,7 @@ extension RemoteResponder {
             }
             return StoreResponse(.object(node), related: embedded, info: info)
         }
-        let nodes = try await fetchNodes(entity, keys: [key], context: context)
+        let nodes = try await fetchNodes(entity, keys: [key], context: context, serving: .objectFault(id))
         return StoreResponse(.object(nodes.first { $0.id == id }), info: info)
     }
 
@@ -61,12 +61,16 @@ extension RemoteResponder {
             value = node.relationships[relationshipName]
         default:
             value = try await relationshipValues(
-                relationshipName, of: [id], entity: entity, source: &source, context: context)[id]
+                relationshipName, of: [id], entity: entity, source: &source, context: context,
+                serving: .relationshipFault(id, relationship: relationshipName))[id]
         }
         let resolved = value ?? (relationship.isToMany ? .toMany([]) : .toOne(nil))
         let missing = resolved.objectIDs.filter { source[$0] == nil }
         if !missing.isEmpty, let destination = model.entity(named: relationship.destination) {
-            for node in try await fetchNodes(destination, keys: missing.compactMap(\.key), context: context) {
+            for node in try await fetchNodes(
+                destination, keys: missing.compactMap(\.key), context: context,
+                serving: .relationshipFault(id, relationship: relationshipName))
+            {
                 source[node.id] = node
             }
         }

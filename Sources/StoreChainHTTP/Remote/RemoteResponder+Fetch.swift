@@ -54,7 +54,7 @@ extension RemoteResponder {
         for node in nodes { source[node.id] = node }
         let paths = neededKeyPaths(request, entity: plan.entity)
         for path in paths {
-            try await follow(path, from: &nodes, source: &source, context: context)
+            try await follow(path, from: &nodes, source: &source, context: context, serving: .fetch(request))
         }
         try plan.requireLoaded(nodes, source: source)
         let result = plan.execute(over: nodes, source: source)
@@ -235,7 +235,8 @@ extension RemoteResponder {
 
     /// Loads the relationships along `path` for `nodes` and the objects they lead to.
     func follow(
-        _ path: [String], from nodes: inout [Node], source: inout [ObjectID: Node], context: RequestContext
+        _ path: [String], from nodes: inout [Node], source: inout [ObjectID: Node], context: RequestContext,
+        serving parent: StoreRequest
     ) async throws {
         var level = nodes.map(\.id)
         var entityName = nodes.first?.id.entity ?? ""
@@ -247,13 +248,15 @@ extension RemoteResponder {
             let unknown = owners.filter { $0.relationships[name] == nil }
             if !unknown.isEmpty {
                 let values = try await relationshipValues(
-                    name, of: unknown.map(\.id), entity: entity, source: &source, context: context)
+                    name, of: unknown.map(\.id), entity: entity, source: &source, context: context, serving: parent)
                 for (owner, value) in values { source[owner]?.relationships[name] = value }
             }
             let targets = Array(Set(level.compactMap { source[$0]?.relationships[name]?.objectIDs }.flatMap { $0 }))
             let missing = targets.filter { source[$0] == nil }
             if !missing.isEmpty {
-                for node in try await fetchNodes(destination, keys: missing.compactMap(\.key), context: context) {
+                for node in try await fetchNodes(
+                    destination, keys: missing.compactMap(\.key), context: context, serving: parent)
+                {
                     source[node.id] = node
                 }
             }
@@ -264,39 +267,53 @@ extension RemoteResponder {
     }
 
     /// The objects of `entity` with these keys, in as few requests as the endpoints allow.
-    func fetchNodes(_ entity: Entity, keys: [Value], context: RequestContext) async throws -> [Node] {
-        try await fetchWhere(entity, keyPath: [entity.key], equalsAnyOf: keys, context: context)
-    }
-
-    /// The objects of `entity` whose `keyPath` is one of `values`: one request when an endpoint
-    /// takes the whole list, one per value when an endpoint takes one, else the listing endpoint
-    /// filtered in memory.
-    func fetchWhere(_ entity: Entity, keyPath: [String], equalsAnyOf values: [Value], context: RequestContext)
+    func fetchNodes(_ entity: Entity, keys: [Value], context: RequestContext, serving parent: StoreRequest)
         async throws -> [Node]
     {
+        try await fetchWhere(entity, keyPath: [entity.key], equalsAnyOf: keys, context: context, serving: parent)
+    }
+
+    /// The objects of `entity` whose `keyPath` is one of `values`: one fetch of the whole list,
+    /// or one fetch per value when only an endpoint that takes one value can push it down. Each
+    /// fetch is a sub-request through the chain (so caches answer it), or, outside a chain, read
+    /// here: the listing endpoint filtered in memory when nothing takes the values.
+    func fetchWhere(
+        _ entity: Entity, keyPath: [String], equalsAnyOf values: [Value], context: RequestContext,
+        serving parent: StoreRequest
+    ) async throws -> [Node] {
         guard !values.isEmpty else { return [] }
         let planner = try planner(for: entity.name)
         let list = FetchPredicate.comparison(Comparison(.keyPath(keyPath), .in, .array(values.map(Operand.constant))))
         let filter = try CompiledPredicate(list, entity: entity.name, model: model)
         let listPlan = try planner.plan(predicate: filter.predicate, sort: [])
-        var found: [Node] = []
-        var embedded: [Node] = []
+        var predicates = [filter.predicate]
+        var plans = [listPlan]
         if listPlan.pushed.isEmpty,
             let single = try? planner.plan(
                 predicate: .comparison(Comparison(.keyPath(keyPath), .equal, .constant(values[0]))), sort: []),
             !single.pushed.isEmpty
         {
-            for value in values {
-                let plan = try planner.plan(
-                    predicate: .comparison(Comparison(.keyPath(keyPath), .equal, .constant(value))), sort: [])
+            predicates = values.map { .comparison(Comparison(.keyPath(keyPath), .equal, .constant($0))) }
+            plans = []
+            for predicate in predicates { plans.append(try planner.plan(predicate: predicate, sort: [])) }
+        }
+        var found: [Node] = []
+        var embedded: [Node] = []
+        for (predicate, plan) in zip(predicates, plans) {
+            let request = FetchRequest(entity: entity.name, predicate: predicate)
+            if let response = try await context.subrequest(.fetch(request), serving: parent) {
+                guard case .objects(let nodes) = try response.fetchResult() else {
+                    throw StoreChainError(
+                        .invalidResponse, "\(response.info.answeredBy) answered \(request) without objects",
+                        suggestion: "a handler answers a fetch of objects with objects")
+                }
+                found += nodes
+                embedded += response.related
+            } else {
                 let loaded = try await load(plan, entity: entity, context: context)
                 found += loaded.nodes
                 embedded += loaded.embedded
             }
-        } else {
-            let loaded = try await load(listPlan, entity: entity, context: context)
-            found = loaded.nodes
-            embedded = loaded.embedded
         }
         let source = Dictionary(embedded.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         return found.filter { filter.evaluate($0, in: source) }
@@ -305,41 +322,26 @@ extension RemoteResponder {
     /// The values of a relationship the records did not carry: from its own endpoint, or from
     /// the inverse foreign key on the destination.
     func relationshipValues(
-        _ name: String, of owners: [ObjectID], entity: Entity, source: inout [ObjectID: Node], context: RequestContext
+        _ name: String, of owners: [ObjectID], entity: Entity, source: inout [ObjectID: Node], context: RequestContext,
+        serving parent: StoreRequest
     ) async throws -> [ObjectID: RelationshipValue] {
         guard let relationship = entity.relationship(named: name),
             let destination = model.entity(named: relationship.destination)
         else { return [:] }
         var result: [ObjectID: RelationshipValue] = [:]
         if case .endpoint(let text)? = mapper.options(for: entity.name).relationships[name] {
-            let template = try RequestTemplate(text)
-            let recordsPath = mapper.options(for: destination.name).records
             for owner in owners {
-                guard let key = owner.key, let variable = template.pathVariables.first else { continue }
-                var url = try template.url(base: options.baseURL, values: [variable: QueryPlanner.parameterText(key)])
-                var ids: [ObjectID] = []
-                var seen: Set<ObjectID> = []
-                var pages = 0
-                // Every page of the list: a to-many list is never cut at its first page.
-                while true {
-                    try checkPageCount(pages, of: text)
-                    pages += 1
-                    let response = try await send(template.method, url, context: context)
-                    let body = try json(response, from: url)
-                    let location = RemoteError.redacted(url)
-                    let records = try mapper.records(in: body, at: recordsPath, source: location)
-                    for (index, record) in records.enumerated() {
-                        let (node, embedded) = try mapper.node(
-                            from: record, entity: destination,
-                            jsonPath: "$\(recordsPath.map { ".\($0)" } ?? "")[\(index)]", source: location)
-                        if seen.insert(node.id).inserted { ids.append(node.id) }
-                        source[node.id] = node
-                        for child in embedded { source[child.id] = child }
-                    }
-                    guard !records.isEmpty, let link = try LinkHeader.next(in: response[header: "link"]) else { break }
-                    url = try resolve(link, against: url)
+                // Each owner's list is a relationship fault through the chain, so caches keep
+                // it; the fault itself (or a responder outside a chain) reads the endpoint.
+                let fault = StoreRequest.relationshipFault(owner, relationship: name)
+                if let response = try await context.subrequest(fault, serving: parent) {
+                    result[owner] = try response.relationshipValue()
+                    for node in response.related { source[node.id] = node }
+                } else {
+                    result[owner] = try await readList(
+                        text, of: owner, relationship: relationship, destination: destination, source: &source,
+                        context: context)
                 }
-                result[owner] = relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
             }
             return result
         }
@@ -351,7 +353,8 @@ extension RemoteResponder {
                 suggestion: "map it as a foreign key, an embedded record or its own endpoint")
         }
         let members = try await fetchWhere(
-            destination, keyPath: [inverseName, entity.key], equalsAnyOf: owners.compactMap(\.key), context: context)
+            destination, keyPath: [inverseName, entity.key], equalsAnyOf: owners.compactMap(\.key), context: context,
+            serving: parent)
         var grouped: [ObjectID: [ObjectID]] = [:]
         for member in members {
             source[member.id] = member
@@ -364,5 +367,39 @@ extension RemoteResponder {
             result[owner] = relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
         }
         return result
+    }
+
+    /// One owner's list from a relationship's own endpoint, every page of it.
+    private func readList(
+        _ text: String, of owner: ObjectID, relationship: Relationship, destination: Entity,
+        source: inout [ObjectID: Node], context: RequestContext
+    ) async throws -> RelationshipValue? {
+        let template = try RequestTemplate(text)
+        guard let key = owner.key, let variable = template.pathVariables.first else { return nil }
+        let recordsPath = mapper.options(for: destination.name).records
+        var url = try template.url(base: options.baseURL, values: [variable: QueryPlanner.parameterText(key)])
+        var ids: [ObjectID] = []
+        var seen: Set<ObjectID> = []
+        var pages = 0
+        // Every page of the list: a to-many list is never cut at its first page.
+        while true {
+            try checkPageCount(pages, of: text)
+            pages += 1
+            let response = try await send(template.method, url, context: context)
+            let body = try json(response, from: url)
+            let location = RemoteError.redacted(url)
+            let records = try mapper.records(in: body, at: recordsPath, source: location)
+            for (index, record) in records.enumerated() {
+                let (node, embedded) = try mapper.node(
+                    from: record, entity: destination, jsonPath: "$\(recordsPath.map { ".\($0)" } ?? "")[\(index)]",
+                    source: location)
+                if seen.insert(node.id).inserted { ids.append(node.id) }
+                source[node.id] = node
+                for child in embedded { source[child.id] = child }
+            }
+            guard !records.isEmpty, let link = try LinkHeader.next(in: response[header: "link"]) else { break }
+            url = try resolve(link, against: url)
+        }
+        return relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
     }
 }

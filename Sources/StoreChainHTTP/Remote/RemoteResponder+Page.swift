@@ -66,7 +66,7 @@ extension RemoteResponder {
         for node in nodes { related[node.id] = node }
         let paths = neededKeyPaths(request, entity: plan.entity)
         for path in paths {
-            try await follow(path, from: &nodes, source: &related, context: context)
+            try await follow(path, from: &nodes, source: &related, context: context, serving: .fetch(request))
         }
         try plan.requireLoaded(nodes, source: related)
         let wholeCollection = queryPlan.pushed.isEmpty

@@ -106,8 +106,10 @@ public final class RemoteResponder: StoreResponder {
                 suggestion: "fetch it once while the backend is reachable, or use another cache policy")
         }
         var context = context
-        context[DocumentMemoKey.self] =
-            context[RequestScopeKey.self]?.value(DocumentMemoKey.self) { DocumentMemo() } ?? DocumentMemo()
+        // Sub-requests this request sends share its scope, so they read again no document it read.
+        let scope = context[RequestScopeKey.self] ?? RequestScope()
+        context[RequestScopeKey.self] = scope
+        context[DocumentMemoKey.self] = scope.value(DocumentMemoKey.self) { DocumentMemo() }
         return switch request {
         case .fetch(let fetch): try await self.fetch(fetch, context: context)
         case .objectFault(let id): try await objectFault(id, context: context)
