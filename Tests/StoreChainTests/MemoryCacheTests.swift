@@ -137,6 +137,21 @@ import Testing
         #expect(try await first.value == 7)
     }
 
+    /// Regression (the soak test, once sub-requests ran in task groups): a caller whose run
+    /// was joined by another task's request was cancelled by its own group, and the other task
+    /// got `CancellationError` although nothing cancelled it.
+    @Test func aCancelledRunPassesToAWaiterInsteadOfFailingIt() async throws {
+        let flight = SingleFlight<Int>()
+        let clock = ManualClock()
+        let first = await startRunAnswering7AfterASecond(flight, clock)
+        let waiter = Task { try await flight.run("k") { 8 } }
+        while flight.waiterCount(for: "k") < 1 { await Task.yield() }
+        first.cancel()
+        await #expect(throws: CancellationError.self) { try await first.value }
+        #expect(try await waiter.value == 8, "the waiter ran its own operation")
+        #expect(flight.waiterCount(for: "k") == 0)
+    }
+
     @Test func aWaiterCancelledBeforeItJoinsDoesNotWait() async throws {
         let flight = SingleFlight<Int>()
         let clock = ManualClock()

@@ -1,6 +1,8 @@
 /// Runs one operation per key at a time: callers that arrive while it runs wait for its result
 /// instead of starting their own. Waiters get the first caller's result or error; a waiter whose
 /// task is cancelled stops waiting at once with `CancellationError` (the run goes on for the rest).
+/// When the caller whose run it is gets cancelled, its failure is its own: the run passes to a
+/// waiter, which runs its own operation for the others.
 final class SingleFlight<Value: Sendable>: Sendable {
     private typealias Waiter = CheckedContinuation<Value?, any Error>
 
@@ -50,6 +52,18 @@ final class SingleFlight<Value: Sendable>: Sendable {
             result = .success(try await operation())
         } catch {
             result = .failure(error)
+        }
+        if case .failure = result, Task.isCancelled {
+            let heir = state.withLock { state -> Waiter? in
+                guard let (id, heir) = state.flights[key]?.first else {
+                    state.flights.removeValue(forKey: key)
+                    return nil
+                }
+                state.flights[key]?.removeValue(forKey: id)
+                return heir
+            }
+            heir?.resume(returning: nil)
+            return try result.get()
         }
         let waiters = state.withLock { $0.flights.removeValue(forKey: key) ?? [:] }
         for waiter in waiters.values { waiter.resume(with: result.map { Optional($0) }) }
