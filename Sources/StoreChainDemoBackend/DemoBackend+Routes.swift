@@ -4,15 +4,18 @@ import Hummingbird
 import NIOCore
 import StoreChain
 
-/// A JSON answer and, for paged lists, the URL of the next page and the number of records.
+/// A JSON answer and, for paged lists, the URLs of the next and last pages and the number of
+/// records.
 struct DemoReply {
     var json: JSONValue
     var next: String?
+    var last: String?
     var total: Int?
 
-    init(_ json: JSONValue, next: String? = nil, total: Int? = nil) {
+    init(_ json: JSONValue, next: String? = nil, last: String? = nil, total: Int? = nil) {
         self.json = json
         self.next = next
+        self.last = last
         self.total = total
     }
 }
@@ -88,6 +91,7 @@ extension DemoBackend {
                 }
             }
         }
+        addGitHubStyleRoutes(to: router)
         addMisbehavingRoutes(to: router)
         return router
     }
@@ -97,7 +101,7 @@ extension DemoBackend {
         "H4sIAAAAAAACA6tWSkksSVSyUoiuVspMAdKGOgpKiSUlRZlJpSWpxUCBaqW8xNxUIEPJvSqzoCA1RcEpMS9FqbY2thYAkv1pmT0AAAA="
 
     /// A JSON answer with the quirks applied: latency, 429, 500, ETag / 304, Cache-Control.
-    private func respond(_ request: Request, route: String, _ body: (Request) throws -> DemoReply?) async throws
+    func respond(_ request: Request, route: String, _ body: (Request) throws -> DemoReply?) async throws
         -> Response
     {
         let quirks = self.quirks.withLock { $0 }
@@ -125,7 +129,9 @@ extension DemoBackend {
                 return Response(status: .notModified, headers: headers)
             }
         }
-        if let next = reply.next, let link = HTTPField.Name("Link") { headers[link] = "<\(next)>; rel=\"next\"" }
+        let links = [reply.next.map { "<\($0)>; rel=\"next\"" }, reply.last.map { "<\($0)>; rel=\"last\"" }]
+            .compactMap { $0 }
+        if !links.isEmpty, let link = HTTPField.Name("Link") { headers[link] = links.joined(separator: ", ") }
         if let total = reply.total, let name = HTTPField.Name("X-Total-Count") { headers[name] = String(total) }
         return raw(text, status: .ok, headers: headers)
     }

@@ -83,4 +83,39 @@ public enum DemoRemoteOptions {
         track.delete = "DELETE /tracks/{id}"
         return RemoteOptions(baseURL: v2, entities: ["Band": band, "Album": album, "Track": track])
     }
+
+    /// v3, GitHub-style: every list pages by page number with `Link` headers (30 a page unless
+    /// asked for up to 100), `ids=` batches, per-parent lists for albums and tracks that page.
+    public static func v3(baseURL: URL) -> RemoteOptions {
+        let v3 = baseURL.appending(path: "v3")
+        func entity(_ path: String, _ options: RemoteEntityOptions) -> RemoteEntityOptions {
+            var options = options
+            options.fetch = [
+                RemoteEndpoint(
+                    "GET /\(path)?ids={ids}", bind: ["ids": ParameterBinding("id", .oneOf, required: true)]),
+                RemoteEndpoint(
+                    "GET /\(path)?page={page}&per_page={per_page}",
+                    paging: .pages(page: "page", perPage: "per_page", size: 30, first: 1), keyOrdered: true),
+            ]
+            options.get = "GET /\(path)/{id}"
+            return options
+        }
+        let band = RemoteEntityOptions(
+            attributes: [
+                "name": "attributes.name", "founded": "attributes.founded_at", "url": "attributes.home_page",
+                "country": "attributes.country_code",
+            ],
+            relationships: ["albums": .endpoint("GET /bands/{id}/albums")], dateFormat: .epochSeconds)
+        let album = RemoteEntityOptions(
+            key: "album_id", attributes: ["year": "release_year", "price": "price_usd"],
+            relationships: ["band": .foreignKey("band_id"), "tracks": .endpoint("GET /albums/{id}/tracks")])
+        let track = RemoteEntityOptions(
+            attributes: ["title": "name", "number": "track_number", "seconds": "length_seconds"],
+            relationships: ["album": .foreignKey("album_id")])
+        return RemoteOptions(
+            baseURL: v3,
+            entities: [
+                "Band": entity("bands", band), "Album": entity("albums", album), "Track": entity("tracks", track),
+            ])
+    }
 }
