@@ -71,9 +71,10 @@ struct QueryCommand: AsyncParsableCommand {
         let chain: Chain
         let model: Model
         var remote: RemoteResponder?
+        let subrequests = SubrequestCounter()
         if let pipeline {
             let loaded = try Pipeline.load(contentsOf: URL(filePath: pipeline))
-            chain = loaded.makeChain()
+            chain = Chain(handlers: [subrequests] + loaded.handlers, terminal: loaded.terminal)
             model = loaded.model
             remote = loaded.terminal as? RemoteResponder
         } else if let modelPath = self.model, let data {
@@ -116,6 +117,8 @@ struct QueryCommand: AsyncParsableCommand {
                 let traffic = remote.traffic
                 line += ", upstream \(traffic.requests) request(s), \(traffic.bytesReceived) bytes received"
             }
+            let (sent, fromCaches) = subrequests.totals
+            if sent > 0 { line += ", \(sent) sub-request(s) (\(fromCaches) from caches)" }
             line += String(format: ", %.1f ms", elapsed / .milliseconds(1))
             Output.standardError("stats: " + line)
         }

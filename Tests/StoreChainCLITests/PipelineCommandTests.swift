@@ -51,6 +51,39 @@ import Testing
         }
     }
 
+    /// Regression: through the shipped v2 pipeline, the tracks of two albums counted 0 (the
+    /// backend answered a list with its first page of every track, and the link onwards was
+    /// ignored).
+    @Test func theShippedV2PipelineCountsTheTracksOfSeveralAlbums() async throws {
+        try await withDemo { pipeline, environment, backend in
+            for format in ["album.id == 100", "album.id IN {100, 101}"] {
+                let outcome = try await CommandRunner.run(
+                    ["query", "--pipeline", pipeline.path, "--entity", "Track", "--where", format, "--count"],
+                    environment: environment)
+                let expected = try backend.store.fetch(
+                    FetchRequest(entity: "Track", predicate: try FetchPredicate(format), resultType: .count))
+                guard case .count(let number) = expected, number > 0 else {
+                    Issue.record("\(format) has tracks in the catalog")
+                    return
+                }
+                #expect(outcome.stdout == "\(number)\n", "\(format): \(outcome.stderr)")
+            }
+        }
+    }
+
+    @Test func statsCountTheSubRequestsAFetchCaused() async throws {
+        try await withDemo { pipeline, environment, _ in
+            let outcome = try await CommandRunner.run(
+                [
+                    "query", "--pipeline", pipeline.path, "--entity", "Album", "--where",
+                    "band.name BEGINSWITH[c] 'the'",
+                    "--limit", "3", "--stats",
+                ], environment: environment)
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+            #expect(outcome.stderr.contains(/\d+ sub-request\(s\) \(\d+ from caches\)/), "\(outcome.stderr)")
+        }
+    }
+
     @Test func explainShowsPushdownAndWhatRunsInMemory() async throws {
         try await withDemo { pipeline, environment, backend in
             backend.resetStats()

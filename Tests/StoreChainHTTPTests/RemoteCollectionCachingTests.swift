@@ -81,4 +81,42 @@ import Testing
         #expect(transport.requests.count > 2, "band 15 is not cached, so the backend is asked")
         await chain.shutdown()
     }
+
+    @Test func aFewRelatedObjectsAreReadByKeyNotByReadingTheirWholeListing() async throws {
+        let transport = StubTransport { request in
+            switch request.url.path {
+            case "/v2/albums":
+                .json(
+                    #"[{"id": 10, "title": "A", "band_id": 1}, {"id": 11, "title": "B", "band_id": 2}, "#
+                        + #"{"id": 12, "title": "C", "band_id": 1}]"#)
+            case "/v2/bands": .json("[" + (1...57).map(RemotePagingTests.record).joined(separator: ", ") + "]")
+            default: .json(RemotePagingTests.record(Int(request.url.lastPathComponent) ?? 0))
+            }
+        }
+        let options = RemoteOptions(
+            baseURL: URL(string: "https://api.example/v2")!,
+            entities: [
+                "Band": RemoteEntityOptions(fetch: [RemoteEndpoint("GET /bands")], get: "GET /bands/{id}"),
+                "Album": RemoteEntityOptions(
+                    relationships: ["band": .foreignKey("band_id")], fetch: [RemoteEndpoint("GET /albums")]),
+            ])
+        let model = try RemoteFixtures.model()
+        let remote = try RemoteResponder(model: model, options: options, transport: transport, environment: [:])
+        let chain = Chain(terminal: remote) { MemoryCache(model: model) }
+        let first = FetchRequest(entity: "Album", predicate: try FetchPredicate("band.name == 'Band 01'"))
+        #expect(try await chain.fetch(first).objectKeys == [.integer(10), .integer(12)])
+        #expect(transport.requests.map(\.url.path).sorted() == ["/v2/albums", "/v2/bands/1", "/v2/bands/2"])
+
+        let second = FetchRequest(entity: "Album", predicate: try FetchPredicate("band.name == 'Band 02'"))
+        #expect(try await chain.fetch(second).objectKeys == [.integer(11)])
+        #expect(transport.requests.count == 4, "the albums again; both bands from the memory cache")
+        await chain.shutdown()
+    }
+}
+
+extension FetchResult {
+    /// The keys of the objects, in order.
+    fileprivate var objectKeys: [Value?] {
+        if case .objects(let nodes) = self { nodes.map(\.id.key) } else { [] }
+    }
 }

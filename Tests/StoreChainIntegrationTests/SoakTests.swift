@@ -74,6 +74,11 @@ import Testing
                 "reliability: soak tasks=\(Self.tasks) operations=\(Self.tasks * Self.operations)"
                     + " fetches=\(result.fetches) faults=\(result.faults) saves=\(result.saves)"
                     + " failed-saves=\(result.failedSaves) observations=\(result.observations) lost-saves=\(lost.count)"
+                    + " backend-requests=\(backend.stats.requests) by route: "
+                    + backend.stats.requestsByRoute.sorted { $0.value > $1.value }.prefix(6).map {
+                        "\($0.key) \($0.value)"
+                    }
+                    .joined(separator: ", ")
             )
         }
     }

@@ -32,6 +32,21 @@ import Testing
         )
     }
 
+    @Test func aSubRequestSaysWhichRequestItServed() async throws {
+        let terminal = RecordingResponder { request, context in
+            if case .fetch = request {
+                _ = try await context.subrequest(.objectFault(ObjectID(entity: "Band", key: 1)), serving: request)
+            }
+            return StoreResponse(.object(nil), info: ResponseInfo(answeredBy: "RemoteResponder", origin: .remote))
+        }
+        _ = try await chain(terminal).send(.fetch(TestData.fetch("Album", where: "band.name == 'Low'")))
+        #expect(
+            log.entries.map(\.message) == [
+                "object-fault Band/1 → RemoteResponder (remote) cache=none 0.0ms for fetch Album where band.name == \"Low\"",
+                "fetch Album where band.name == \"Low\" → RemoteResponder (remote) cache=none 0.0ms",
+            ])
+    }
+
     @Test func failuresAreWarningsWithTheirDescription() async throws {
         let terminal = RecordingResponder { _, _ in throw StoreChainError(.httpStatus, "GET /bands/1 answered 503") }
         await #expect(throws: StoreChainError.self) {

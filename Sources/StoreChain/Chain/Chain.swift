@@ -9,6 +9,21 @@ import Logging
 /// 4. The response goes back up through every handler that forwarded.
 /// 5. A successful save is published as a `ChangeEvent` to every observer.
 ///
+/// **Sub-requests.** When answering a request needs more from upstream (the related objects
+/// behind `album.artist.name`, a to-many list for `tracks.@count`, the objects of a fault), the
+/// handler or terminal that needs it sends a request of its own from the first handler with
+/// `RequestContext.subrequest(_:serving:)`, never a private backend call:
+///
+/// 1. The sub-request gets a fresh context with the serving request's deadline, cache policy,
+///    logger and scope (`RequestScopeKey`), and none of the values handlers set for that request
+///    alone (a page window, validators).
+/// 2. Its lineage (`RequestContext.lineage`) is the serving request's plus that request, so
+///    handlers can tell it apart (logging names the request it served; rate limiting lets it run
+///    inside its parent's in-flight permit) and a request already being answered further up is
+///    not sent again: the responder does that work itself, as it does outside a chain.
+/// 3. It passes every handler like any request: caches answer it or store its answer, batching,
+///    rate limiting and retry treat it on its own, and cancellation reaches it through the task.
+///
 /// The chain of closures is built once, here, not per request.
 ///
 /// ```swift

@@ -2,7 +2,8 @@ import Foundation
 import Logging
 
 /// Logs one line per request: kind, entity and a short form of the predicate, who answered and
-/// from where, the cache status, pages read and the duration; failures at warning with their
+/// from where, the cache status, pages read and the duration, and for a sub-request the request
+/// it served (`… for fetch Track where album.year > 1990`); failures at warning with their
 /// description. Values of secrets (the `Authorization` header, bearer tokens, and any header or
 /// query parameter named in `secrets`) are replaced by `REDACTED`.
 ///
@@ -34,6 +35,7 @@ public struct LoggingHandler: StoreHandler {
             if let pages = info.metadata["pages"] { line += " pages=\(pages)" }
             if let error = info.error { line += " error=\(redact(error))" }
             line += " \(milliseconds(since: start, context))ms"
+            if let parent = context.lineage.last { line += " for \(summary(of: parent))" }
             context.logger.log(level: level, "\(line)")
             return response
         } catch {

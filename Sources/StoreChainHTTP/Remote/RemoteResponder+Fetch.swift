@@ -267,11 +267,40 @@ extension RemoteResponder {
     }
 
     /// The objects of `entity` with these keys, in as few requests as the endpoints allow.
+    ///
+    /// When no endpoint takes the keys but the entity has a `get` endpoint, up to
+    /// `maxGetsInsteadOfListing` keys are read as object faults (sub-requests that caches answer
+    /// and batching merges) rather than reading the whole listing for a handful of objects.
     func fetchNodes(_ entity: Entity, keys: [Value], context: RequestContext, serving parent: StoreRequest)
         async throws -> [Node]
     {
-        try await fetchWhere(entity, keyPath: [entity.key], equalsAnyOf: keys, context: context, serving: parent)
+        guard keys.count <= Self.maxGetsInsteadOfListing, mapper.options(for: entity.name).get != nil,
+            try planner(for: entity.name).plan(
+                predicate: .comparison(
+                    Comparison(.keyPath([entity.key]), .in, .array(keys.map(Operand.constant)))), sort: []
+            ).pushed.isEmpty
+        else {
+            return try await fetchWhere(
+                entity, keyPath: [entity.key], equalsAnyOf: keys, context: context, serving: parent)
+        }
+        return try await withThrowingTaskGroup(of: Node?.self, returning: [Node].self) { group in
+            for key in keys {
+                let id = ObjectID(entity: entity.name, key: key)
+                group.addTask {
+                    if let response = try await context.subrequest(.objectFault(id), serving: parent) {
+                        return try response.objectNode()
+                    }
+                    return try await self.objectFault(id, context: context).objectNode()
+                }
+            }
+            var nodes: [Node] = []
+            for try await node in group { if let node { nodes.append(node) } }
+            return nodes
+        }
     }
+
+    /// The most keys read one `get` each instead of reading an entity's whole listing.
+    static let maxGetsInsteadOfListing = 10
 
     /// The objects of `entity` whose `keyPath` is one of `values`: one fetch of the whole list,
     /// or one fetch per value when only an endpoint that takes one value can push it down. Each
