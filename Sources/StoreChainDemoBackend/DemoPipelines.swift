@@ -1,5 +1,5 @@
-/// Pipeline files for the demo backend (the same text as `Examples/Bandcamp/v1.pipeline.yml` and
-/// `v2.pipeline.yml`; a test keeps them in step). The backend's address comes from the
+/// Pipeline files for the demo backend (the same text as `Examples/Bandcamp/v1.pipeline.yml`,
+/// `v2.pipeline.yml` and `v3.pipeline.yml`; a test keeps them in step). The backend's address comes from the
 /// environment variable `STORECHAIN_DEMO_URL`, such as `http://127.0.0.1:8080`.
 public enum DemoPipelines {
     /// The dump-only v1 API behind a memory and a disk cache.
@@ -100,6 +100,64 @@ public enum DemoPipelines {
                 create: POST /tracks
                 update: PATCH /tracks/{id}
                 delete: DELETE /tracks/{id}
+
+        """
+
+    /// The GitHub-style v3 API: every list pages, `ids=` batches, per-parent lists that page.
+    public static let v3 = """
+        # The GitHub-style v3 API: every list pages by page number with Link headers (30 a page
+        # unless asked for up to 100), lists take ids= batches, per-parent lists page too.
+        model: music.model.yml
+        handlers:
+          - memory-cache: { ttl: 5m }
+          - disk-cache: { path: cache/v3.sqlite, ttl: 1h, max-size: 200MB }
+          - pagination: { page-size: 100, max-pages: 500, concurrency: 4 }
+          - batching: { entities: [Band, Album, Track], max-batch: 100 }
+            when: { kinds: [object-fault] }
+          - rate-limit: { rate: 40/s, burst: 10 }
+          - retry: { attempts: 5, base-delay: 50ms }
+        terminal:
+          remote:
+            base-url: ${STORECHAIN_DEMO_URL}/v3
+            entities:
+              Band:
+                attributes:
+                  name: attributes.name
+                  founded: attributes.founded_at
+                  url: attributes.home_page
+                  country: attributes.country_code
+                relationships: { albums: { endpoint: "GET /bands/{id}/albums" } }
+                date-format: epoch-seconds
+                fetch:
+                  - request: GET /bands?ids={ids}
+                    bind: { ids: { key-path: id, operation: one-of, required: true } }
+                  - request: GET /bands?page={page}&per_page={per_page}
+                    paging: { pages: { page: page, per-page: per_page, size: 30 } }
+                    key-ordered: true
+                get: GET /bands/{id}
+              Album:
+                key: album_id
+                attributes: { year: release_year, price: price_usd }
+                relationships:
+                  band: { foreign-key: band_id }
+                  tracks: { endpoint: "GET /albums/{id}/tracks" }
+                fetch:
+                  - request: GET /albums?ids={ids}
+                    bind: { ids: { key-path: id, operation: one-of, required: true } }
+                  - request: GET /albums?page={page}&per_page={per_page}
+                    paging: { pages: { page: page, per-page: per_page, size: 30 } }
+                    key-ordered: true
+                get: GET /albums/{id}
+              Track:
+                attributes: { title: name, number: track_number, seconds: length_seconds }
+                relationships: { album: { foreign-key: album_id } }
+                fetch:
+                  - request: GET /tracks?ids={ids}
+                    bind: { ids: { key-path: id, operation: one-of, required: true } }
+                  - request: GET /tracks?page={page}&per_page={per_page}
+                    paging: { pages: { page: page, per-page: per_page, size: 30 } }
+                    key-ordered: true
+                get: GET /tracks/{id}
 
         """
 }

@@ -56,6 +56,7 @@ import Testing
         let transport = StubTransport { request in
             switch request.url.path {
             case "/v2/bands": return .json(#"[{"id": 1, "name": "Band 1"}, {"id": 2, "name": "Band 2"}]"#)
+            case "/v2/albums": return .json("[" + (1...60).map(Self.album).joined(separator: ", ") + "]")
             case let path where path.hasPrefix("/v2/bands/"):
                 let band =
                     Int(
@@ -72,7 +73,8 @@ import Testing
                 "Band": RemoteEntityOptions(
                     relationships: ["albums": .endpoint("GET /bands/{id}/albums")],
                     fetch: [RemoteEndpoint("GET /bands")]),
-                "Album": RemoteEntityOptions(relationships: ["band": .foreignKey("band_id")]),
+                "Album": RemoteEntityOptions(
+                    relationships: ["band": .foreignKey("band_id")], fetch: [RemoteEndpoint("GET /albums")]),
             ])
         let remote = try RemoteResponder(
             model: try RemoteFixtures.model(), options: options, transport: transport, environment: [:])
@@ -110,6 +112,21 @@ import Testing
         let few = FetchRequest(entity: "Band", predicate: try FetchPredicate("albums.@count < 5"))
         #expect(try await chain.fetch(few).objectKeys == (try Self.expected(few)).objectKeys)
         #expect(transport.requests.count == 4 + 1, "the bands again; both lists come from the memory cache")
+        await chain.shutdown()
+    }
+
+    @Test func severalOwnersListsComeFromACachedCompleteCollectionThroughTheInverse() async throws {
+        let (remote, transport) = try Self.albumsBehindTheirOwnEndpoint()
+        let model = try RemoteFixtures.model()
+        let chain = Chain(terminal: remote) { MemoryCache(model: model) }
+        _ = try await chain.fetch(FetchRequest(entity: "Album"))
+        #expect(transport.requests.count == 1, "every album, with its band as a foreign key")
+
+        let request = FetchRequest(entity: "Band", predicate: try FetchPredicate("albums.@count > 30"))
+        #expect(try await chain.fetch(request).objectKeys == (try Self.expected(request)).objectKeys)
+        #expect(
+            transport.requests.map(\.url.path) == ["/v2/albums", "/v2/bands"],
+            "the bands' album lists come from the cached albums, not from GET /bands/{id}/albums")
         await chain.shutdown()
     }
 

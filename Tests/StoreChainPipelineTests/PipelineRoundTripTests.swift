@@ -15,6 +15,7 @@ import Testing
             to: folder.appending(path: "music.model.yml"), atomically: true, encoding: .utf8)
         try DemoPipelines.v1.write(to: folder.appending(path: "v1.pipeline.yml"), atomically: true, encoding: .utf8)
         try DemoPipelines.v2.write(to: folder.appending(path: "v2.pipeline.yml"), atomically: true, encoding: .utf8)
+        try DemoPipelines.v3.write(to: folder.appending(path: "v3.pipeline.yml"), atomically: true, encoding: .utf8)
         return folder
     }
 
@@ -23,7 +24,7 @@ import Testing
 
     @Test func theBandcampExampleFilesAreTheDemoPipelines() throws {
         let folder = Self.examples.appending(path: "Bandcamp")
-        for (file, text) in [("v1", DemoPipelines.v1), ("v2", DemoPipelines.v2)] {
+        for (file, text) in [("v1", DemoPipelines.v1), ("v2", DemoPipelines.v2), ("v3", DemoPipelines.v3)] {
             #expect(try String(contentsOf: folder.appending(path: "\(file).pipeline.yml"), encoding: .utf8) == text)
         }
         #expect(
@@ -69,6 +70,7 @@ import Testing
         let environment = ["STORECHAIN_DEMO_URL": "http://127.0.0.1:8080"]
         for (file, options) in [
             ("v1", DemoRemoteOptions.v1(baseURL: base)), ("v2", DemoRemoteOptions.v2(baseURL: base)),
+            ("v3", DemoRemoteOptions.v3(baseURL: base)),
         ] {
             let pipeline = try Pipeline.load(
                 contentsOf: folder.appending(path: "\(file).pipeline.yml"), environment: environment)

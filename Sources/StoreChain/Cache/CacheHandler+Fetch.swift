@@ -192,8 +192,8 @@ extension CacheHandler {
             from: .fetch(FetchRequest(entity: stalest.entity)), target: .collections([stalest.entity]))
     }
 
-    /// The entity and every entity its predicate and sort key paths lead to; `nil` when a key
-    /// path cannot be followed.
+    /// The entity and every entity whose objects its predicate and sort key paths read; `nil`
+    /// when a key path cannot be followed.
     private func reachedEntities(_ request: FetchRequest) -> Set<String>? {
         guard let entity = model.entity(named: request.entity) else { return nil }
         var entities: Set<String> = [entity.name]
@@ -202,7 +202,14 @@ extension CacheHandler {
             + request.sortDescriptors.map { $0.keyPath.split(separator: ".").map(String.init) }
         for components in keyPaths {
             guard let resolved = try? ResolvedKeyPath(components, from: entity, in: model) else { return nil }
-            entities.formUnion(resolved.steps.map(\.destination.name))
+            var steps = resolved.steps
+            // `band.id`, where `id` is the band's key, reads the foreign key, not the band.
+            if let last = steps.last, !last.relationship.isToMany, case .attribute(let attribute) = resolved.terminal,
+                attribute.name == last.destination.key
+            {
+                steps.removeLast()
+            }
+            entities.formUnion(steps.map(\.destination.name))
             if case .relationship(let relationship) = resolved.terminal { entities.insert(relationship.destination) }
         }
         return entities

@@ -70,14 +70,20 @@ public struct RequestContext: Sendable {
     /// logging see it. It keeps this request's deadline, cancellation, cache policy, logger and
     /// scope, and none of the values handlers set for this request alone.
     ///
+    /// `cachePolicy` overrides the policy for this sub-request alone: `.cacheOnly` asks whether
+    /// the caches can answer without the backend (a `not-cached` error when they cannot).
+    ///
     /// - Returns: the response, or `nil` when there is no chain above (a responder called on
     ///   its own) or when `request` is already being answered further up (a loop); the caller
     ///   then does the work itself.
-    public func subrequest(_ request: StoreRequest, serving parent: StoreRequest) async throws -> StoreResponse? {
+    public func subrequest(_ request: StoreRequest, serving parent: StoreRequest, cachePolicy: CachePolicy? = nil)
+        async throws -> StoreResponse?
+    {
         guard let entry = services.entry, request != parent, !lineage.contains(request),
             lineage.count < Self.maxLineage
         else { return nil }
-        var context = RequestContext(services: services, cachePolicy: cachePolicy, deadline: deadline)
+        var context = RequestContext(
+            services: services, cachePolicy: cachePolicy ?? self.cachePolicy, deadline: deadline)
         context.origin = origin
         context.loggerOverride = loggerOverride
         context.lineage = lineage + [parent]

@@ -23,6 +23,10 @@ public struct RateLimitHandler: StoreHandler {
     public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
         -> StoreResponse
     {
+        // A cache-only request never reaches the backend.
+        if request.kind != .save, context.effectiveCachePolicy(for: request) == .cacheOnly {
+            return try await next(request, context)
+        }
         // A sub-request runs inside the permit of the request it serves, which waits for it:
         // taking a second permit could wait forever with `max-in-flight` requests all waiting.
         let permit = context.lineage.isEmpty

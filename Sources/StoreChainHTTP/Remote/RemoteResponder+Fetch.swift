@@ -267,40 +267,11 @@ extension RemoteResponder {
     }
 
     /// The objects of `entity` with these keys, in as few requests as the endpoints allow.
-    ///
-    /// When no endpoint takes the keys but the entity has a `get` endpoint, up to
-    /// `maxGetsInsteadOfListing` keys are read as object faults (sub-requests that caches answer
-    /// and batching merges) rather than reading the whole listing for a handful of objects.
     func fetchNodes(_ entity: Entity, keys: [Value], context: RequestContext, serving parent: StoreRequest)
         async throws -> [Node]
     {
-        guard keys.count <= Self.maxGetsInsteadOfListing, mapper.options(for: entity.name).get != nil,
-            try planner(for: entity.name).plan(
-                predicate: .comparison(
-                    Comparison(.keyPath([entity.key]), .in, .array(keys.map(Operand.constant)))), sort: []
-            ).pushed.isEmpty
-        else {
-            return try await fetchWhere(
-                entity, keyPath: [entity.key], equalsAnyOf: keys, context: context, serving: parent)
-        }
-        return try await withThrowingTaskGroup(of: Node?.self, returning: [Node].self) { group in
-            for key in keys {
-                let id = ObjectID(entity: entity.name, key: key)
-                group.addTask {
-                    if let response = try await context.subrequest(.objectFault(id), serving: parent) {
-                        return try response.objectNode()
-                    }
-                    return try await self.objectFault(id, context: context).objectNode()
-                }
-            }
-            var nodes: [Node] = []
-            for try await node in group { if let node { nodes.append(node) } }
-            return nodes
-        }
+        try await fetchWhere(entity, keyPath: [entity.key], equalsAnyOf: keys, context: context, serving: parent)
     }
-
-    /// The most keys read one `get` each instead of reading an entity's whole listing.
-    static let maxGetsInsteadOfListing = 10
 
     /// The objects of `entity` whose `keyPath` is one of `values`: one fetch of the whole list,
     /// or one fetch per value when only an endpoint that takes one value can push it down. Each
@@ -359,6 +330,12 @@ extension RemoteResponder {
         else { return [:] }
         var result: [ObjectID: RelationshipValue] = [:]
         if case .endpoint(let text)? = mapper.options(for: entity.name).relationships[name] {
+            if owners.count > 1,
+                let members = try await cachedMembers(
+                    of: owners, through: relationship, destination: destination, context: context, serving: parent)
+            {
+                return group(members, of: owners, through: relationship, source: &source)
+            }
             for owner in owners {
                 // Each owner's list is a relationship fault through the chain, so caches keep
                 // it; the fault itself (or a responder outside a chain) reads the endpoint.
@@ -384,18 +361,54 @@ extension RemoteResponder {
         let members = try await fetchWhere(
             destination, keyPath: [inverseName, entity.key], equalsAnyOf: owners.compactMap(\.key), context: context,
             serving: parent)
+        return group(members, of: owners, through: relationship, source: &source)
+    }
+
+    /// Each owner's value of `relationship`, from the destination objects whose to-one inverse
+    /// names it.
+    private func group(
+        _ members: [Node], of owners: [ObjectID], through relationship: Relationship, source: inout [ObjectID: Node]
+    ) -> [ObjectID: RelationshipValue] {
         var grouped: [ObjectID: [ObjectID]] = [:]
         for member in members {
             source[member.id] = member
-            if case .toOne(let owner?)? = member.relationships[inverseName] {
+            if let inverse = relationship.inverse, case .toOne(let owner?)? = member.relationships[inverse] {
                 grouped[owner, default: []].append(member.id)
             }
         }
+        var result: [ObjectID: RelationshipValue] = [:]
         for owner in owners {
             let ids = grouped[owner] ?? []
             result[owner] = relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
         }
         return result
+    }
+
+    /// The destination objects of several owners' lists, when the caches hold them whole and
+    /// fresh: the destination's records carry the inverse as a foreign key, so a cached complete
+    /// collection answers `Track where album.id IN {…}` with no request, where reading each
+    /// owner's list would cost one request (or more) per owner. `nil` when the caches cannot.
+    private func cachedMembers(
+        of owners: [ObjectID], through relationship: Relationship, destination: Entity, context: RequestContext,
+        serving parent: StoreRequest
+    ) async throws -> [Node]? {
+        guard let inverseName = relationship.inverse, let inverse = destination.relationship(named: inverseName),
+            !inverse.isToMany, case .foreignKey? = mapper.options(for: destination.name).relationships[inverseName],
+            let ownerEntity = model.entity(named: inverse.destination)
+        else { return nil }
+        let keys = owners.compactMap(\.key).map(Operand.constant)
+        let request = FetchRequest(
+            entity: destination.name,
+            predicate: .comparison(Comparison(.keyPath([inverseName, ownerEntity.key]), .in, .array(keys))))
+        do {
+            guard
+                let response = try await context.subrequest(.fetch(request), serving: parent, cachePolicy: .cacheOnly),
+                !response.info.isStale, case .objects(let members) = try response.fetchResult()
+            else { return nil }
+            return members
+        } catch let error as StoreChainError where error.code == .notCached {
+            return nil
+        }
     }
 
     /// One owner's list from a relationship's own endpoint, every page of it.

@@ -227,8 +227,15 @@ struct PageWalk {
         guard context[CompleteCollectionsKey.self] == true, let first = pages.first else { return [] }
         guard first.info.page != nil else { return first.info.completeCollections }
         var expectedStart = 0
+        var pastTheEnd = false
         for page in pages {
-            guard let info = page.info.page, info.wholeCollection, page.start == expectedStart else { return [] }
+            guard let info = page.info.page, info.wholeCollection else { return [] }
+            // A wave read at once may reach past the last record: empty pages at the end.
+            if info.records == 0 {
+                pastTheEnd = true
+                continue
+            }
+            guard !pastTheEnd, page.start == expectedStart else { return [] }
             expectedStart = page.start + info.records
         }
         guard pages.last?.info.page?.next == nil else { return [] }
