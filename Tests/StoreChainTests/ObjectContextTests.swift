@@ -195,6 +195,20 @@ import Testing
         #expect(try await results.next() == nil)
     }
 
+    /// Regression (the soak test at 1,000 operations ran out of time and memory): an observation
+    /// whose iterator was dropped after its first result kept its subscription and refetched on
+    /// every later save, for as long as the chain.
+    @Test func droppingAnObservationsIteratorEndsIt() async throws {
+        let request = try TestData.fetch("Band", where: "country == 'US'")
+        let before = chain.events.subscriberCount
+        for _ in 0..<3 {
+            var results = context.observe(request).makeAsyncIterator()
+            #expect(try await results.next()?.map(\.objectID) == [band(4)])
+        }
+        for _ in 0..<10_000 where chain.events.subscriberCount > before { await Task.yield() }
+        #expect(chain.events.subscriberCount == before, "no observation is left running")
+    }
+
     @Test func otherContextsSavesAreMergedIntoRegisteredObjects() async throws {
         let mine = try #require(try await context.fetch(TestData.fetch("Band", where: "id == 4")).first)
         #expect(mine.cachedValue("name") == "low")

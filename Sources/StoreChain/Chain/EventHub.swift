@@ -46,13 +46,20 @@ public final class EventHub: Sendable {
     /// A stream of every event published from now on, until the stream is dropped or the hub
     /// is finished.
     public func subscribe() -> AsyncStream<ChangeEvent> {
+        subscription().stream
+    }
+
+    /// A stream of every event published from now on, and a function that ends it. The hub holds
+    /// the stream's continuation, so a subscriber that stops reading without cancelling its task
+    /// stays subscribed (and buffers every event) until it calls `end`.
+    func subscription() -> (stream: AsyncStream<ChangeEvent>, end: @Sendable () -> Void) {
         let id = nextID.add(1, ordering: .relaxed).newValue
         let (stream, continuation) = AsyncStream.makeStream(of: ChangeEvent.self)
         continuation.onTermination = { [weak self] _ in
             _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
         }
         subscribers.withLock { $0[id] = continuation }
-        return stream
+        return (stream, { continuation.finish() })
     }
 
     public func publish(_ event: ChangeEvent) {

@@ -3,33 +3,37 @@ extension ObjectContext {
     /// affect it (saves through the chain, events from handlers), when it differs.
     ///
     /// The first result comes even when nothing is cached yet: it is fetched through the chain.
-    /// The stream ends when the consumer stops, the task is cancelled, or the chain shuts down.
+    /// The observation ends when its iterator is dropped, its task is cancelled, or the chain
+    /// shuts down.
     ///
     /// ```swift
     /// for try await bands in context.observe(FetchRequest(entity: "Band")) { render(bands) }
     /// ```
-    public func observe(_ request: FetchRequest) -> AsyncThrowingStream<[ManagedObject], any Error> {
-        let events = chain.events.subscribe()
-        let relevant = relevantEntities(for: request)
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [ManagedObject].self)
-        let task = Task {
-            do {
-                var last = try await snapshot(request)
-                continuation.yield(last.objects)
-                for await event in events where !event.entities.isDisjoint(with: relevant) {
-                    let next = try await snapshot(request)
-                    if next.nodes != last.nodes {
-                        continuation.yield(next.objects)
-                        last = next
+    public func observe(_ request: FetchRequest) -> Observation {
+        Observation { [self] in
+            let (events, endEvents) = chain.events.subscription()
+            let relevant = relevantEntities(for: request)
+            let (stream, continuation) = AsyncThrowingStream.makeStream(of: [ManagedObject].self)
+            let task = Task {
+                defer { endEvents() }
+                do {
+                    var last = try await snapshot(request)
+                    continuation.yield(last.objects)
+                    for await event in events where !event.entities.isDisjoint(with: relevant) {
+                        let next = try await snapshot(request)
+                        if next.nodes != last.nodes {
+                            continuation.yield(next.objects)
+                            last = next
+                        }
                     }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
                 }
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
             }
+            continuation.onTermination = { _ in task.cancel() }
+            return (stream, task)
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
     }
 
     private func snapshot(_ request: FetchRequest) async throws -> (objects: [ManagedObject], nodes: [Node]) {
