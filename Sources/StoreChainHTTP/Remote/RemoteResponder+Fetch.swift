@@ -420,28 +420,23 @@ extension RemoteResponder {
         guard let key = owner.key, let variable = template.pathVariables.first else { return nil }
         let recordsPath = mapper.options(for: destination.name).records
         var url = try template.url(base: options.baseURL, values: [variable: QueryPlanner.parameterText(key)])
-        var ids: [ObjectID] = []
+        var loaded = Loaded()
         var seen: Set<ObjectID> = []
-        var pages = 0
         // Every page of the list: a to-many list is never cut at its first page.
         while true {
-            try checkPageCount(pages, of: text)
-            pages += 1
+            try checkPageCount(loaded.pages, of: text)
+            loaded.pages += 1
             let response = try await send(template.method, url, context: context)
             let body = try json(response, from: url)
             let location = RemoteError.redacted(url)
             let records = try mapper.records(in: body, at: recordsPath, source: location)
-            for (index, record) in records.enumerated() {
-                let (node, embedded) = try mapper.node(
-                    from: record, entity: destination, jsonPath: "$\(recordsPath.map { ".\($0)" } ?? "")[\(index)]",
-                    source: location)
-                if seen.insert(node.id).inserted { ids.append(node.id) }
-                source[node.id] = node
-                for child in embedded { source[child.id] = child }
-            }
+            try map(
+                records, entity: destination, recordsPath: recordsPath, source: location, into: &loaded, seen: &seen)
             guard !records.isEmpty, let link = try LinkHeader.next(in: response[header: "link"]) else { break }
             url = try resolve(link, against: url)
         }
+        for node in loaded.embedded + loaded.nodes { source[node.id] = node }
+        let ids = loaded.nodes.map(\.id)
         return relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
     }
 }
