@@ -19,8 +19,9 @@ public final class MemoryCacheStorage: CacheStorage {
 
     private struct State {
         var nodes: [ObjectID: Node] = [:]
-        var idsByEntity: [String: [ObjectID]] = [:]
+        var idsByEntity: [String: InsertionOrderedSet<ObjectID>] = [:]
         var queries: [String: CachedQuery] = [:]
+        var queryKeysByEntity: [String: Set<String>] = [:]
         var keysByShape: [String: Set<String>] = [:]
         var collections: [String: Freshness] = [:]
         var sizes: [Entry: Int] = [:]
@@ -68,16 +69,14 @@ public final class MemoryCacheStorage: CacheStorage {
     }
 
     public func nodes(of entity: String, matching predicate: FetchPredicate?) -> [Node] {
-        state.withLock { state in (state.idsByEntity[entity] ?? []).compactMap { state.nodes[$0] } }
+        state.withLock { state in (state.idsByEntity[entity]?.elements ?? []).compactMap { state.nodes[$0] } }
     }
 
     public func write(_ write: CacheWrite) -> Set<ObjectID> {
         state.withLock { state in
             for entity in write.invalidated {
                 state.collections[entity] = nil
-                for (key, query) in state.queries where query.request.entity == entity {
-                    Self.remove(.query(key), from: &state)
-                }
+                for key in state.queryKeysByEntity[entity] ?? [] { Self.remove(.query(key), from: &state) }
             }
             var removed = Set<ObjectID>()
             for id in write.removed where state.nodes[id] != nil {
@@ -88,7 +87,7 @@ public final class MemoryCacheStorage: CacheStorage {
             if !write.collections.isEmpty {
                 let written = Set(write.nodes.map(\.id))
                 for (entity, freshness) in write.collections {
-                    for id in state.idsByEntity[entity] ?? [] where !written.contains(id) {
+                    for id in state.idsByEntity[entity]?.elements ?? [] where !written.contains(id) {
                         Self.remove(.node(id), from: &state)
                         removed.insert(id)
                     }
@@ -99,6 +98,7 @@ public final class MemoryCacheStorage: CacheStorage {
                 Self.remove(.query(query.key), from: &state)
                 state.queries[query.key] = query
                 state.keysByShape[query.shape, default: []].insert(query.key)
+                state.queryKeysByEntity[query.request.entity, default: []].insert(query.key)
                 Self.account(.query(query.key), size: 64 + query.key.utf8.count + query.ids.count * 40, in: &state)
             }
             evict(&state)
@@ -123,7 +123,7 @@ public final class MemoryCacheStorage: CacheStorage {
 
     private static func insert(_ node: Node, into state: inout State) {
         if state.nodes.updateValue(node, forKey: node.id) == nil {
-            state.idsByEntity[node.id.entity, default: []].append(node.id)
+            state.idsByEntity[node.id.entity, default: InsertionOrderedSet()].append(node.id)
         }
         account(.node(node.id), size: node.approximateByteCount, in: &state)
     }
@@ -137,11 +137,15 @@ public final class MemoryCacheStorage: CacheStorage {
         switch entry {
         case .node(let id):
             guard state.nodes.removeValue(forKey: id) != nil else { return }
-            state.idsByEntity[id.entity]?.removeAll { $0 == id }
+            state.idsByEntity[id.entity]?.remove(id)
         case .query(let key):
             guard let query = state.queries.removeValue(forKey: key) else { return }
             state.keysByShape[query.shape]?.remove(key)
             if state.keysByShape[query.shape]?.isEmpty == true { state.keysByShape[query.shape] = nil }
+            state.queryKeysByEntity[query.request.entity]?.remove(key)
+            if state.queryKeysByEntity[query.request.entity]?.isEmpty == true {
+                state.queryKeysByEntity[query.request.entity] = nil
+            }
         }
         state.bytes -= state.sizes.removeValue(forKey: entry) ?? 0
         state.order.remove(entry)
