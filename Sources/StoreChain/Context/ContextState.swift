@@ -50,8 +50,12 @@ struct ContextState {
         pending[id]?.relationships[name] ?? rows[id]?.relationships[name]
     }
 
-    /// Replaces every temporary ID with its permanent one.
+    /// Replaces every temporary ID with its permanent one. Temporary IDs this context never
+    /// handed out (another context's inserts) cannot appear in it, so those cost nothing.
     mutating func remap(_ permanentIDs: [ObjectID: ObjectID]) {
+        let permanentIDs = permanentIDs.filter { temporary, _ in
+            registry[temporary] != nil || pending[temporary] != nil || rows[temporary] != nil
+        }
         guard !permanentIDs.isEmpty else { return }
         func remap(_ value: RelationshipValue) -> RelationshipValue {
             switch value {
@@ -67,12 +71,15 @@ struct ContextState {
                 rows[permanent] = row
             }
         }
-        for id in Array(rows.keys) {
+        func mentionsTemporary(_ relationships: [String: RelationshipValue]) -> Bool {
+            relationships.values.contains { $0.objectIDs.contains(where: \.isTemporary) }
+        }
+        for id in rows.compactMap({ mentionsTemporary($0.value.relationships) ? $0.key : nil }) {
             guard var row = rows[id] else { continue }
             row.relationships = row.relationships.mapValues(remap)
             rows[id] = row
         }
-        for id in Array(pending.keys) {
+        for id in pending.compactMap({ mentionsTemporary($0.value.relationships) ? $0.key : nil }) {
             guard var change = pending[id] else { continue }
             change.relationships = change.relationships.mapValues(remap)
             pending[id] = change

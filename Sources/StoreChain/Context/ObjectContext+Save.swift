@@ -81,13 +81,15 @@ extension ObjectContext {
         }
     }
 
+    /// Only objects this context knows take the event's values: absorbing every object saved
+    /// anywhere would grow every context's row cache without end.
     func merge(_ event: ChangeEvent) {
         state.withLock { state in
             state.remap(event.permanentIDs)
             for id in event.deleted {
                 state.rows.removeValue(forKey: id)
             }
-            state.absorb(event.nodes)
+            state.absorb(event.nodes.filter { state.rows[$0.id] != nil || state.registry[$0.id]?.object != nil })
         }
     }
 }
