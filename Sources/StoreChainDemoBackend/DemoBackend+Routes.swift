@@ -126,6 +126,7 @@ extension DemoBackend {
             let etag = "\"\(String(hash, radix: 16))\""
             headers[.eTag] = etag
             if request.headers[values: .ifNoneMatch].contains(etag) {
+                counters.withLock { $0.notModified += 1 }
                 return Response(status: .notModified, headers: headers)
             }
         }

@@ -38,6 +38,8 @@ public final class DemoBackend: Sendable {
         public var rateLimited = 0
         /// Requests answered 500 by the failure quirk.
         public var failed = 0
+        /// Conditional requests answered 304 Not Modified (no body).
+        public var notModified = 0
         var windowStart = Date.distantPast
         var windowCount = 0
     }
