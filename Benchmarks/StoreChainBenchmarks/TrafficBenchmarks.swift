@@ -28,9 +28,9 @@ private func listScreenBenchmarks() {
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             for screen in 0..<3 {
-                var context = RequestContext()
-                context[PageRequestKey.self] = PageRequest(.record(100 + screen * 25), size: 25)
-                blackHole(try await remote.respond(to: .fetch(FetchRequest(entity: "Track")), context: context))
+                let page = PageRequest(.record(100 + screen * 25), size: 25)
+                blackHole(
+                    try await remote.respond(to: .page(FetchRequest(entity: "Track"), page), context: RequestContext()))
             }
             for batch in [favourites[..<100], favourites[100...]] {
                 let keys = batch.compactMap(\.key).map { $0.description }.joined(separator: ", ")

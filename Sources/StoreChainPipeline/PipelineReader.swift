@@ -204,9 +204,7 @@ struct PipelineReader {
             return nil
         }
         problems += session.unknownKeys(under: path)
-        let names: [String: StoreRequest.Kind] = [
-            "fetch": .fetch, "object-fault": .objectFault, "relationship-fault": .relationshipFault, "save": .save,
-        ]
+        let names = Dictionary(uniqueKeysWithValues: StoreRequest.Kind.allCases.map { ($0.rawValue, $0) })
         var kinds: Set<StoreRequest.Kind>?
         for name in scope.kinds ?? [] {
             guard let kind = names[name] else {

@@ -110,6 +110,31 @@ import Testing
         #expect(pages.requests.count == 6, "57 records, 10 a page, and no empty page after the total")
     }
 
+    /// GitHub's `Link: <…?p=6&per_page=10>; rel="last"` says where the listing ends, so pages
+    /// read several at once stop there instead of reading empty pages past the end.
+    @Test func aLastLinkEndsTheWaves() async throws {
+        let transport = StubTransport { request in
+            let page = Int(Self.query(request, "p") ?? "") ?? 1
+            let size = Int(Self.query(request, "per_page") ?? "") ?? 10
+            let last = (Self.count + size - 1) / size
+            var links = [#"</v2/bands?p=\#(last)&per_page=\#(size)>; rel="last""#]
+            if page < last { links.insert(#"</v2/bands?p=\#(page + 1)&per_page=\#(size)>; rel="next""#, at: 0) }
+            return .json(
+                #"{"data": \#(Self.slice((page - 1) * size, size))}"#, headers: ["Link": links.joined(separator: ", ")])
+        }
+        let endpoint = RemoteEndpoint(
+            "GET /bands?p={page}&per_page={per_page}",
+            paging: .pages(page: "page", perPage: "per_page", size: 10, first: 1), keyOrdered: true)
+        let options = RemoteOptions(
+            baseURL: URL(string: "https://api.example/v2")!,
+            entities: ["Band": RemoteEntityOptions(records: "data", fetch: [endpoint])])
+        let remote = try RemoteResponder(
+            model: try Self.model(), options: options, transport: transport, environment: [:])
+        let all = FetchRequest(entity: "Band")
+        #expect(try await Self.chain(remote).fetch(all) == (try Self.expected(all)))
+        #expect(transport.requests.count == 6, "57 records, 10 a page: pages 1 to 6 and no empty page 7")
+    }
+
     @Test func offsetsAreAskedForAtTheWindowsStart() async throws {
         let (remote, transport) = try Self.remote(.offset)
         _ = try await Self.chain(remote).fetch(FetchRequest(entity: "Band", fetchLimit: 10, fetchOffset: 25))
@@ -160,15 +185,15 @@ import Testing
         options.entities["Band"]?.fetch[0].paging = .offset(offset: "o", limit: "l", size: 10)
         let transport = StubTransport { _ in .json(RemoteFixtures.bandsPage) }
         let remote = try RemoteResponder(model: model, options: options, transport: transport, environment: [:])
-        var context = RequestContext()
-        context[PageRequestKey.self] = PageRequest(.record(0))
+        let context = RequestContext()
+        let first = PageRequest(.record(0))
         // The search ignores case: exact for BEGINSWITH[c], a superset for BEGINSWITH.
         let exact = try await remote.respond(
-            to: .fetch(TestData.fetch("Band", where: "name BEGINSWITH[c] 'lo'")), context: context)
+            to: .page(TestData.fetch("Band", where: "name BEGINSWITH[c] 'lo'"), first), context: context)
         #expect(exact.info.applied.predicate)
         #expect(exact.info.page?.style == .offset)
         let superset = try await remote.respond(
-            to: .fetch(TestData.fetch("Band", where: "name BEGINSWITH 'Lo'")), context: context)
+            to: .page(TestData.fetch("Band", where: "name BEGINSWITH 'Lo'"), first), context: context)
         #expect(!superset.info.applied.predicate)
         #expect(try superset.fetchResult() == exact.fetchResult())
     }

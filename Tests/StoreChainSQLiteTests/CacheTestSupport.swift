@@ -63,7 +63,7 @@ final class FakeBackend: StoreResponder {
         }
         var response = try await store.respond(to: request, context: context)
         response.info = info
-        if current.dumpsEverything, context[CompleteCollectionsKey.self] == true, case .fetch = request,
+        if current.dumpsEverything, case .fetch = request,
             case .fetched(.objects(let nodes)) = response.result
         {
             let known = Set(nodes.map(\.id)).union(response.related.map(\.id))

@@ -48,7 +48,7 @@ private final class PagedBands: StoreResponder {
     var positions: [PageRequest.Position] { log.withLock { $0 } }
 
     func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
-        guard case .fetch(let fetch) = request, let page = context[PageRequestKey.self] else {
+        guard case .page(let fetch, let page) = request else {
             throw StoreChainError(.invalidRequest, "PagedBands answers page requests only, not \(request)")
         }
         log.withLock { $0.append(page.position) }

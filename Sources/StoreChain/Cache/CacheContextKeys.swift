@@ -18,10 +18,3 @@ public enum ValidatorsKey: RequestContextKey {
         }
     }
 }
-
-/// Set by a cache that wants whole collections: a terminal that had to read every object of an
-/// entity anyway (a dump-only endpoint, an unfiltered listing) returns them all in `related`
-/// and names the entity in `ResponseInfo.completeCollections`.
-public enum CompleteCollectionsKey: RequestContextKey {
-    public typealias Value = Bool
-}

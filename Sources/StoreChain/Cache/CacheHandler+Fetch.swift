@@ -43,8 +43,6 @@ extension CacheHandler {
     func forwardFetch(_ normalized: FetchRequest, plan: FetchPlan, context: RequestContext, next: NextResponder)
         async throws -> StoreResponse
     {
-        var context = context
-        context[CompleteCollectionsKey.self] = true
         let response = try await inFlight.run("fetch \(normalized)") {
             let response = try await next(.fetch(normalized), context)
             if let write = write(for: .fetch(normalized), response: response, now: context.clock.now) {

@@ -38,7 +38,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         -> StoreResponse
     {
         switch request {
-        case .fetch where context[PageRequestKey.self] != nil:
+        case .page:
             // One page of a fetch is not an answer to the fetch (a cache below a pager).
             try await next(request, context)
         case .fetch(let fetch): try await self.fetch(fetch, context: context, next: next)
@@ -128,7 +128,6 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         case .fetch, .objectFault: context[ValidatorsKey.self] = ValidatorsKey.Value(cached.freshness)
         default: context[ValidatorsKey.self] = nil
         }
-        context[CompleteCollectionsKey.self] = true
         let source = cached.source
         let response = try await inFlight.run("revalidate \(source)") { try await next(source, context) }
         let now = context.clock.now

@@ -3,19 +3,22 @@
 /// the next.
 ///
 /// ```swift
-/// let memo = context[RequestScopeKey.self]?.value(MyMemoKey.self) { MyMemo() } ?? MyMemo()
+/// let memo = context[RequestScopeKey.self]?.value(of: MyMemo.self) { MyMemo() } ?? MyMemo()
 /// ```
+///
+/// A scope holds what work the requests share, never what a request means: that is in the
+/// request's type.
 public final class RequestScope: Sendable {
     private let values = Locked<[ObjectIdentifier: any Sendable]>([:])
 
     public init() {}
 
-    /// The scope's value for `key`, made by `make` the first time it is asked for.
-    public func value<Key: RequestContextKey>(_ key: Key.Type, default make: () -> Key.Value) -> Key.Value {
+    /// The scope's value of type `type`, made by `make` the first time it is asked for.
+    public func value<Value: Sendable>(of type: Value.Type, default make: () -> Value) -> Value {
         values.withLock { values in
-            if let value = values[ObjectIdentifier(key)] as? Key.Value { return value }
+            if let value = values[ObjectIdentifier(type)] as? Value { return value }
             let value = make()
-            values[ObjectIdentifier(key)] = value
+            values[ObjectIdentifier(type)] = value
             return value
         }
     }

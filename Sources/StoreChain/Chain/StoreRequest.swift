@@ -8,6 +8,11 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
     case relationshipFault(ObjectID, relationship: String)
     /// Inserted, updated and deleted objects, saved together.
     case save(SaveChanges)
+    /// One backend page of a fetch's listing, which a pager (`PaginationHandler`) asks for.
+    /// Answered with the page's records that match the fetch's whole predicate, in the
+    /// backend's order, and `ResponseInfo.page` describing the page; a responder that cannot
+    /// page answers the whole fetch (with no `page`).
+    case page(FetchRequest, PageRequest)
 
     /// The kind of a request, for scoping handlers and for logs.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
@@ -15,6 +20,7 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
         case objectFault = "object-fault"
         case relationshipFault = "relationship-fault"
         case save
+        case page
     }
 
     public var kind: Kind {
@@ -23,13 +29,14 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
         case .objectFault: .objectFault
         case .relationshipFault: .relationshipFault
         case .save: .save
+        case .page: .page
         }
     }
 
     /// The entities the request is about.
     public var entities: Set<String> {
         switch self {
-        case .fetch(let request): [request.entity]
+        case .fetch(let request), .page(let request, _): [request.entity]
         case .objectFault(let id), .relationshipFault(let id, _): [id.entity]
         case .save(let changes): changes.entities
         }
@@ -41,6 +48,7 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
         case .objectFault(let id): "object-fault \(id)"
         case .relationshipFault(let id, let name): "relationship-fault \(id).\(name)"
         case .save(let changes): "save \(changes)"
+        case .page(let request, let page): "page \(page) of fetch \(request)"
         }
     }
 }

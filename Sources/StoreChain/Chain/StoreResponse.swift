@@ -99,9 +99,10 @@ public struct ResponseInfo: Sendable, Hashable {
     /// The backend said the cached answer is still current (HTTP 304); the result is empty.
     public var notModified: Bool
     /// Entities whose every object is in this response (result and related), so a cache can
-    /// answer any fetch of them (see `CompleteCollectionsKey`).
+    /// answer any fetch of them: a responder that had to read every object of an entity
+    /// anyway (a dump-only endpoint, every page of an unfiltered listing) says so here.
     public var completeCollections: Set<String> = []
-    /// The page this answer holds, when a pager asked for one page (`PageRequestKey`).
+    /// The page this answer holds, when it answers a page request (`StoreRequest.page`).
     public var page: PageInfo?
 
     public init(

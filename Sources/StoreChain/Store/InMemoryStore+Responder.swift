@@ -1,11 +1,12 @@
 extension InMemoryStore: StoreResponder {
     /// Answers every kind of request from memory: fetches (with prefetched relationships in
-    /// `related`), object and relationship faults, and saves (all or nothing).
+    /// `related`), object and relationship faults, and saves (all or nothing). A page request
+    /// gets the whole fetch: memory has no pages.
     public func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
         try Task.checkCancellation()
         let info = ResponseInfo(answeredBy: name, origin: .localStore)
         switch request {
-        case .fetch(let fetch):
+        case .fetch(let fetch), .page(let fetch, _):
             let plan = try FetchPlan(fetch, model: model)
             let snapshot = self.snapshot
             let result = plan.execute(over: snapshot.nodes(of: plan.entity.name), source: snapshot)

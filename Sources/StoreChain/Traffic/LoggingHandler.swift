@@ -48,22 +48,26 @@ public struct LoggingHandler: StoreHandler {
     /// `fetch Album where year >= 2000 sort=-year limit=10`, `object-fault Band/1`.
     func summary(of request: StoreRequest) -> String {
         switch request {
-        case .fetch(let fetch):
-            var text = "fetch \(fetch.entity)"
-            if let predicate = fetch.predicate {
-                let format = redact(predicate.format)
-                text += " where " + (format.count > 120 ? format.prefix(117) + "..." : format)
-            }
-            if !fetch.sortDescriptors.isEmpty {
-                text += " sort=" + fetch.sortDescriptors.map(\.description).joined(separator: ",")
-            }
-            if fetch.fetchOffset > 0 { text += " offset=\(fetch.fetchOffset)" }
-            if let limit = fetch.fetchLimit { text += " limit=\(limit)" }
-            return text
+        case .fetch(let fetch): return "fetch " + describe(fetch)
+        case .page(let fetch, let page): return "page \(page) of " + describe(fetch)
         case .objectFault(let id): return "object-fault \(id)"
         case .relationshipFault(let id, let name): return "relationship-fault \(id).\(name)"
         case .save(let changes): return "save \(changes.entities.sorted().joined(separator: ",")): \(changes)"
         }
+    }
+
+    private func describe(_ fetch: FetchRequest) -> String {
+        var text = fetch.entity
+        if let predicate = fetch.predicate {
+            let format = redact(predicate.format)
+            text += " where " + (format.count > 120 ? format.prefix(117) + "..." : format)
+        }
+        if !fetch.sortDescriptors.isEmpty {
+            text += " sort=" + fetch.sortDescriptors.map(\.description).joined(separator: ",")
+        }
+        if fetch.fetchOffset > 0 { text += " offset=\(fetch.fetchOffset)" }
+        if let limit = fetch.fetchLimit { text += " limit=\(limit)" }
+        return text
     }
 
     /// The text with secret values replaced: `Bearer …`, `name=value` and `name: value` for

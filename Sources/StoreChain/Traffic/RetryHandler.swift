@@ -30,13 +30,10 @@ public struct RetryHandler: StoreHandler {
         -> StoreResponse
     {
         guard isIdempotent(request) else { return try await next(request, context) }
-        // A terminal that makes many calls for one request (pages, related objects) retries each
-        // call by this policy; the whole request is retried only when nothing below did.
-        var context = context
-        context[RetryPolicyKey.self] = policy
-        let forwarded = context
+        // Pages and sub-requests pass here on their own, so each is retried alone; an error a
+        // retry handler further down already retried is not retried again.
         return try await policy.run(request.kind.rawValue, context: context, retryingRetried: false) {
-            try await next(request, forwarded)
+            try await next(request, context)
         }
     }
 
@@ -59,8 +56,7 @@ public struct RetryOptions: Sendable, Hashable {
     public var baseDelay: Duration
     public var maxDelay: Duration
     /// Whether saves that only update and delete may be retried as a whole (the backend's
-    /// updates and deletes are idempotent); the remote adapter then also retries each PUT and
-    /// DELETE (never PATCH or POST). Saves that insert are never retried.
+    /// updates and deletes are idempotent). Saves that insert are never retried.
     public var retriesSaves: Bool
 
     public init(
@@ -74,8 +70,7 @@ public struct RetryOptions: Sendable, Hashable {
     }
 }
 
-/// When and how long to wait between attempts: shared by `RetryHandler` and terminals that
-/// retry their own calls (the remote adapter retries each HTTP request by it).
+/// When and how long to wait between attempts, for `RetryHandler`.
 public struct RetryPolicy: Sendable {
     public let options: RetryOptions
     /// Picks the delay before a retry from the backoff ceiling (full jitter by default).
@@ -127,9 +122,4 @@ public struct RetryPolicy: Sendable {
         let nanoseconds = max(0, Int64(ceiling.timeInterval * 1e9))
         return .nanoseconds(nanoseconds == 0 ? 0 : Int64.random(in: 0...nanoseconds))
     }
-}
-
-/// Where `RetryHandler` puts its policy for the terminal below it.
-public enum RetryPolicyKey: RequestContextKey {
-    public typealias Value = RetryPolicy
 }

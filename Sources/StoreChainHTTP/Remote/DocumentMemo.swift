@@ -16,21 +16,23 @@ final class DocumentMemo: Sendable {
     }
 }
 
-/// Where the current request's `DocumentMemo` travels.
-enum DocumentMemoKey: RequestContextKey {
-    typealias Value = DocumentMemo
+extension RequestContext {
+    /// The GET responses this request and its sub-requests already read (in its scope).
+    var documentMemo: DocumentMemo? {
+        self[RequestScopeKey.self]?.value(of: DocumentMemo.self) { DocumentMemo() }
+    }
 }
 
 extension RemoteResponder {
-    /// The whole collections this request read anyway, for a cache that asked for them
-    /// (`CompleteCollectionsKey`): the fetched entity when its listing had no filter, and every
+    /// The whole collections this request read anyway, for the caches above: the fetched entity
+    /// when its listing had no filter, and every
     /// entity whose unfiltered, unpaged listing is a document already read.
     func completeCollections(
         fetched entity: Entity, plan: QueryPlanner.Plan, loaded: Loaded, context: RequestContext
     ) -> [String: [Node]] {
         var collections: [String: [Node]] = [:]
         if plan.pushed.isEmpty, !plan.endpoint.single { collections[entity.name] = loaded.nodes }
-        guard let memo = context[DocumentMemoKey.self] else { return collections }
+        guard let memo = context.documentMemo else { return collections }
         for (name, entityOptions) in options.entities where collections[name] == nil {
             guard let other = model.entity(named: name) else { continue }
             for endpoint in entityOptions.fetch

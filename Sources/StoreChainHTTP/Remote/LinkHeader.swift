@@ -54,8 +54,13 @@ public enum LinkHeader {
 
     /// The URL of the link with `rel="next"`, if any.
     public static func next(in header: String?) throws(StoreChainError) -> String? {
+        try url(relation: "next", in: header)
+    }
+
+    /// The URL of the first link with the relation `relation` (lower case), if any.
+    public static func url(relation: String, in header: String?) throws(StoreChainError) -> String? {
         guard let header, !header.isEmpty else { return nil }
-        return try parse(header).first { $0.relations.contains("next") }?.url
+        return try parse(header).first { $0.relations.contains(relation) }?.url
     }
 
     private static func malformed(_ header: String, _ problem: String) -> StoreChainError {

@@ -31,11 +31,14 @@ extension RemoteResponder {
         var notModified = false
     }
 
-    func fetch(_ request: FetchRequest, context: RequestContext) async throws -> StoreResponse {
+    /// Answers a fetch, or one page of it when a pager asks for `page` (an endpoint that does
+    /// not page answers the whole fetch).
+    func fetch(_ request: FetchRequest, page: PageRequest?, context: RequestContext) async throws -> StoreResponse {
         let plan = try FetchPlan(request, model: model)
         let queryPlan = try planner(for: request.entity).plan(
             predicate: plan.predicate?.predicate, sort: request.sortDescriptors)
-        if let page = context[PageRequestKey.self], let paging = queryPlan.endpoint.paging, !queryPlan.endpoint.single {
+        if let paging = queryPlan.endpoint.paging, !queryPlan.endpoint.single {
+            guard let page else { return try await walkPages(of: request, context: context) }
             return try await fetchPage(
                 page, paging: paging, request: request, plan: plan, queryPlan: queryPlan, context: context)
         }
@@ -63,20 +66,36 @@ extension RemoteResponder {
             // Every object the answer was computed over, so a handler above can check it again.
             related = source.nodes(along: paths.map { $0.joined(separator: ".") }, from: objects)
         }
-        if context[CompleteCollectionsKey.self] == true {
-            let collections = completeCollections(
-                fetched: plan.entity, plan: queryPlan, loaded: loaded, context: context)
-            var known = Set(related.map(\.id))
-            if case .objects(let objects) = result { known.formUnion(objects.map(\.id)) }
-            for node in collections.values.joined() where known.insert(node.id).inserted {
-                related.append(source[node.id] ?? node)
-            }
-            info.completeCollections = Set(collections.keys)
+        // The whole collections it read anyway go up to the caches, which then answer any later
+        // fetch of those entities locally.
+        let collections = completeCollections(fetched: plan.entity, plan: queryPlan, loaded: loaded, context: context)
+        var known = Set(related.map(\.id))
+        if case .objects(let objects) = result { known.formUnion(objects.map(\.id)) }
+        for node in collections.values.joined() where known.insert(node.id).inserted {
+            related.append(source[node.id] ?? node)
         }
+        info.completeCollections = Set(collections.keys)
         return StoreResponse(.fetched(result), related: related, info: info)
     }
 
-    /// Reads every page of a plan and maps the records.
+    /// Answers a whole fetch from an endpoint that pages, one page at a time, each page a request
+    /// of its own (`StoreRequest.page`) sent through the whole chain, so that retry, rate
+    /// limiting, logging and metrics see every page (a failed page is retried alone) and only the
+    /// pages a window needs are read. The walk is the pagination handler's, one page at a time;
+    /// a pipeline tunes it (page size, pages at once) with a pagination handler of its own.
+    private func walkPages(of request: FetchRequest, context: RequestContext) async throws -> StoreResponse {
+        let parent = StoreRequest.fetch(request)
+        let pager = PaginationHandler(
+            model: model, options: PaginationOptions(maxPages: options.maxPages, concurrency: 1))
+        return try await pager.handle(parent, context: context) { page, pageContext in
+            if let response = try await pageContext.subrequest(page, serving: parent) { return response }
+            // No chain above (the responder called on its own): read the page directly.
+            return try await self.respond(to: page, context: pageContext)
+        }
+    }
+
+    /// Reads every page of a plan and maps the records (an endpoint that pages without
+    /// declaring it, or a related list that a parent request reads whole).
     func load(_ plan: QueryPlanner.Plan, entity: Entity, context: RequestContext) async throws -> Loaded {
         var loaded = Loaded()
         var values = plan.values

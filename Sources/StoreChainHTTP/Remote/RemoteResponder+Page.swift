@@ -2,7 +2,7 @@ import Foundation
 import StoreChain
 
 extension RemoteResponder {
-    /// Reads the one page a pager asked for (`PageRequestKey`): its records that match the
+    /// Reads the one page a pager asked for (`StoreRequest.page`): its records that match the
     /// whole predicate, in the backend's order, with the related objects the predicate, sort
     /// and prefetching need, and `ResponseInfo.page` saying where the next page is.
     func fetchPage(
@@ -45,9 +45,7 @@ extension RemoteResponder {
         }
         let url = try link ?? queryPlan.template.url(base: options.baseURL, values: values)
         // The page itself is read once anyway; only what it leads to is worth remembering.
-        var pageContext = context
-        pageContext[DocumentMemoKey.self] = nil
-        let response = try await send(queryPlan.template.method, url, context: pageContext)
+        let response = try await send(queryPlan.template.method, url, context: context, remembering: false)
         let body = try json(response, from: url)
         let source = RemoteError.redacted(url)
         let recordsPath = queryPlan.endpoint.records ?? mapper.options(for: plan.entity.name).records
@@ -73,7 +71,7 @@ extension RemoteResponder {
         var leftOut: [Node] = []
         if let predicate = plan.predicate {
             let matches = nodes.filter { predicate.evaluate($0, in: related) }
-            if wholeCollection, context[CompleteCollectionsKey.self] == true, matches.count < nodes.count {
+            if wholeCollection, matches.count < nodes.count {
                 let matched = Set(matches.map(\.id))
                 leftOut = nodes.filter { !matched.contains($0.id) }
             }
@@ -87,9 +85,29 @@ extension RemoteResponder {
         info.hasMorePages = next != nil
         info.page = PageInfo(
             style: style, size: size, start: start, records: records.count, next: next, total: total,
+            lastStart: try lastPageStart(in: response, paging: paging, template: queryPlan.template, size: size),
             wholeCollection: wholeCollection)
         let reached = related.nodes(along: paths.map { $0.joined(separator: ".") }, from: nodes)
         return StoreResponse(.fetched(.objects(nodes)), related: reached + leftOut, info: info)
+    }
+
+    /// Where the last page starts, from a page-number endpoint's `Link: <…page=N…>; rel="last"`
+    /// (GitHub's style), when that link asks for pages of this size.
+    private func lastPageStart(
+        in response: TransportResponse, paging: Paging, template: RequestTemplate, size: Int
+    ) throws(StoreChainError) -> Int? {
+        guard case .pages(let variable, let perPage, _, let first) = paging,
+            let pageName = template.queryName(of: variable),
+            let last = try LinkHeader.url(relation: "last", in: response[header: "link"]),
+            let items = URLComponents(string: last)?.queryItems,
+            let page = items.first(where: { $0.name == pageName })?.value.flatMap({ Int($0) }), page >= first
+        else { return nil }
+        if let sizeName = template.queryName(of: perPage),
+            let linkedSize = items.first(where: { $0.name == sizeName })?.value, Int(linkedSize) != size
+        {
+            return nil
+        }
+        return (page - first) * size
     }
 
     /// Where the page after this one is, or `nil` when this is the last.

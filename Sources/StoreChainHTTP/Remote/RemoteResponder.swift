@@ -109,19 +109,21 @@ public final class RemoteResponder: StoreResponder {
         // Sub-requests this request sends share its scope, so they read again no document it read.
         let scope = context[RequestScopeKey.self] ?? RequestScope()
         context[RequestScopeKey.self] = scope
-        context[DocumentMemoKey.self] = scope.value(DocumentMemoKey.self) { DocumentMemo() }
         return switch request {
-        case .fetch(let fetch): try await self.fetch(fetch, context: context)
+        case .fetch(let fetch): try await self.fetch(fetch, page: nil, context: context)
+        case .page(let fetch, let page): try await self.fetch(fetch, page: page, context: context)
         case .objectFault(let id): try await objectFault(id, context: context)
         case .relationshipFault(let id, let name): try await relationshipFault(id, name, context: context)
         case .save(let changes): try await save(changes, context: context)
         }
     }
 
-    /// Sends one request; counts traffic; turns error statuses into errors (except those the
-    /// caller accepts).
+    /// One exchange with the backend: counted, a GET remembered for the request and its
+    /// sub-requests (unless `remembering` is false), and error statuses turned into errors
+    /// (except those the caller accepts). Retrying is `RetryHandler`'s job, above.
     func send(
-        _ method: String, _ url: URL, body: JSONValue? = nil, context: RequestContext, accepting: Set<Int> = []
+        _ method: String, _ url: URL, body: JSONValue? = nil, context: RequestContext, accepting: Set<Int> = [],
+        remembering: Bool = true
     ) async throws -> TransportResponse {
         try context.checkDeadline()
         var headers = options.headers
@@ -141,22 +143,8 @@ public final class RemoteResponder: StoreResponder {
             timeout = min(timeout, .seconds(max(0, deadline.timeIntervalSince(context.clock.now))))
         }
         let request = TransportRequest(method: method, url: url, headers: headers, body: data, timeout: timeout)
-        let memo = method == "GET" ? context[DocumentMemoKey.self] : nil
+        let memo = method == "GET" && remembering ? context.documentMemo : nil
         if let memo, let response = memo.response(for: url) { return response }
-        let idempotent = ["GET", "HEAD", "PUT", "DELETE"].contains(method)
-        guard let policy = context[RetryPolicyKey.self], idempotent, method == "GET" || policy.options.retriesSaves
-        else { return try await sendOnce(request, context: context, memo: memo, accepting: accepting) }
-        return try await policy.run("\(method) \(RemoteError.redacted(url))", context: context, retryingRetried: true) {
-            try context.checkDeadline()
-            return try await sendOnce(request, context: context, memo: memo, accepting: accepting)
-        }
-    }
-
-    /// One exchange with the backend: counted, remembered for the request when it is a GET,
-    /// and error statuses turned into errors.
-    private func sendOnce(
-        _ request: TransportRequest, context: RequestContext, memo: DocumentMemo?, accepting: Set<Int>
-    ) async throws -> TransportResponse {
         let response = try await transport.send(request)
         counters.withLock { traffic in
             traffic.requests += 1
@@ -165,7 +153,7 @@ public final class RemoteResponder: StoreResponder {
         }
         guard (200..<300).contains(response.status) || response.status == 304 || accepting.contains(response.status)
         else { throw RemoteError.status(request, response) }
-        memo?.store(response, for: request.url)
+        memo?.store(response, for: url)
         return response
     }
 

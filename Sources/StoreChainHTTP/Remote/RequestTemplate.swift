@@ -81,6 +81,11 @@ public struct RequestTemplate: Sendable, Hashable, CustomStringConvertible {
 
     public var variables: [String] { pathVariables + queryVariables }
 
+    /// The name of the query item whose whole value is `{variable}` (`page` in `?page={page}`).
+    public func queryName(of variable: String) -> String? {
+        query.first { $0.value == [.variable(variable)] }?.name
+    }
+
     /// The URL with `values` filled in and percent-encoded; query items whose variables have no
     /// value are left out.
     public func url(base: URL, values: [String: String]) throws(StoreChainError) -> URL {

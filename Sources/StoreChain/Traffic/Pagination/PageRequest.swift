@@ -1,8 +1,8 @@
-/// One backend page a pager asks a terminal for (through `PageRequestKey`).
+/// Where one backend page is, for a page request (`StoreRequest.page`).
 ///
-/// A terminal that pages answers such a fetch with the records of that one page that match the
+/// A terminal that pages answers with the records of that one page that match the fetch's
 /// whole predicate, in the backend's order, and describes the page in `ResponseInfo.page`.
-public struct PageRequest: Sendable, Hashable {
+public struct PageRequest: Sendable, Hashable, CustomStringConvertible {
     /// Where the page is.
     public enum Position: Sendable, Hashable {
         /// The page that holds this record (0-based, in the backend's order). Endpoints that
@@ -20,11 +20,15 @@ public struct PageRequest: Sendable, Hashable {
         self.position = position
         self.size = size
     }
-}
 
-/// Asks the terminal for one page instead of every page.
-public enum PageRequestKey: RequestContextKey {
-    public typealias Value = PageRequest
+    public var description: String {
+        let place =
+            switch position {
+            case .record(let record): "at record \(record)"
+            case .token(let token): "after '\(token)'"
+            }
+        return size.map { "\(place) (\($0) a page)" } ?? place
+    }
 }
 
 /// One page as a terminal read it.
@@ -51,14 +55,17 @@ public struct PageInfo: Sendable, Hashable {
     public var next: PageRequest.Position?
     /// Records the backend says the whole listing holds, when it says.
     public var total: Int?
+    /// Where the listing's last page starts, when the backend says (a `Link` header's
+    /// `rel="last"`), so that a pager reading several pages at once reads none past the end.
+    public var lastStart: Int?
     /// The listing is the entity's whole collection (the backend filtered nothing), so a pager
     /// that reads every page has read every object; a terminal that filtered such a page in
-    /// memory returns the records it left out in `related`.
+    /// memory returns the records it left out in `related`, for the caches above.
     public var wholeCollection: Bool
 
     public init(
         style: Style, size: Int, start: Int, records: Int, next: PageRequest.Position?, total: Int? = nil,
-        wholeCollection: Bool = false
+        lastStart: Int? = nil, wholeCollection: Bool = false
     ) {
         self.style = style
         self.size = size
@@ -66,6 +73,7 @@ public struct PageInfo: Sendable, Hashable {
         self.records = records
         self.next = next
         self.total = total
+        self.lastStart = lastStart
         self.wholeCollection = wholeCollection
     }
 }

@@ -18,6 +18,7 @@ struct PageWalk {
     private var pagesRead = 0
     private var recordsRead = 0
     private var total: Int?
+    private var lastStart: Int?
 
     init(
         plan: FetchPlan, model: Model, options: PaginationOptions, context: RequestContext,
@@ -109,7 +110,9 @@ struct PageWalk {
     private mutating func readWave(from start: Int, size: Int, mode: Mode) async throws {
         var positions: [Int] = []
         var position = start
-        while positions.count < options.concurrency, total.map({ position < $0 }) ?? true {
+        while positions.count < options.concurrency, total.map({ position < $0 }) ?? true,
+            lastStart.map({ position <= $0 }) ?? true
+        {
             if case .window(let end) = mode, position >= end { break }
             positions.append(position)
             position += size
@@ -145,9 +148,8 @@ struct PageWalk {
 
     /// Reads one page.
     private func read(_ position: PageRequest.Position, after previous: Page?) async throws -> Page {
-        var context = self.context
-        context[PageRequestKey.self] = PageRequest(position, size: options.pageSize(for: plan.entity.name))
-        let response = try await next(.fetch(pageFetch), context)
+        let page = PageRequest(position, size: options.pageSize(for: plan.entity.name))
+        let response = try await next(.page(pageFetch, page), context)
         guard case .objects(let nodes) = try response.fetchResult() else {
             throw StoreChainError(
                 .invalidResponse, "\(response.info.answeredBy) answered a page of \(plan.entity.name) without objects",
@@ -165,6 +167,7 @@ struct PageWalk {
         for page in newPages {
             recordsRead += page.info.page?.records ?? page.nodes.count
             if let pageTotal = page.info.page?.total { total = pageTotal }
+            if let pageLastStart = page.info.page?.lastStart { lastStart = pageLastStart }
             pages.append(page)
         }
         pages.sort { $0.start < $1.start }
@@ -224,7 +227,7 @@ struct PageWalk {
     /// fetched entity when every page of a listing the backend did not filter was read, from
     /// the first record to the last page, with no gap.
     private func completeCollections() -> Set<String> {
-        guard context[CompleteCollectionsKey.self] == true, let first = pages.first else { return [] }
+        guard let first = pages.first else { return [] }
         guard first.info.page != nil else { return first.info.completeCollections }
         var expectedStart = 0
         var pastTheEnd = false

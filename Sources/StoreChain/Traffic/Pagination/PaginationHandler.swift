@@ -1,6 +1,6 @@
 /// Turns a fetch's limit and offset into the fewest backend pages.
 ///
-/// The handler asks the terminal for one page at a time (`PageRequestKey`); each page says how
+/// The handler asks the terminal for one page at a time (`StoreRequest.page`); each page says how
 /// the endpoint pages and whether the backend applied the whole predicate and sort. Then:
 /// - the backend applied both: only the pages that cover the window are read, several at once
 ///   where the endpoint allows (offsets, page numbers);
@@ -27,7 +27,7 @@ public struct PaginationHandler: StoreHandler {
     public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
         -> StoreResponse
     {
-        guard case .fetch(let fetch) = request, context[PageRequestKey.self] == nil else {
+        guard case .fetch(let fetch) = request else {
             return try await next(request, context)
         }
         let plan = try FetchPlan(fetch, model: model)
