@@ -6,7 +6,8 @@ import StoreChainHTTP
 import StoreChainPipeline
 
 /// The second half of `storechain demo`: the demo backend over HTTP, through chains built from
-/// the bundled pipeline files (`Examples/Bandcamp/v1.pipeline.yml` and `v2.pipeline.yml`).
+/// the bundled pipeline files (`Examples/Bandcamp/v1.pipeline.yml`, `v2.pipeline.yml` and
+/// `v3.pipeline.yml`).
 struct DemoBackendTour {
     let bands: Int
     private var summary: [[Value]] = []
@@ -43,6 +44,34 @@ struct DemoBackendTour {
         ]
     }
 
+    /// Questions through key paths and relationships, for the GitHub-style v3 API.
+    static func keyPathQuestions() throws -> [(String, FetchRequest)] {
+        [
+            (
+                "newest albums of UK bands",
+                FetchRequest(
+                    entity: "Album", predicate: try FetchPredicate("band.country == 'UK'"),
+                    sortDescriptors: [FetchSortDescriptor("year", ascending: false), FetchSortDescriptor("title")],
+                    fetchLimit: 5)
+            ),
+            (
+                "bands with an album before 1975",
+                FetchRequest(
+                    entity: "Band", predicate: try FetchPredicate("ANY albums.year < 1975"), resultType: .count)
+            ),
+            (
+                "bands with 10 or more albums",
+                FetchRequest(entity: "Band", predicate: try FetchPredicate("albums.@count >= 10"), resultType: .count)
+            ),
+            (
+                "seventies albums under 8",
+                FetchRequest(
+                    entity: "Album", predicate: try FetchPredicate("year BETWEEN {1970, 1979} AND price < 8"),
+                    resultType: .count)
+            ),
+        ]
+    }
+
     mutating func run() async throws {
         let backend = try DemoBackend(bands: bands)
         let port = try await backend.start()
@@ -73,6 +102,8 @@ struct DemoBackendTour {
             try await staleWhileRevalidate(backend, chains.v2, clock: clock)
             try await rateLimited(backend, chains.v2)
             try await batchedFaults(backend, chains.v2, model: backend.model)
+            try await githubStyle(
+                backend, folder: folder, environment: ["STORECHAIN_DEMO_URL": "http://127.0.0.1:\(port)"])
         } catch {
             await backend.stop()
             throw error
@@ -222,6 +253,48 @@ struct DemoBackendTour {
                 + " not 300.")
     }
 
+    /// The v3 API through its pipeline: what the questions cost against the least any client
+    /// could send, and what a second process over the same disk cache sends.
+    private mutating func githubStyle(_ backend: DemoBackend, folder: URL, environment: [String: String]) async throws {
+        let file = folder.appending(path: "v3.pipeline.yml")
+        try DemoPipelines.v3.write(to: file, atomically: true, encoding: .utf8)
+        let questions = try Self.keyPathQuestions()
+        var rows: [[Value]] = []
+        var total = 0
+        try await step("v3: key-path questions", backend) {
+            let chain = try Pipeline.load(contentsOf: file, environment: environment).makeChain()
+            for (title, request) in questions {
+                let before = backend.stats.requests
+                let result = try await chain.fetch(request)
+                let requests = backend.stats.requests - before
+                total += requests
+                rows.append([.string(title), .string(Self.summary(result)), .integer(requests)])
+            }
+            await chain.shutdown()
+            return (questions.count, 0)
+        }
+        var again = 0
+        try await step("v3: a new process, same disk cache", backend) {
+            let chain = try Pipeline.load(contentsOf: file, environment: environment).makeChain()
+            let before = backend.stats.requests
+            var hits = 0
+            for (_, request) in questions where Self.isCacheHit(try await chain.send(.fetch(request))) { hits += 1 }
+            again = backend.stats.requests - before
+            await chain.shutdown()
+            return (questions.count, hits)
+        }
+        let snapshot = backend.store.snapshot
+        let minimum = ["Album", "Band"].reduce(0) { $0 + (snapshot.nodes(of: $1).count + 99) / 100 }
+        print(
+            "\n6. A GitHub-style API (v3: every list pages by page number with Link headers, per-band album lists"
+                + " page too), through Examples/Bandcamp/v3.pipeline.yml. Related objects are sub-requests through"
+                + " the chain, so the caches answer what an earlier question read:")
+        print(indent(ResultFormatter.table(header: ["question", "answer", "requests"], rows: rows)))
+        print(
+            "   \(total) requests in all; the least any client could send is \(minimum) (every page of albums and"
+                + " bands, 100 a page, read once). A new process over the same disk cache: \(again) requests.")
+    }
+
     private mutating func offline(_ chains: (v1: Chain, v2: Chain), clock: ShiftedClock) async throws {
         clock.advance(by: .seconds(3_600))
         var answered = 0
@@ -239,7 +312,7 @@ struct DemoBackendTour {
             return (asked, answered)
         }
         print(
-            "\n6. With the backend stopped, the disk caches still answer \(answered) of \(asked) questions"
+            "\n7. With the backend stopped, the disk caches still answer \(answered) of \(asked) questions"
                 + " (policy cache-only, three hours later).")
     }
 

@@ -22,6 +22,12 @@ import Testing
         #expect(outcome.stdout.contains("answers at once (stale: true) and refreshes in the background (1 request)"))
         #expect(outcome.stdout.contains("all 40 answered; the backend sent"))
         #expect(outcome.stdout.contains("3 batch requests (GET /v2/tracks?ids=…), not 300"))
+        #expect(outcome.stdout.contains("6. A GitHub-style API (v3"))
+        #expect(outcome.stdout.contains("A new process over the same disk cache: 0 requests."))
+        let totals = try #require(
+            outcome.stdout.firstMatch(of: /(\d+) requests in all; the least any client could send is (\d+)/))
+        let (spent, least) = (try #require(Int(totals.1)), try #require(Int(totals.2)))
+        #expect(least > 0 && spent <= 2 * least, "v3: \(spent) requests, minimum \(least)")
         #expect(outcome.stdout.contains("the disk caches still answer 10 of 10 questions"))
         #expect(outcome.stdout.contains("Summary:"))
     }
