@@ -12,8 +12,7 @@ import Testing
 /// in-memory store's, and the upstream requests are counted against the least any chain could
 /// send (every page of every collection the mix reaches, read once, 100 a page): at most twice
 /// 1.5× that (1.4× when written). A second pass within the ttl sends nothing; a third, past the
-/// ttl, is answered right again with no more requests than the first. (Its pages are read again
-/// in full: a paged listing is not yet revalidated page by page, issue 15.)
+/// ttl, sends only conditional requests, page by page, each answered 304 with no body.
 @Suite struct CountedWorkloadTests {
     static func mix() throws -> [FetchRequest] {
         var generator = MusicRequestGenerator(seed: 14)
@@ -110,6 +109,8 @@ import Testing
             // and complete collections.
             #expect(Double(cold) <= 1.5 * Double(minimum), "cold: \(cold) requests, minimum \(minimum)")
             #expect(expired.requests <= cold, "past the ttl, no more requests than cold")
+            #expect(expired.notModified == expired.requests, "past the ttl, every request is conditional and unchanged")
+            #expect(expired.bytesSent == 0, "past the ttl, nothing is downloaded again")
         }
     }
 }

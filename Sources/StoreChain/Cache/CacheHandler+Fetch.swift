@@ -78,13 +78,15 @@ extension CacheHandler {
     /// holds whole.
     func fetchWrite(_ request: FetchRequest, result: FetchResult, response: StoreResponse, now: Date) -> CacheWrite? {
         guard !response.info.notModified, response.info.applied == .all, case .objects(let nodes) = result,
-            let freshness = freshness(
+            var freshness = freshness(
                 for: request.entity, metadata: response.info.metadata, now: now, validators: true)
         else { return nil }
+        freshness.pageValidators = response.info.pageValidators
         var write = CacheWrite()
         var nodeFreshness = freshness
         nodeFreshness.etag = nil
         nodeFreshness.lastModified = nil
+        nodeFreshness.pageValidators = []
         write.nodes =
             nodes.filter { !$0.id.isTemporary }.map { node in
                 var node = node

@@ -24,6 +24,12 @@ import Logging
 /// 3. It passes every handler like any request: caches answer it or store its answer, batching,
 ///    rate limiting and retry treat it on its own, and cancellation reaches it through the task.
 ///
+/// **Pages.** A listing that pages is read one `StoreRequest.page` at a time: a pagination
+/// handler sends them to the handlers below it; a terminal asked for a whole fetch of such a
+/// listing (no pager above) walks it with the same code and sends each page as a sub-request.
+/// A page carries its own validators (`PageRequest.validators`), so an expired answer is
+/// revalidated page by page.
+///
 /// The chain of closures is built once, here, not per request.
 ///
 /// ```swift

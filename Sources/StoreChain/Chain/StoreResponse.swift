@@ -104,6 +104,10 @@ public struct ResponseInfo: Sendable, Hashable {
     public var completeCollections: Set<String> = []
     /// The page this answer holds, when it answers a page request (`StoreRequest.page`).
     public var page: PageInfo?
+    /// For an answer a pager stitched from pages: every page's validators, when each page had
+    /// some and together they cover everything the answer depends on. A cache keeps them with
+    /// the answer and revalidates it page by page.
+    public var pageValidators: [PageValidator] = []
 
     public init(
         answeredBy: String, origin: Origin, isStale: Bool = false, applied: Applied = .all,

@@ -9,12 +9,32 @@ public struct Freshness: Sendable, Hashable, Codable {
     public var etag: String?
     /// An HTTP `Last-Modified` value, for `If-Modified-Since`.
     public var lastModified: String?
+    /// The validators of every page an answer was read from, so a pager can revalidate it page
+    /// by page; empty for an answer that is one document.
+    public var pageValidators: [PageValidator]
 
-    public init(fetchedAt: Date? = nil, expiresAt: Date? = nil, etag: String? = nil, lastModified: String? = nil) {
+    public init(
+        fetchedAt: Date? = nil, expiresAt: Date? = nil, etag: String? = nil, lastModified: String? = nil,
+        pageValidators: [PageValidator] = []
+    ) {
         self.fetchedAt = fetchedAt
         self.expiresAt = expiresAt
         self.etag = etag
         self.lastModified = lastModified
+        self.pageValidators = pageValidators
+    }
+
+    /// Whether there is anything to revalidate with.
+    public var hasValidators: Bool { etag != nil || lastModified != nil || !pageValidators.isEmpty }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            fetchedAt: try container.decodeIfPresent(Date.self, forKey: .fetchedAt),
+            expiresAt: try container.decodeIfPresent(Date.self, forKey: .expiresAt),
+            etag: try container.decodeIfPresent(String.self, forKey: .etag),
+            lastModified: try container.decodeIfPresent(String.self, forKey: .lastModified),
+            pageValidators: try container.decodeIfPresent([PageValidator].self, forKey: .pageValidators) ?? [])
     }
 
     /// Whether the values are still fresh at `now` (no expiry means fresh).

@@ -34,6 +34,9 @@ extension RemoteResponder {
     /// Answers a fetch, or one page of it when a pager asks for `page` (an endpoint that does
     /// not page answers the whole fetch).
     func fetch(_ request: FetchRequest, page: PageRequest?, context: RequestContext) async throws -> StoreResponse {
+        var context = context
+        // A page request is conditional by its own validators, never by a context's.
+        if let page { context[ValidatorsKey.self] = page.validators }
         let plan = try FetchPlan(request, model: model)
         let queryPlan = try planner(for: request.entity).plan(
             predicate: plan.predicate?.predicate, sort: request.sortDescriptors)
@@ -121,6 +124,11 @@ extension RemoteResponder {
                 plan.template.method, url, context: context, accepting: plan.endpoint.single ? [404] : [])
             loaded.pages += 1
             loaded.metadata = HTTPMetadata.metadata(from: response)
+            if loaded.pages > 1 {
+                // One page's validators are not the whole listing's.
+                loaded.metadata["etag"] = nil
+                loaded.metadata["last-modified"] = nil
+            }
             if response.status == 304 {
                 loaded.notModified = true
                 return loaded

@@ -9,8 +9,6 @@ extension RemoteResponder {
         _ page: PageRequest, paging: Paging, request: FetchRequest, plan: FetchPlan, queryPlan: QueryPlanner.Plan,
         context: RequestContext
     ) async throws -> StoreResponse {
-        var context = context
-        context[ValidatorsKey.self] = nil
         var values = queryPlan.values
         var link: URL?
         let style: PageInfo.Style
@@ -46,6 +44,13 @@ extension RemoteResponder {
         let url = try link ?? queryPlan.template.url(base: options.baseURL, values: values)
         // The page itself is read once anyway; only what it leads to is worth remembering.
         let response = try await send(queryPlan.template.method, url, context: context, remembering: false)
+        if response.status == 304 {
+            // Sent with the page's validators (`PageRequest.validators`): the page is unchanged.
+            var info = ResponseInfo(
+                answeredBy: name, origin: .remote, metadata: HTTPMetadata.metadata(from: response), notModified: true)
+            info.metadata["endpoint"] = queryPlan.endpoint.request
+            return StoreResponse(.fetched(.objects([])), info: info)
+        }
         let body = try json(response, from: url)
         let source = RemoteError.redacted(url)
         let recordsPath = queryPlan.endpoint.records ?? mapper.options(for: plan.entity.name).records

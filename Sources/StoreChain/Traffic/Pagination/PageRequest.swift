@@ -4,7 +4,7 @@
 /// whole predicate, in the backend's order, and describes the page in `ResponseInfo.page`.
 public struct PageRequest: Sendable, Hashable, CustomStringConvertible {
     /// Where the page is.
-    public enum Position: Sendable, Hashable {
+    public enum Position: Sendable, Hashable, Codable {
         /// The page that holds this record (0-based, in the backend's order). Endpoints that
         /// cannot jump (cursors, `Link` headers) answer with their first page instead.
         case record(Int)
@@ -15,10 +15,14 @@ public struct PageRequest: Sendable, Hashable, CustomStringConvertible {
     public var position: Position
     /// Records per page; `nil` uses the endpoint's own page size.
     public var size: Int?
+    /// Validators of the copy a cache holds: the request is conditional (`If-None-Match`), and
+    /// an unchanged page comes back `ResponseInfo.notModified` with no records.
+    public var validators: ValidatorsKey.Value?
 
-    public init(_ position: Position, size: Int? = nil) {
+    public init(_ position: Position, size: Int? = nil, validators: ValidatorsKey.Value? = nil) {
         self.position = position
         self.size = size
+        self.validators = validators
     }
 
     public var description: String {
@@ -27,7 +31,28 @@ public struct PageRequest: Sendable, Hashable, CustomStringConvertible {
             case .record(let record): "at record \(record)"
             case .token(let token): "after '\(token)'"
             }
-        return size.map { "\(place) (\($0) a page)" } ?? place
+        let described = size.map { "\(place) (\($0) a page)" } ?? place
+        return validators == nil ? described : described + " if changed"
+    }
+}
+
+/// The validators one page of an answer came with, so the answer can be revalidated page by page.
+public struct PageValidator: Sendable, Hashable, Codable {
+    public var position: PageRequest.Position
+    public var size: Int?
+    public var etag: String?
+    public var lastModified: String?
+
+    public init(position: PageRequest.Position, size: Int?, etag: String?, lastModified: String?) {
+        self.position = position
+        self.size = size
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+
+    /// The conditional request for this page.
+    public var request: PageRequest {
+        PageRequest(position, size: size, validators: ValidatorsKey.Value(etag: etag, lastModified: lastModified))
     }
 }
 

@@ -2,6 +2,8 @@
 struct PageWalk {
     /// One page's answer, placed in the backend's order.
     struct Page: Sendable {
+        /// What was asked for.
+        var request: PageRequest
         var start: Int
         var nodes: [Node]
         var related: [Node]
@@ -14,6 +16,8 @@ struct PageWalk {
     private let context: RequestContext
     private let next: NextResponder
     private let pageFetch: FetchRequest
+    /// The validators of the copy a cache above holds, if it holds one.
+    private let validators: ValidatorsKey.Value?
     private var pages: [Page] = []
     private var pagesRead = 0
     private var recordsRead = 0
@@ -28,7 +32,9 @@ struct PageWalk {
         self.model = model
         self.options = options
         var context = context
-        // A 304 for one page says nothing about the whole answer, so pages are never revalidated.
+        // Each page carries its own validators (`PageRequest.validators`): a 304 for one page
+        // says nothing about the others.
+        self.validators = context[ValidatorsKey.self]
         context[ValidatorsKey.self] = nil
         // The pages share what the terminal reads for them (related objects, say).
         if context[RequestScopeKey.self] == nil { context[RequestScopeKey.self] = RequestScope() }
@@ -53,18 +59,29 @@ struct PageWalk {
 
     mutating func run() async throws -> StoreResponse {
         let request = plan.request
+        if let recorded = validators?.pages, !recorded.isEmpty, let unchanged = try await revalidate(recorded) {
+            return unchanged
+        }
         try reserve(1)
-        var first = try await read(.record(request.fetchOffset), after: nil)
+        // Validators of one document go with the first read: a terminal that does not page
+        // answers the whole fetch with it (a paged answer never keeps one page's validators).
+        let whole = validators.flatMap {
+            $0.pages.isEmpty ? ValidatorsKey.Value(etag: $0.etag, lastModified: $0.lastModified) : nil
+        }
+        var first = try await read(.record(request.fetchOffset), after: nil, validators: whole)
+        if first.info.notModified, first.info.page == nil {
+            return StoreResponse(.fetched(.objects([])), info: first.info)
+        }
         guard first.info.page != nil else {
             // The terminal does not page: its answer holds every match.
             pages = [first]
-            return try finish(offset: request.fetchOffset)
+            return try finish(offset: request.fetchOffset, windowFull: false)
         }
         let applied = first.info.applied
         let exact = applied.predicate && applied.sort
         if !exact, first.start > 0 {
             try reserve(1)
-            first = try await read(.record(0), after: nil)
+            first = try await read(.record(0), after: nil, validators: nil)
         }
         add([first])
         if request.resultType == .count, exact, let total {
@@ -83,10 +100,50 @@ struct PageWalk {
                 try await readWave(from: start, size: last.info.page?.size ?? max(1, last.nodes.count), mode: mode)
             } else {
                 try reserve(1)
-                add([try await read(position, after: last)])
+                add([try await read(position, after: last, validators: nil)])
             }
         }
-        return try finish(offset: exact ? request.fetchOffset - (pages.first?.start ?? 0) : request.fetchOffset)
+        return try finish(
+            offset: exact ? request.fetchOffset - (pages.first?.start ?? 0) : request.fetchOffset,
+            windowFull: isFull(mode))
+    }
+
+    /// Sends every page of the cached answer with its validators. When all come back "not
+    /// modified", so does the answer; at the first page that changed, `nil`: the walk starts over.
+    private mutating func revalidate(_ recorded: [PageValidator]) async throws -> StoreResponse? {
+        var last: ResponseInfo?
+        for validator in recorded {
+            try reserve(1)
+            let response = try await next(.page(pageFetch, validator.request), context)
+            guard response.info.notModified else {
+                pagesRead = 0
+                return nil
+            }
+            last = response.info
+        }
+        guard var info = last else { return nil }
+        info.page = nil
+        info.metadata["pages"] = String(pagesRead)
+        info.pageValidators = recorded
+        return StoreResponse(.fetched(.objects([])), info: info)
+    }
+
+    /// The validators of every page read, when every page has some and together they cover
+    /// the answer: the walk stopped because the window was full, or its last page was short (a
+    /// record added at the end changes that page).
+    private func pageValidators(windowFull: Bool) -> [PageValidator] {
+        guard let last = pages.last?.info.page else { return [] }
+        guard windowFull || last.records < last.size || last.records == 0 else { return [] }
+        var validators: [PageValidator] = []
+        for page in pages {
+            let etag = page.info.metadata["etag"]
+            let lastModified = page.info.metadata["last-modified"]
+            guard etag != nil || lastModified != nil else { return [] }
+            validators.append(
+                PageValidator(
+                    position: page.request.position, size: page.request.size, etag: etag, lastModified: lastModified))
+        }
+        return validators
     }
 
     private func isResidual(_ mode: Mode) -> Bool {
@@ -122,7 +179,7 @@ struct PageWalk {
         let walk = self
         let wave = try await withThrowingTaskGroup(of: Page.self, returning: [Page].self) { group in
             for position in positions {
-                group.addTask { try await walk.read(.record(position), after: nil) }
+                group.addTask { try await walk.read(.record(position), after: nil, validators: nil) }
             }
             var wave: [Page] = []
             for try await page in group { wave.append(page) }
@@ -147,8 +204,10 @@ struct PageWalk {
     }
 
     /// Reads one page.
-    private func read(_ position: PageRequest.Position, after previous: Page?) async throws -> Page {
-        let page = PageRequest(position, size: options.pageSize(for: plan.entity.name))
+    private func read(_ position: PageRequest.Position, after previous: Page?, validators: ValidatorsKey.Value?)
+        async throws -> Page
+    {
+        let page = PageRequest(position, size: options.pageSize(for: plan.entity.name), validators: validators)
         let response = try await next(.page(pageFetch, page), context)
         guard case .objects(let nodes) = try response.fetchResult() else {
             throw StoreChainError(
@@ -159,7 +218,9 @@ struct PageWalk {
         if case .token = position, let previous {
             start = previous.start + (previous.info.page?.records ?? previous.nodes.count)
         }
-        return Page(start: start, nodes: nodes, related: response.related, info: response.info)
+        var asked = page
+        asked.validators = nil
+        return Page(request: asked, start: start, nodes: nodes, related: response.related, info: response.info)
     }
 
     /// Keeps pages in the backend's order and reports progress.
@@ -183,7 +244,7 @@ struct PageWalk {
     }
 
     /// Applies the request to the pages' objects; `offset` counts from the first page read.
-    private func finish(offset: Int) throws(StoreChainError) -> StoreResponse {
+    private func finish(offset: Int, windowFull: Bool) throws(StoreChainError) -> StoreResponse {
         var seen: Set<ObjectID> = []
         var nodes: [Node] = []
         var source: [ObjectID: Node] = [:]
@@ -210,6 +271,7 @@ struct PageWalk {
             related = source.nodes(along: local.relationshipKeyPathsForPrefetching, from: objects)
         }
         var info = answerInfo()
+        info.pageValidators = pageValidators(windowFull: windowFull)
         info.completeCollections = completeCollections()
         if !info.completeCollections.isEmpty {
             // A cache above stores a complete collection from the nodes the answer holds.
@@ -247,6 +309,11 @@ struct PageWalk {
 
     private func answerInfo() -> ResponseInfo {
         var info = pages.first?.info ?? ResponseInfo(answeredBy: "pagination", origin: .remote)
+        if info.page != nil {
+            // The first page's validators are not the answer's; `pageValidators` holds each page's.
+            info.metadata["etag"] = nil
+            info.metadata["last-modified"] = nil
+        }
         info.page = nil
         info.applied = .all
         info.metadata["pages"] = String(pagesRead)
