@@ -64,7 +64,7 @@ extension HandlerRegistry {
                 model: context.model,
                 options: BatchingOptions(
                     entities: Set(options.entities), window: options.window?.duration ?? .milliseconds(5),
-                    maxBatch: options.maxBatch ?? 100))
+                    maxBatch: options.maxBatch ?? 100, maxDelay: options.maxDelay?.duration ?? .milliseconds(50)))
         }
         registry.registerTerminal("remote", options: RemoteOptions.self) { options, context in
             let missing = context.model.entities.map(\.name).filter { options.entities[$0] == nil }.sorted()
@@ -177,11 +177,12 @@ struct RetryFileOptions: Decodable {
     var retrySaves: Bool?
 }
 
-/// `batching: { entities: [Track], window: 5ms, max-batch: 100 }`.
+/// `batching: { entities: [Track], window: 5ms, max-batch: 100, max-delay: 50ms }`.
 struct BatchingFileOptions: Decodable {
     var entities: [String]
     var window: TimeSpan?
     var maxBatch: Int?
+    var maxDelay: TimeSpan?
 }
 
 /// `json-file: { path: music.json }`.

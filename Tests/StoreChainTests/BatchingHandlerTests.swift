@@ -10,11 +10,14 @@ import Testing
 
     private func track(_ key: Int) -> ObjectID { ObjectID(entity: "Track", key: .integer(key)) }
 
-    private func harness(maxBatch: Int = 100) -> (Chain, RecordingResponder, BatchingHandler) {
+    private func harness(maxBatch: Int = 100, maxDelay: Duration = .milliseconds(50)) -> (
+        Chain, RecordingResponder, BatchingHandler
+    ) {
         let terminal = RecordingResponder(forwardingTo: store)
         let batching = BatchingHandler(
             model: store.model,
-            options: BatchingOptions(entities: ["Track"], window: .milliseconds(5), maxBatch: maxBatch))
+            options: BatchingOptions(
+                entities: ["Track"], window: .milliseconds(5), maxBatch: maxBatch, maxDelay: maxDelay))
         return (Chain(handlers: [batching], terminal: terminal, clock: clock), terminal, batching)
     }
 
@@ -53,6 +56,52 @@ import Testing
             try await group.waitForAll()
         }
         try terminal.requireForwarded(exactly: 2, .fetch)
+        await chain.shutdown()
+    }
+
+    /// Yields until the batch's timer sleeps again or the terminal received something, a bounded
+    /// number of times (so a broken handler fails the test instead of hanging it).
+    private func settle(_ terminal: RecordingResponder) async {
+        for _ in 0..<10_000 where clock.sleeperCount == 0 && terminal.count() == 0 { await Task.yield() }
+    }
+
+    /// Regression (the demo's 300 faulted tracks took 4 batches instead of 3 on a busy machine):
+    /// faults of one burst that reach the handler more than a window after the first, each
+    /// after its own cache lookup, joined a second batch.
+    @Test func theWindowStartsAgainWithEveryFaultThatJoins() async throws {
+        let (chain, terminal, batching) = harness()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { _ = try await chain.send(.objectFault(track(100))) }
+            await clock.waitForSleepers(1)
+            await clock.advance(by: .milliseconds(4))
+            group.addTask { _ = try await chain.send(.objectFault(track(101))) }
+            while batching.waitingCount(for: "Track") < 2 { await Task.yield() }
+            await clock.advance(by: .milliseconds(1))
+            await settle(terminal)
+            #expect(terminal.count() == 0, "5 ms after the first fault, but 1 ms after the second: still open")
+            await clock.advance(by: .milliseconds(4))
+            try await group.waitForAll()
+        }
+        try terminal.requireForwarded(exactly: 1, .fetch)
+        #expect(terminal.requests.first.map { "\($0)" }?.contains("id IN {100, 101}") == true)
+        await chain.shutdown()
+    }
+
+    @Test func aBatchThatKeepsGrowingIsSentAfterMaxDelay() async throws {
+        let (chain, terminal, batching) = harness(maxDelay: .milliseconds(11))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, key) in [100, 101, 110].enumerated() {
+                group.addTask { _ = try await chain.send(.objectFault(track(key))) }
+                while batching.waitingCount(for: "Track") < index + 1 { await Task.yield() }
+                await settle(terminal)
+                await clock.advance(by: .milliseconds(4))
+            }
+            await settle(terminal)
+            #expect(terminal.count() == 1, "sent by 12 ms (max delay 11 ms) although the last fault joined 4 ms before")
+            await clock.advance(by: .milliseconds(1))
+            try await group.waitForAll()
+        }
+        try terminal.requireForwarded(exactly: 1, .fetch)
         await chain.shutdown()
     }
 

@@ -1,5 +1,8 @@
-/// Merges object faults for the same entity that arrive within a short window (or until a
-/// batch is full) into one fetch by key (`key IN {…}`), which the remote adapter sends to a
+import Foundation
+
+/// Merges object faults for the same entity that arrive close together (until no fault has
+/// joined for `BatchingOptions.window`, the batch is full, or `BatchingOptions.maxDelay` has
+/// passed since the first) into one fetch by key (`key IN {…}`), which the remote adapter sends to a
 /// batch endpoint such as `GET /tracks?ids=1,2,3`; each caller gets its own object, or `nil`
 /// when the backend did not return it.
 ///
@@ -18,6 +21,9 @@ public final class BatchingHandler: StoreHandler {
 
     private struct Batch {
         var number: Int
+        /// When the first and the latest fault joined.
+        var opened: Date
+        var lastJoined: Date
         var ids: [ObjectID] = []
         var waiters: [ObjectID: [Waiter]] = [:]
     }
@@ -40,15 +46,17 @@ public final class BatchingHandler: StoreHandler {
         guard case .objectFault(let id) = request, id.key != nil, options.entities.contains(id.entity),
             model.entity(named: id.entity) != nil
         else { return try await next(request, context) }
+        let now = context.clock.now
         return try await withCheckedThrowingContinuation { (waiter: Waiter) in
             let (full, opened) = state.withLock { state -> (Batch?, Int?) in
                 var opened: Int?
                 if state.open[id.entity] == nil {
-                    state.open[id.entity] = Batch(number: state.nextNumber)
+                    state.open[id.entity] = Batch(number: state.nextNumber, opened: now, lastJoined: now)
                     opened = state.nextNumber
                     state.nextNumber += 1
                 }
                 guard var batch = state.open[id.entity] else { return (nil, nil) }
+                batch.lastJoined = max(batch.lastJoined, now)
                 if batch.waiters[id] == nil { batch.ids.append(id) }
                 batch.waiters[id, default: []].append(waiter)
                 if batch.ids.count >= options.maxBatch {
@@ -62,14 +70,32 @@ public final class BatchingHandler: StoreHandler {
                 run(in: context) { await self.send(full, context: context, next: next) }
             } else if let opened {
                 run(in: context) {
-                    try? await context.clock.sleep(for: self.options.window)
-                    let due = self.state.withLock { state -> Batch? in
-                        guard state.open[id.entity]?.number == opened else { return nil }
-                        return state.open.removeValue(forKey: id.entity)
+                    if let due = await self.closing(batch: opened, of: id.entity, clock: context.clock) {
+                        await self.send(due, context: context, next: next)
                     }
-                    if let due { await self.send(due, context: context, next: next) }
                 }
             }
+        }
+    }
+
+    /// Waits until batch `number` of `entity` is due (no fault joined it for a window, or it has
+    /// waited `maxDelay`) and takes it out of the open batches; `nil` when it was sent full.
+    /// The window restarts with every fault that joins, so a burst whose faults arrive slowly
+    /// (each after a cache lookup, on a busy machine) still goes as one batch.
+    private func closing(batch number: Int, of entity: String, clock: any StoreClock) async -> Batch? {
+        var deadline = clock.now.addingTimeInterval(options.window.timeInterval)
+        while true {
+            try? await clock.sleep(until: deadline)
+            let (due, later) = state.withLock { state -> (Batch?, Date?) in
+                guard let batch = state.open[entity], batch.number == number else { return (nil, nil) }
+                let latest = batch.opened.addingTimeInterval(options.maxDelay.timeInterval)
+                let quiet = batch.lastJoined.addingTimeInterval(options.window.timeInterval)
+                let next = min(quiet, latest)
+                if next > clock.now, !Task.isCancelled { return (nil, next) }
+                return (state.open.removeValue(forKey: entity), nil)
+            }
+            guard let later else { return due }
+            deadline = later
         }
     }
 
@@ -129,14 +155,21 @@ extension Result where Failure == any Error {
 public struct BatchingOptions: Sendable, Hashable {
     /// The entities whose backend fetches a list of keys in one request.
     public var entities: Set<String>
-    /// How long the first fault of a batch waits for others.
+    /// How long a batch waits for another fault to join; the wait starts again with each fault
+    /// that joins.
     public var window: Duration
     /// A batch this large is sent at once.
     public var maxBatch: Int
+    /// The longest a batch waits after its first fault, however many keep joining.
+    public var maxDelay: Duration
 
-    public init(entities: Set<String>, window: Duration = .milliseconds(5), maxBatch: Int = 100) {
+    public init(
+        entities: Set<String>, window: Duration = .milliseconds(5), maxBatch: Int = 100,
+        maxDelay: Duration = .milliseconds(50)
+    ) {
         self.entities = entities
         self.window = window
         self.maxBatch = max(1, maxBatch)
+        self.maxDelay = max(window, maxDelay)
     }
 }
