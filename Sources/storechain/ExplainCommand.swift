@@ -59,6 +59,11 @@ struct ExplainCommand: ParsableCommand {
         lines.append("  pushed down: " + (plan.pushed.isEmpty ? "nothing" : plan.pushed.joined(separator: " AND ")))
         lines.append("  in memory: " + (plan.inMemory.isEmpty ? "nothing" : plan.inMemory.joined(separator: "; ")))
         if !plan.follows.isEmpty { lines.append("  loads related: " + plan.follows.joined(separator: ", ")) }
+        for read in plan.relatedReads {
+            lines.append("  reads \(read.relationship), one of:")
+            lines += read.options.map { "    \($0)" }
+            lines.append("    chosen: \(read.choice)")
+        }
         lines.append(
             "  pages: "
                 + Self.pages(plan, request: request, pageSize: pageSize ?? plan.pageSize, paged: pageSize != nil))

@@ -18,8 +18,23 @@ public struct FetchExplanation: Sendable, Hashable {
     public var pageSize: Int?
     /// Key paths through relationships loaded to evaluate the request.
     public var follows: [String]
+    /// For each relationship on those key paths that is read through its own endpoint: the ways
+    /// to read it, with their expected requests, and which one is chosen.
+    public var relatedReads: [RelatedRead]
     /// Every endpoint considered that could not serve the request, and why.
     public var rejected: [String]
+}
+
+/// The ways to read one relationship for the objects of a fetch, with the requests each is
+/// expected to cost, and the rule that picks one when the fetch runs (the number of owners is
+/// known only then).
+public struct RelatedRead: Sendable, Hashable {
+    /// `Entity.relationship`.
+    public var relationship: String
+    /// Each option: how, and its expected requests.
+    public var options: [String]
+    /// How one option is chosen.
+    public var choice: String
 }
 
 extension RemoteResponder {
@@ -51,6 +66,46 @@ extension RemoteResponder {
             endpoint: queryPlan.endpoint.request, pushed: queryPlan.pushed.map(\.description), inMemory: inMemory,
             exact: queryPlan.filterApplied && queryPlan.orderApplied, paging: style, pageSize: size,
             follows: neededKeyPaths(request, entity: plan.entity).map { $0.joined(separator: ".") },
+            relatedReads: try relatedReads(along: neededKeyPaths(request, entity: plan.entity), from: plan.entity),
             rejected: planner.rejections(predicate: plan.predicate?.predicate, sort: request.sortDescriptors))
+    }
+
+    /// The choices `relationshipValues` makes at run time for the endpoint relationships on
+    /// `paths`, each with its expected cost.
+    private func relatedReads(along paths: [[String]], from root: Entity) throws(StoreChainError) -> [RelatedRead] {
+        var reads: [RelatedRead] = []
+        var seen: Set<String> = []
+        for path in paths {
+            var entity = root
+            for name in path {
+                guard let relationship = entity.relationship(named: name),
+                    let destination = model.entity(named: relationship.destination)
+                else { break }
+                defer { entity = destination }
+                guard case .endpoint(let text)? = mapper.options(for: entity.name).relationships[name],
+                    seen.insert("\(entity.name).\(name)").inserted
+                else { continue }
+                var options = [
+                    "cached: 0 requests when the caches hold every \(destination.name) fresh",
+                    "per \(entity.name): \(text), 1 request or more for each",
+                ]
+                var choice = "the cache when it can answer, else one request per \(entity.name)"
+                if let listing = try destinationListing(of: relationship, destination: destination) {
+                    let by = listing.keyPath.joined(separator: ".")
+                    if let pages = listing.pages {
+                        options.append("listing: \(listing.endpoint) grouped by \(by), \(pages) page(s)")
+                        choice =
+                            "the cache when it can answer, else the listing for more than \(pages) \(entity.name)"
+                            + " object(s), else one request per \(entity.name)"
+                    } else {
+                        options.append(
+                            "listing: \(listing.endpoint) grouped by \(by), pages not known until one of them is read")
+                        choice += " until the listing's size is known"
+                    }
+                }
+                reads.append(RelatedRead(relationship: "\(entity.name).\(name)", options: options, choice: choice))
+            }
+        }
+        return reads
     }
 }

@@ -46,6 +46,11 @@ extension RemoteResponder {
                 page, paging: paging, request: request, plan: plan, queryPlan: queryPlan, context: context)
         }
         let loaded = try await load(queryPlan, entity: plan.entity, context: context)
+        if queryPlan.pushed.isEmpty, !queryPlan.endpoint.single, !loaded.notModified, loaded.pages > 0 {
+            let records = loaded.nodes.count + loaded.skipped
+            listingSizes.learn(
+                plan.entity.name, records: records, pageSize: max(1, (records + loaded.pages - 1) / loaded.pages))
+        }
         var info = ResponseInfo(answeredBy: name, origin: .remote, metadata: loaded.metadata)
         info.metadata["endpoint"] = queryPlan.endpoint.request
         info.metadata["pushed"] = queryPlan.pushed.map(\.description).joined(separator: " AND ")
@@ -363,6 +368,16 @@ extension RemoteResponder {
             {
                 return group(members, of: owners, through: relationship, source: &source)
             }
+            if let listing = try destinationListing(of: relationship, destination: destination),
+                let pages = listing.pages, pages < owners.count
+            {
+                // Fewer pages of the destination's whole listing than owners: read the listing
+                // (a fetch through the chain, which the caches then hold whole) instead.
+                let members = try await fetchWhere(
+                    destination, keyPath: listing.keyPath, equalsAnyOf: owners.compactMap(\.key), context: context,
+                    serving: parent)
+                return group(members, of: owners, through: relationship, source: &source)
+            }
             for owner in owners {
                 // Each owner's list is a relationship fault through the chain, so caches keep
                 // it; the fault itself (or a responder outside a chain) reads the endpoint.
@@ -389,6 +404,27 @@ extension RemoteResponder {
             destination, keyPath: [inverseName, entity.key], equalsAnyOf: owners.compactMap(\.key), context: context,
             serving: parent)
         return group(members, of: owners, through: relationship, source: &source)
+    }
+
+    /// The other way to read an endpoint relationship's lists: the destination's whole listing,
+    /// grouped by the foreign key its records carry for the to-one inverse. `nil` when the
+    /// records carry no such key, or when the destination's endpoints would push the owners'
+    /// keys down one at a time (as many requests as reading each owner's list).
+    func destinationListing(of relationship: Relationship, destination: Entity) throws(StoreChainError)
+        -> (keyPath: [String], endpoint: String, pages: Int?)?
+    {
+        guard let inverseName = relationship.inverse, let inverse = destination.relationship(named: inverseName),
+            !inverse.isToMany, case .foreignKey? = mapper.options(for: destination.name).relationships[inverseName],
+            let ownerEntity = model.entity(named: inverse.destination), let planner = planners[destination.name]
+        else { return nil }
+        let keyPath = [inverseName, ownerEntity.key]
+        let key = Operand.constant(.integer(0))
+        for byOwner in [Comparison(.keyPath(keyPath), .in, .array([key])), Comparison(.keyPath(keyPath), .equal, key)]
+        where (try? planner.plan(predicate: .comparison(byOwner), sort: []))?.pushed.isEmpty == false {
+            return nil
+        }
+        let whole = try planner.plan(predicate: nil, sort: [])
+        return (keyPath, whole.endpoint.request, listingSizes.size(of: destination.name)?.pages)
     }
 
     /// Each owner's value of `relationship`, from the destination objects whose to-one inverse

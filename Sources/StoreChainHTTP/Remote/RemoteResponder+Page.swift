@@ -67,12 +67,18 @@ extension RemoteResponder {
         var nodes = loaded.nodes
         var related = Dictionary(loaded.embedded.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         for node in nodes { related[node.id] = node }
+        let lastStart = try lastPageStart(in: response, paging: paging, template: queryPlan.template, size: size)
+        let wholeCollection = queryPlan.pushed.isEmpty
+        if wholeCollection {
+            learnListingSize(
+                of: plan.entity.name, total: total, lastStart: lastStart, start: start, size: size,
+                records: records.count, isLast: next == nil)
+        }
         let paths = neededKeyPaths(request, entity: plan.entity)
         for path in paths {
             try await follow(path, from: &nodes, source: &related, context: context, serving: .fetch(request))
         }
         try plan.requireLoaded(nodes, source: related)
-        let wholeCollection = queryPlan.pushed.isEmpty
         var leftOut: [Node] = []
         if let predicate = plan.predicate {
             let matches = nodes.filter { predicate.evaluate($0, in: related) }
@@ -90,10 +96,25 @@ extension RemoteResponder {
         info.hasMorePages = next != nil
         info.page = PageInfo(
             style: style, size: size, start: start, records: records.count, next: next, total: total,
-            lastStart: try lastPageStart(in: response, paging: paging, template: queryPlan.template, size: size),
-            wholeCollection: wholeCollection)
+            lastStart: lastStart, wholeCollection: wholeCollection)
         let reached = related.nodes(along: paths.map { $0.joined(separator: ".") }, from: nodes)
         return StoreResponse(.fetched(.objects(nodes)), related: reached + leftOut, info: info)
+    }
+
+    /// Remembers how large an unfiltered listing is, from one of its pages: the total the
+    /// backend states, else where its last page starts (counting that page as full), else, on
+    /// the last page, the records up to its end.
+    private func learnListingSize(
+        of entity: String, total: Int?, lastStart: Int?, start: Int, size: Int, records: Int, isLast: Bool
+    ) {
+        let pageSize = size > 0 ? size : records
+        if let total {
+            listingSizes.learn(entity, records: total, pageSize: pageSize)
+        } else if let lastStart {
+            listingSizes.learn(entity, records: lastStart + pageSize, pageSize: pageSize)
+        } else if isLast, start > 0 || records > 0 {
+            listingSizes.learn(entity, records: start + records, pageSize: pageSize)
+        }
     }
 
     /// Where the last page starts, from a page-number endpoint's `Link: <…page=N…>; rel="last"`

@@ -22,6 +22,8 @@ public final class RemoteResponder: StoreResponder {
     let planners: [String: QueryPlanner]
     private let authorization: String?
     private let counters = Locked(Traffic())
+    /// The sizes of the listings read so far, for choosing how to load related objects.
+    let listingSizes = ListingSizes()
 
     /// Requests and bytes exchanged so far.
     public struct Traffic: Sendable, Hashable {
