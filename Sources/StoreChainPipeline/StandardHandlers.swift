@@ -129,7 +129,7 @@ struct MetricsFileOptions: Decodable {
 
 /// `memory-cache` and `disk-cache`: `{ ttl: 5m, entity-ttl: { Track: 1h }, max-objects: 10000,
 /// max-size: 200MB, stale-while-revalidate: 1d, stale-if-error: 1d, honour-response-headers: true,
-/// path: cache/music.sqlite, compress: true }`.
+/// heuristic: false, path: cache/music.sqlite, compress: true }`.
 struct CacheFileOptions: Decodable {
     var ttl: TimeSpan?
     var entityTtl: [String: TimeSpan]?
@@ -138,6 +138,7 @@ struct CacheFileOptions: Decodable {
     var staleWhileRevalidate: TimeSpan?
     var staleIfError: TimeSpan?
     var honourResponseHeaders: Bool?
+    var heuristic: Bool?
     var path: String?
     var compress: Bool?
 
@@ -147,7 +148,7 @@ struct CacheFileOptions: Decodable {
         return CacheOptions(
             expiry: CacheExpiry(
                 defaultTTL: ttl?.duration ?? defaults.defaultTTL, entityTTL: entityTtl?.mapValues(\.duration) ?? [:],
-                honoursResponseHeaders: honourResponseHeaders ?? true),
+                honoursResponseHeaders: honourResponseHeaders ?? true, heuristic: heuristic ?? false),
             staleIfError: staleIfError?.duration ?? .seconds(86_400),
             staleWhileRevalidate: staleWhileRevalidate?.duration)
     }

@@ -13,7 +13,7 @@ import Synchronization
 /// handler carries on without it, from the backend.
 public final class SQLiteCacheStorage: CacheStorage {
     /// The schema this code writes; a file with another version is rebuilt.
-    public static let schemaVersion = 2
+    public static let schemaVersion = 3
 
     public let path: String
     /// The model, for compiling predicates to SQL; `nil` filters nothing in SQL.
@@ -50,7 +50,7 @@ public final class SQLiteCacheStorage: CacheStorage {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT rowid AS row_id, key, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators
+                    SELECT rowid AS row_id, key, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators, rules
                     FROM queries WHERE shape = ?
                     """, arguments: [shape])
         }
@@ -74,7 +74,7 @@ public final class SQLiteCacheStorage: CacheStorage {
                 try Row.fetchAll(
                     db,
                     sql: """
-                        SELECT rowid AS row_id, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators
+                        SELECT rowid AS row_id, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators, rules
                         FROM nodes WHERE id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))
                         """, arguments: StatementArguments(chunk))
             }
@@ -90,7 +90,7 @@ public final class SQLiteCacheStorage: CacheStorage {
             try Row.fetchOne(
                 db,
                 sql:
-                    "SELECT fetched_at, expires_at, etag, last_modified, page_validators FROM collections WHERE entity = ?",
+                    "SELECT fetched_at, expires_at, etag, last_modified, page_validators, rules FROM collections WHERE entity = ?",
                 arguments: [entity])
         }.map { row in try Self.freshness(row) }
     }
@@ -110,7 +110,7 @@ public final class SQLiteCacheStorage: CacheStorage {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT rowid AS row_id, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators
+                    SELECT rowid AS row_id, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators, rules
                     FROM nodes WHERE entity = ?\(condition) ORDER BY rowid
                     """, arguments: arguments)
         }
@@ -208,13 +208,13 @@ public final class SQLiteCacheStorage: CacheStorage {
                 try db.execute(
                     sql: """
                         INSERT INTO nodes (id, entity, payload, compressed, raw_size, size, fetched_at, expires_at,
-                                           etag, last_modified, page_validators, last_used)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                           etag, last_modified, page_validators, rules, last_used)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         ON CONFLICT(id) DO UPDATE SET payload = excluded.payload, compressed = excluded.compressed,
                             raw_size = excluded.raw_size, size = excluded.size, fetched_at = excluded.fetched_at,
                             expires_at = excluded.expires_at, etag = excluded.etag,
                             last_modified = excluded.last_modified, page_validators = excluded.page_validators,
-                            last_used = excluded.last_used
+                            rules = excluded.rules, last_used = excluded.last_used
                         """,
                     arguments: [row.key, row.entity] + row.payload.arguments + Self.arguments(row.freshness) + [
                         nextUse()
@@ -227,7 +227,7 @@ public final class SQLiteCacheStorage: CacheStorage {
                     let node = try Row.fetchOne(
                         db,
                         sql: """
-                            SELECT payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators
+                            SELECT payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators, rules
                             FROM nodes WHERE id = ?
                             """, arguments: [key])
                     if let node { removed.insert(try Self.node(node).id) }
@@ -236,8 +236,8 @@ public final class SQLiteCacheStorage: CacheStorage {
                 try db.execute(
                     sql: """
                         INSERT OR REPLACE INTO collections (entity, fetched_at, expires_at, etag, last_modified,
-                                                            page_validators)
-                        VALUES (?, ?, ?, ?, ?, ?)
+                                                            page_validators, rules)
+                        VALUES (?, ?, ?, ?, ?, ?, ?)
                         """, arguments: [entity] + Self.arguments(freshness))
             }
             if let query = write.query, let queryPayload {
@@ -245,8 +245,8 @@ public final class SQLiteCacheStorage: CacheStorage {
                     sql: """
                         INSERT OR REPLACE INTO queries (key, shape, entity, payload, compressed, raw_size, size,
                                                         fetched_at, expires_at, etag, last_modified, page_validators,
-                                                        last_used)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                                        rules, last_used)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [query.key, query.shape, query.request.entity] + queryPayload.arguments
                         + Self.arguments(query.freshness) + [nextUse()])
@@ -259,7 +259,7 @@ public final class SQLiteCacheStorage: CacheStorage {
     public func refresh(_ target: CacheTarget, freshness: Freshness) throws {
         let arguments = Self.arguments(freshness)
         try modify { db in
-            let set = "fetched_at = ?, expires_at = ?, etag = ?, last_modified = ?, page_validators = ?"
+            let set = "fetched_at = ?, expires_at = ?, etag = ?, last_modified = ?, page_validators = ?, rules = ?"
             switch target {
             case .query(let key):
                 try db.execute(sql: "UPDATE queries SET \(set) WHERE key = ?", arguments: arguments + [key])
@@ -329,17 +329,24 @@ public final class SQLiteCacheStorage: CacheStorage {
             etag: try row.decode(forColumn: "etag"), lastModified: try row.decode(forColumn: "last_modified"),
             pageValidators: try row.decode(String?.self, forColumn: "page_validators").map {
                 try JSONDecoder().decode([PageValidator].self, from: Data($0.utf8))
-            } ?? [])
+            } ?? [],
+            rules: try row.decode(String?.self, forColumn: "rules").map {
+                try JSONDecoder().decode(ResponseFreshness.self, from: Data($0.utf8))
+            })
     }
 
     private static func arguments(_ freshness: Freshness) -> StatementArguments {
-        // Encoding plain strings, integers and optionals cannot fail; an empty list is stored as NULL.
+        // Encoding plain strings, numbers, durations and optionals cannot fail; an empty list is
+        // stored as NULL.
         let pageValidators =
             freshness.pageValidators.isEmpty
             ? nil : (try? JSONEncoder().encode(freshness.pageValidators)).map { String(decoding: $0, as: UTF8.self) }
+        let rules = freshness.rules.flatMap { try? JSONEncoder().encode($0) }.map {
+            String(decoding: $0, as: UTF8.self)
+        }
         return [
             freshness.fetchedAt?.timeIntervalSince1970, freshness.expiresAt?.timeIntervalSince1970, freshness.etag,
-            freshness.lastModified, pageValidators,
+            freshness.lastModified, pageValidators, rules,
         ]
     }
 
@@ -540,21 +547,21 @@ public final class SQLiteCacheStorage: CacheStorage {
         """
         CREATE TABLE nodes (id TEXT PRIMARY KEY NOT NULL, entity TEXT NOT NULL, payload BLOB NOT NULL, \
         compressed INTEGER NOT NULL, raw_size INTEGER NOT NULL, size INTEGER NOT NULL, fetched_at REAL, \
-        expires_at REAL, etag TEXT, last_modified TEXT, page_validators TEXT, last_used INTEGER NOT NULL)
+        expires_at REAL, etag TEXT, last_modified TEXT, page_validators TEXT, rules TEXT, last_used INTEGER NOT NULL)
         """,
         "CREATE INDEX nodes_by_entity ON nodes (entity)",
         "CREATE INDEX nodes_by_use ON nodes (last_used)",
         """
         CREATE TABLE queries (key TEXT PRIMARY KEY NOT NULL, shape TEXT NOT NULL, entity TEXT NOT NULL, \
         payload BLOB NOT NULL, compressed INTEGER NOT NULL, raw_size INTEGER NOT NULL, size INTEGER NOT NULL, \
-        fetched_at REAL, expires_at REAL, etag TEXT, last_modified TEXT, page_validators TEXT, last_used INTEGER NOT NULL)
+        fetched_at REAL, expires_at REAL, etag TEXT, last_modified TEXT, page_validators TEXT, rules TEXT, last_used INTEGER NOT NULL)
         """,
         "CREATE INDEX queries_by_shape ON queries (shape)",
         "CREATE INDEX queries_by_entity ON queries (entity)",
         "CREATE INDEX queries_by_use ON queries (last_used)",
         """
         CREATE TABLE collections (entity TEXT PRIMARY KEY NOT NULL, fetched_at REAL, expires_at REAL, etag TEXT, \
-        last_modified TEXT, page_validators TEXT)
+        last_modified TEXT, page_validators TEXT, rules TEXT)
         """,
     ]
 

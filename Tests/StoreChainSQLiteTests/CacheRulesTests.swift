@@ -283,13 +283,13 @@ import Testing
     @Test(arguments: CacheKind.allCases)
     func responseHeadersOverrideTheConfiguredExpiry(_ kind: CacheKind) async throws {
         let harness = try CacheHarness.make(kind, ttl: .seconds(600)) {
-            $0.update { $0.metadata = ["cache-control": "public, max-age=10"] }
+            $0.update { $0.freshness = ResponseFreshness(lifetime: .seconds(10)) }
         }
         _ = try await harness.fetch(albumsOfBand1)
         await harness.clock.advance(by: .seconds(10))
         _ = try await harness.fetch(albumsOfBand1)
         #expect(harness.backend.count(.fetch) == 2)
-        harness.backend.update { $0.metadata = ["cache-control": "no-store"] }
+        harness.backend.update { $0.freshness = ResponseFreshness(noStore: true) }
         await harness.clock.advance(by: .seconds(10))
         _ = try await harness.fetch(albumsOfBand1)
         _ = try await harness.fetch(albumsOfBand1)

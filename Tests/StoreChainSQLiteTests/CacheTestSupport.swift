@@ -14,7 +14,8 @@ enum CacheKind: String, CaseIterable, Sendable, CustomStringConvertible {
 /// ETag answered with "not modified", failures, and (optionally) whole collections.
 final class FakeBackend: StoreResponder {
     struct State {
-        var metadata: [String: String] = [:]
+        /// The freshness rules every answer carries (`nil`: none, so the cache's ttl applies).
+        var freshness: ResponseFreshness?
         var etag: String?
         var failure: StoreChainError?
         /// Like a dump-only API: every fetch that asks for whole collections gets all of them.
@@ -47,9 +48,11 @@ final class FakeBackend: StoreResponder {
         }
         if let holdUntil = current.holdUntil { try await clock.sleep(until: holdUntil) }
         if let failure = current.failure { throw failure }
-        var info = ResponseInfo(answeredBy: name, origin: .remote, metadata: current.metadata)
+        var info = ResponseInfo(answeredBy: name, origin: .remote)
+        info.freshness = current.freshness
         if let etag = current.etag {
-            info.metadata["etag"] = etag
+            info.freshness = info.freshness ?? ResponseFreshness()
+            info.freshness?.etag = etag
             if context[ValidatorsKey.self]?.etag == etag {
                 info.notModified = true
                 let empty: StoreResponse.Result =

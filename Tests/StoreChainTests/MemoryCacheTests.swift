@@ -170,34 +170,64 @@ import Testing
     let now = Date(timeIntervalSince1970: 1_000_000)
     let expiry = CacheExpiry(defaultTTL: .seconds(300), entityTTL: ["Band": .seconds(3_600)])
 
+    func expires(_ rules: ResponseFreshness?, entity: String = "Band", in expiry: CacheExpiry? = nil) -> Date?? {
+        (expiry ?? self.expiry).freshness(for: entity, rules: rules, now: now, validators: true).map(\.expiresAt)
+    }
+
     @Test func usesTheEntityOrDefaultTimeToLive() {
-        #expect(expiry.decision(for: "Band", metadata: [:], now: now) == .store(expiresAt: now + 3_600))
-        #expect(expiry.decision(for: "Album", metadata: [:], now: now) == .store(expiresAt: now + 300))
+        #expect(expires(nil) == now + 3_600)
+        #expect(expires(nil, entity: "Album") == now + 300)
+        #expect(expires(ResponseFreshness(), entity: "Album") == now + 300, "a response without rules")
     }
 
-    @Test func responseHeadersOverrideIt() {
-        func decide(_ metadata: [String: String]) -> CacheExpiry.Decision {
-            expiry.decision(for: "Band", metadata: metadata, now: now)
-        }
-        #expect(decide(["cache-control": "public, max-age=60"]) == .store(expiresAt: now + 60))
-        #expect(decide(["cache-control": "max-age=60", "age": "20"]) == .store(expiresAt: now + 40))
-        #expect(decide(["cache-control": "private, no-store"]) == .doNotStore)
-        #expect(decide(["cache-control": "no-cache"]) == .store(expiresAt: now))
-        #expect(
-            decide(["expires": "Sun, 06 Nov 1994 08:49:37 GMT", "date": "Sun, 06 Nov 1994 08:48:37 GMT"])
-                == .store(expiresAt: now + 60))
-        #expect(decide(["expires": "0"]) == .store(expiresAt: now), "an invalid Expires means already expired")
+    @Test func theResponsesOwnRulesOverrideIt() {
+        #expect(expires(ResponseFreshness(lifetime: .seconds(60))) == now + 60)
+        #expect(expires(ResponseFreshness(lifetime: .seconds(60), age: .seconds(20))) == now + 40)
+        #expect(expires(ResponseFreshness(lifetime: .seconds(60), age: .seconds(90))) == now)
+        #expect(expires(ResponseFreshness(noStore: true)) == .none, "not stored")
+        #expect(expires(ResponseFreshness(lifetime: .seconds(60), noCache: true)) == now)
+        #expect(expires(ResponseFreshness(heuristicLifetime: .seconds(30))) == now + 3_600, "ttl unless asked")
+        let heuristic = CacheExpiry(defaultTTL: .seconds(300), heuristic: true)
+        #expect(expires(ResponseFreshness(heuristicLifetime: .seconds(30)), in: heuristic) == now + 30)
         let ignoring = CacheExpiry(defaultTTL: .seconds(300), honoursResponseHeaders: false)
-        #expect(
-            ignoring.decision(for: "Band", metadata: ["cache-control": "no-store"], now: now)
-                == .store(expiresAt: now + 300))
+        #expect(expires(ResponseFreshness(noStore: true), in: ignoring) == now + 300)
+        let kept = ignoring.freshness(for: "Band", rules: ResponseFreshness(etag: "\"v1\""), now: now, validators: true)
+        #expect(kept?.etag == "\"v1\"" && kept?.rules == nil, "validators are kept, rules are not")
     }
 
-    @Test func parsesHTTPDates() {
-        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
-        #expect(HTTPDate.parse("Thu, 01 Jan 1970 00:00:00 GMT") == Date(timeIntervalSince1970: 0))
-        for bad in ["", "yesterday", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 32 Nov 1994 08:49:37 GMT"] {
-            #expect(HTTPDate.parse(bad) == nil, "\(bad)")
-        }
+    @Test func notModifiedKeepsTheStoredRulesUnlessItBringsItsOwn() throws {
+        let stored = try #require(
+            expiry.freshness(
+                for: "Band", rules: ResponseFreshness(lifetime: .seconds(60), etag: "\"a\""), now: now, validators: true
+            ))
+        let later = now + 600
+        let renewed = try #require(expiry.renewed(stored, of: "Band", by: ResponseFreshness(), now: later))
+        #expect(renewed.expiresAt == later + 60 && renewed.etag == "\"a\"")
+        let own = try #require(
+            expiry.renewed(stored, of: "Band", by: ResponseFreshness(lifetime: .seconds(5), etag: "\"b\""), now: later))
+        #expect(own.expiresAt == later + 5 && own.etag == "\"b\"")
+        let noCache = try #require(
+            expiry.freshness(for: "Band", rules: ResponseFreshness(noCache: true), now: now, validators: true))
+        let again = try #require(expiry.renewed(noCache, of: "Band", by: ResponseFreshness(), now: later))
+        #expect(again.expiresAt == later, "a no-cache response stays no-cache after a 304 without headers")
+    }
+
+    @Test func staleAllowancesAreBoundedByThePipelineAndSwitchedOffByTheOrigin() {
+        let options = CacheOptions(staleIfError: .seconds(600), staleWhileRevalidate: nil)
+        func freshness(_ rules: ResponseFreshness?) -> Freshness { Freshness(expiresAt: now, rules: rules) }
+        #expect(options.staleIfError(for: freshness(nil)) == .seconds(600))
+        #expect(options.staleIfError(for: freshness(ResponseFreshness(staleIfError: .seconds(60)))) == .seconds(60))
+        #expect(options.staleIfError(for: freshness(ResponseFreshness(staleIfError: .seconds(6_000)))) == .seconds(600))
+        #expect(options.staleIfError(for: freshness(ResponseFreshness(mustRevalidate: true))) == nil)
+        #expect(options.staleIfError(for: freshness(ResponseFreshness(noCache: true))) == nil)
+        #expect(options.staleWhileRevalidate(for: freshness(nil)) == nil)
+        #expect(
+            options.staleWhileRevalidate(for: freshness(ResponseFreshness(staleWhileRevalidate: .seconds(30))))
+                == .seconds(30), "the response allows it itself")
+        let bounded = CacheOptions(staleWhileRevalidate: .seconds(10))
+        #expect(
+            bounded.staleWhileRevalidate(for: freshness(ResponseFreshness(staleWhileRevalidate: .seconds(30))))
+                == .seconds(10))
+        #expect(bounded.staleWhileRevalidate(for: freshness(ResponseFreshness(mustRevalidate: true))) == nil)
     }
 }

@@ -1,67 +1,69 @@
 import Foundation
 
-/// How long cached data stays fresh: a default time to live, one per entity, and whether a
-/// response's own `Cache-Control` / `Expires` headers override them.
+/// How long cached data stays fresh: the freshness a response gives itself (`ResponseFreshness`)
+/// when the cache honours it, and otherwise a time to live, one per entity.
 public struct CacheExpiry: Sendable, Hashable {
-    /// The time to live for entities without their own.
+    /// The freshness of responses that give none, for entities without their own.
     public var defaultTTL: Duration
     /// Time to live per entity name.
     public var entityTTL: [String: Duration]
-    /// Whether `Cache-Control: max-age`, `no-store`, `no-cache` and `Expires` in a response
-    /// override the configured time to live.
+    /// Whether a response's own freshness rules (`max-age`, `Expires`, `no-store`, `no-cache`,
+    /// `must-revalidate`, …) apply; when off, every response is fresh for the time to live.
     public var honoursResponseHeaders: Bool
+    /// Whether a response without explicit freshness but with a `Last-Modified` date is fresh
+    /// for a tenth of its age (RFC 9111 §4.2.2) instead of for the time to live.
+    public var heuristic: Bool
 
     public init(
-        defaultTTL: Duration = .seconds(300), entityTTL: [String: Duration] = [:], honoursResponseHeaders: Bool = true
+        defaultTTL: Duration = .seconds(300), entityTTL: [String: Duration] = [:], honoursResponseHeaders: Bool = true,
+        heuristic: Bool = false
     ) {
         self.defaultTTL = defaultTTL
         self.entityTTL = entityTTL
         self.honoursResponseHeaders = honoursResponseHeaders
+        self.heuristic = heuristic
     }
 
-    /// What to do with a response's data.
-    public enum Decision: Sendable, Hashable {
-        /// Keep it, fresh until the date.
-        case store(expiresAt: Date)
-        /// Do not keep it (`Cache-Control: no-store`).
-        case doNotStore
-    }
-
-    /// When data of `entity` fetched at `now` with this response metadata expires.
-    public func decision(for entity: String, metadata: [String: String], now: Date) -> Decision {
+    /// The freshness of data of `entity` received at `now` under `rules` (`nil`: the response
+    /// gave none), with the response's validators when `validators` is true; `nil` when the data
+    /// must not be stored.
+    public func freshness(for entity: String, rules: ResponseFreshness?, now: Date, validators: Bool) -> Freshness? {
         let ttl = entityTTL[entity] ?? defaultTTL
-        let configured = Decision.store(expiresAt: now.addingTimeInterval(ttl.timeInterval))
-        guard honoursResponseHeaders else { return configured }
-        if let cacheControl = metadata["cache-control"] {
-            let directives = Self.directives(cacheControl)
-            if directives["no-store"] != nil { return .doNotStore }
-            if directives["no-cache"] != nil { return .store(expiresAt: now) }
-            if let maxAge = directives["max-age"].flatMap({ $0 }).flatMap(Int.init), maxAge >= 0 {
-                let age = metadata["age"].flatMap(Int.init) ?? 0
-                return .store(expiresAt: now.addingTimeInterval(TimeInterval(max(0, maxAge - age))))
-            }
+        var freshness = Freshness(fetchedAt: now, expiresAt: now.addingTimeInterval(ttl.timeInterval))
+        if validators {
+            freshness.etag = rules?.etag
+            freshness.lastModified = rules?.lastModified
         }
-        if let expires = metadata["expires"] {
-            // An unparseable Expires means "already expired" (RFC 9111 §5.3).
-            guard let date = HTTPDate.parse(expires) else { return .store(expiresAt: now) }
-            if let served = metadata["date"].flatMap(HTTPDate.parse) {
-                return .store(expiresAt: now.addingTimeInterval(max(0, date.timeIntervalSince(served))))
+        guard honoursResponseHeaders, let rules else { return freshness }
+        if rules.noStore { return nil }
+        let lifetime: Duration =
+            if rules.noCache {
+                .zero
+            } else if let explicit = rules.lifetime {
+                explicit
+            } else if heuristic, let guess = rules.heuristicLifetime {
+                guess
+            } else {
+                ttl
             }
-            return .store(expiresAt: max(now, date))
-        }
-        return configured
+        freshness.expiresAt = now.addingTimeInterval(max(.zero, lifetime - rules.age).timeInterval)
+        freshness.rules = rules
+        return freshness
     }
 
-    /// `max-age=60, no-cache` → ["max-age": "60", "no-cache": nil].
-    static func directives(_ header: String) -> [String: String?] {
-        var result: [String: String?] = [:]
-        for part in header.split(separator: ",") {
-            let pieces = part.split(separator: "=", maxSplits: 1).map {
-                $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-            }
-            guard let name = pieces.first?.lowercased(), !name.isEmpty else { continue }
-            result[name] = pieces.count > 1 ? pieces[1] : String?.none
-        }
-        return result
+    /// The freshness of stored data that the backend just said is not modified (RFC 9111
+    /// §4.3.4): the stored rules, updated by those of the answer, applied from `now`; the
+    /// stored validators unless the answer brought new ones. `nil` when the answer says the
+    /// data must no longer be stored.
+    public func renewed(_ stored: Freshness, of entity: String, by answer: ResponseFreshness?, now: Date)
+        -> Freshness?
+    {
+        var rules = stored.rules
+        if let answer { rules = rules?.updated(byNotModified: answer) ?? answer }
+        guard var renewed = freshness(for: entity, rules: rules, now: now, validators: false) else { return nil }
+        renewed.etag = answer?.etag ?? stored.etag
+        renewed.lastModified = answer?.lastModified ?? stored.lastModified
+        renewed.pageValidators = stored.pageValidators
+        return renewed
     }
 }

@@ -52,6 +52,8 @@ extension CacheHandler {
             let response = try await next(request, context)
             if let write = write(for: request, response: response, now: context.clock.now) {
                 store(write, context: context)
+            } else if case .objectFault(let id) = request {
+                forget(.node(id), ifNotStorable: response, context: context)
             }
             return response
         }
@@ -90,14 +92,14 @@ extension CacheHandler {
         var write = CacheWrite()
         if var node {
             guard
-                let freshness = freshness(for: id.entity, metadata: response.info.metadata, now: now, validators: true)
+                let freshness = freshness(for: id.entity, response: response, now: now, validators: true)
             else { return nil }
             node.freshness = freshness
             write.nodes = [node]
         } else {
             write.removed = [id]
         }
-        write.nodes += relatedNodes(response.related, metadata: response.info.metadata, now: now)
+        write.nodes += relatedNodes(response.related, response: response, now: now)
         return write
     }
 
@@ -107,7 +109,7 @@ extension CacheHandler {
     {
         guard !response.info.notModified else { return nil }
         var write = CacheWrite()
-        write.nodes = relatedNodes(response.related, metadata: response.info.metadata, now: now)
+        write.nodes = relatedNodes(response.related, response: response, now: now)
         if var owner = (try? storage.nodes([id]))?[id] {
             owner.relationships[name] = value
             write.nodes.append(owner)

@@ -14,11 +14,14 @@ extension CacheHandler {
         return try await serve(
             .fetch(request), cached: cached, context: scoped,
             refresh: { cached, context in
+                let started = context.clock.now
                 let refreshed = try await self.revalidate(cached, context: context, next: next)
-                // Answer from what is stored now; forward the request itself when that cannot.
+                // Answer from what is stored now: fresh, or just revalidated or rewritten by this
+                // refresh (a response stored already expired, `no-cache` or `max-age=0`, still
+                // answers the request that fetched it); forward the request itself when that cannot.
                 let now = context.clock.now
                 if let current = self.perform("read", context: context, { try self.lookup(plan, now: now) }) ?? nil,
-                    current.freshness.isFresh(at: now)
+                    current.freshness.isFresh(at: now) || (current.freshness.fetchedAt.map { $0 >= started } ?? false)
                 {
                     return self.answer(current, status: refreshed == nil ? "revalidated" : "refreshed")
                 }
@@ -47,6 +50,8 @@ extension CacheHandler {
             let response = try await next(.fetch(normalized), context)
             if let write = write(for: .fetch(normalized), response: response, now: context.clock.now) {
                 store(write, context: context)
+            } else {
+                forget(.query(key: normalized.description), ifNotStorable: response, context: context)
             }
             return response
         }
@@ -78,12 +83,12 @@ extension CacheHandler {
     /// holds whole.
     func fetchWrite(_ request: FetchRequest, result: FetchResult, response: StoreResponse, now: Date) -> CacheWrite? {
         guard !response.info.notModified, response.info.applied == .all, case .objects(let nodes) = result,
-            var freshness = freshness(
-                for: request.entity, metadata: response.info.metadata, now: now, validators: true)
+            var freshness = freshness(for: request.entity, response: response, now: now, validators: true)
         else { return nil }
         freshness.pageValidators = response.info.pageValidators
         var write = CacheWrite()
         var nodeFreshness = freshness
+        // An object's own freshness: the response's rules, not the listing's validators.
         nodeFreshness.etag = nil
         nodeFreshness.lastModified = nil
         nodeFreshness.pageValidators = []
@@ -92,7 +97,7 @@ extension CacheHandler {
                 var node = node
                 node.freshness = nodeFreshness
                 return node
-            } + relatedNodes(response.related, metadata: response.info.metadata, now: now)
+            } + relatedNodes(response.related, response: response, now: now)
         write.query = CachedQuery(
             request: request.normalizedForCache, ids: nodes.map(\.id),
             reachesEnd: request.fetchLimit.map { nodes.count < $0 } ?? true,
@@ -106,7 +111,7 @@ extension CacheHandler {
             write.collections[entity] =
                 entity == request.entity
                 ? freshness
-                : self.freshness(for: entity, metadata: response.info.metadata, now: now, validators: true)
+                : self.freshness(for: entity, response: response, now: now, validators: false)
         }
         return write
     }

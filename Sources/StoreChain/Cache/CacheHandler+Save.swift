@@ -26,7 +26,7 @@ extension CacheHandler {
         for var node in result.nodes where !node.id.isTemporary {
             guard
                 let freshness = freshness(
-                    for: node.id.entity, metadata: response.info.metadata, now: now, validators: false)
+                    for: node.id.entity, response: response, now: now, validators: false)
             else { continue }
             node.freshness = freshness
             nodes[node.id] = node

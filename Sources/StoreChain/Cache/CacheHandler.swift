@@ -66,16 +66,19 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         forward: () async throws -> StoreResponse
     ) async throws -> StoreResponse {
         var policy = context.effectiveCachePolicy(for: request)
-        if policy == .useCache, let maxStale = options.staleWhileRevalidate {
-            policy = .staleWhileRevalidate(maxStale: maxStale)
-        }
         guard policy != .reload, let cached else { return try await forward() }
         let now = context.clock.now
         if cached.freshness.isFresh(at: now) { return answer(cached, status: "hit") }
+        let mustRevalidate = cached.freshness.rules?.mustRevalidate == true
+        if policy == .useCache, let maxStale = options.staleWhileRevalidate(for: cached.freshness) {
+            policy = .staleWhileRevalidate(maxStale: maxStale)
+        }
         switch policy {
         case .cacheOnly:
+            // The app asked never to go upstream: the stale answer, marked stale.
             return answer(cached, status: "stale", isStale: true)
-        case .staleWhileRevalidate(let maxStale) where isWithin(maxStale, pastExpiryOf: cached, at: now):
+        case .staleWhileRevalidate(let maxStale)
+        where !mustRevalidate && isWithin(maxStale, pastExpiryOf: cached, at: now):
             var detached = context
             detached.deadline = nil
             let background = detached
@@ -94,7 +97,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
                 return try await refresh(cached, context)
             } catch let error as StoreChainError
                 where error.isTransient
-                && options.staleIfError.map({ isWithin($0, pastExpiryOf: cached, at: now) })
+                && options.staleIfError(for: cached.freshness).map({ isWithin($0, pastExpiryOf: cached, at: now) })
                     == true
             {
                 var response = answer(cached, status: "stale", isStale: true)
@@ -132,20 +135,33 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         let response = try await inFlight.run("revalidate \(source)") { try await next(source, context) }
         let now = context.clock.now
         if response.info.notModified {
-            var freshness = cached.freshness
-            freshness.fetchedAt = now
             let entity = source.entities.first ?? ""
-            switch options.expiry.decision(for: entity, metadata: response.info.metadata, now: now) {
-            case .store(let expiresAt): freshness.expiresAt = expiresAt
-            case .doNotStore: freshness.expiresAt = now
-            }
-            perform("renew", context: context) { try storage.refresh(cached.target, freshness: freshness) }
+            let renewed =
+                options.expiry.renewed(cached.freshness, of: entity, by: response.info.freshness, now: now)
+                ?? Self.unusable
+            perform("renew", context: context) { try storage.refresh(cached.target, freshness: renewed) }
             return nil
         }
         if let write = write(for: source, response: response, now: now) {
             store(write, context: context, publishUpdates: true)
+        } else {
+            forget(cached.target, ifNotStorable: response, context: context)
         }
         return response
+    }
+
+    /// The freshness of data that must not be used again (its request now answers `no-store`).
+    static var unusable: Freshness {
+        // No fetch time: it must not pass for data a refresh just stored.
+        Freshness(expiresAt: .distantPast, rules: ResponseFreshness(noStore: true, mustRevalidate: true))
+    }
+
+    /// Makes what was stored for a request unusable when its new answer says `no-store`.
+    func forget(_ target: CacheTarget, ifNotStorable response: StoreResponse, context: RequestContext) {
+        guard options.expiry.honoursResponseHeaders, response.info.freshness?.noStore == true else { return }
+        perform("forget", context: context) {
+            try storage.refresh(target, freshness: Self.unusable)
+        }
     }
 
     /// Applies a write; publishes removals always and updates when asked (background
@@ -189,20 +205,15 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     }
 
     /// The freshness of data of `entity` in a response, or `nil` when it must not be stored.
-    func freshness(for entity: String, metadata: [String: String], now: Date, validators: Bool) -> Freshness? {
-        guard case .store(let expiresAt) = options.expiry.decision(for: entity, metadata: metadata, now: now) else {
-            return nil
-        }
-        return Freshness(
-            fetchedAt: now, expiresAt: expiresAt, etag: validators ? metadata["etag"] : nil,
-            lastModified: validators ? metadata["last-modified"] : nil)
+    func freshness(for entity: String, response: StoreResponse, now: Date, validators: Bool) -> Freshness? {
+        options.expiry.freshness(for: entity, rules: response.info.freshness, now: now, validators: validators)
     }
 
     /// Related nodes of a response, each with the freshness of its entity.
-    func relatedNodes(_ nodes: [Node], metadata: [String: String], now: Date) -> [Node] {
+    func relatedNodes(_ nodes: [Node], response: StoreResponse, now: Date) -> [Node] {
         nodes.compactMap { node in
             guard !node.id.isTemporary,
-                let freshness = freshness(for: node.id.entity, metadata: metadata, now: now, validators: false)
+                let freshness = freshness(for: node.id.entity, response: response, now: now, validators: false)
             else { return nil }
             var node = node
             node.freshness = freshness

@@ -4,10 +4,14 @@ public struct CacheOptions: Sendable, Hashable {
     public var expiry: CacheExpiry
     /// How long past its expiry a cached answer may stand in when the backend fails with a
     /// transient error (connection, timeout, 5xx, 429); `nil` never serves stale data on error.
+    /// An upper bound: a response's `stale-if-error` may shorten it, and `must-revalidate` or
+    /// `no-cache` turn it off for that response.
     public var staleIfError: Duration?
     /// Requests with the default `.useCache` policy behave as `.staleWhileRevalidate(maxStale:)`
     /// with this much: answered at once from a result at most this far past its expiry, and
-    /// refreshed in the background. `nil` (the default) leaves them as they are.
+    /// refreshed in the background. `nil` (the default) leaves them as they are, unless a
+    /// response allows it itself (`stale-while-revalidate=N`). An upper bound: a response's
+    /// directive may shorten it, and `must-revalidate` or `no-cache` turn it off.
     public var staleWhileRevalidate: Duration?
 
     public init(
@@ -17,5 +21,22 @@ public struct CacheOptions: Sendable, Hashable {
         self.expiry = expiry
         self.staleIfError = staleIfError
         self.staleWhileRevalidate = staleWhileRevalidate
+    }
+
+    /// How long past expiry `freshness` may be served when the backend fails; `nil`: not at all.
+    public func staleIfError(for freshness: Freshness) -> Duration? {
+        guard let limit = staleIfError else { return nil }
+        guard let rules = freshness.rules else { return limit }
+        if rules.mustRevalidate { return nil }
+        return rules.staleIfError.map { min($0, limit) } ?? limit
+    }
+
+    /// How long past expiry `freshness` may be served while it is refreshed in the background,
+    /// for requests with the default policy; `nil`: not at all.
+    public func staleWhileRevalidate(for freshness: Freshness) -> Duration? {
+        guard let rules = freshness.rules else { return staleWhileRevalidate }
+        if rules.mustRevalidate { return nil }
+        guard let limit = staleWhileRevalidate else { return rules.staleWhileRevalidate }
+        return rules.staleWhileRevalidate.map { min($0, limit) } ?? limit
     }
 }

@@ -92,8 +92,11 @@ public struct ResponseInfo: Sendable, Hashable {
     public var applied: Applied
     /// Whether the backend has more pages than this answer holds, when known.
     public var hasMorePages: Bool?
-    /// Backend metadata worth passing up (HTTP status, cache headers, validators).
+    /// Backend metadata worth passing up (HTTP status, headers, the cache status).
     public var metadata: [String: String]
+    /// What the response says about its own freshness and its validators, read by the terminal
+    /// from its protocol (`nil`: it says nothing, and caches use their time to live).
+    public var freshness: ResponseFreshness?
     /// An error that was absorbed to give this (stale) answer.
     public var error: String?
     /// The backend said the cached answer is still current (HTTP 304); the result is empty.

@@ -12,16 +12,20 @@ public struct Freshness: Sendable, Hashable, Codable {
     /// The validators of every page an answer was read from, so a pager can revalidate it page
     /// by page; empty for an answer that is one document.
     public var pageValidators: [PageValidator]
+    /// The freshness rules of the response the values came from, when the cache honours them:
+    /// whether they may be served stale, and the lifetime a "not modified" answer renews.
+    public var rules: ResponseFreshness?
 
     public init(
         fetchedAt: Date? = nil, expiresAt: Date? = nil, etag: String? = nil, lastModified: String? = nil,
-        pageValidators: [PageValidator] = []
+        pageValidators: [PageValidator] = [], rules: ResponseFreshness? = nil
     ) {
         self.fetchedAt = fetchedAt
         self.expiresAt = expiresAt
         self.etag = etag
         self.lastModified = lastModified
         self.pageValidators = pageValidators
+        self.rules = rules
     }
 
     /// Whether there is anything to revalidate with.
@@ -34,7 +38,8 @@ public struct Freshness: Sendable, Hashable, Codable {
             expiresAt: try container.decodeIfPresent(Date.self, forKey: .expiresAt),
             etag: try container.decodeIfPresent(String.self, forKey: .etag),
             lastModified: try container.decodeIfPresent(String.self, forKey: .lastModified),
-            pageValidators: try container.decodeIfPresent([PageValidator].self, forKey: .pageValidators) ?? [])
+            pageValidators: try container.decodeIfPresent([PageValidator].self, forKey: .pageValidators) ?? [],
+            rules: try container.decodeIfPresent(ResponseFreshness.self, forKey: .rules))
     }
 
     /// Whether the values are still fresh at `now` (no expiry means fresh).

@@ -53,7 +53,7 @@ public enum RemoteError {
     static func retryAfter(_ header: String?, now: Date = Date()) -> Duration? {
         guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
         if let seconds = Int(header), seconds >= 0 { return .seconds(seconds) }
-        guard let date = HTTPDate.parse(header) else { return nil }
+        guard let date = HTTPDate.parse(header, now: now) else { return nil }
         return .milliseconds(max(0, Int(date.timeIntervalSince(now) * 1_000)))
     }
 

@@ -17,7 +17,7 @@ extension RemoteResponder {
             }
             let url = try template.url(base: self.options.baseURL, values: [variable: QueryPlanner.parameterText(key)])
             let response = try await send(template.method, url, context: context, accepting: [404, 410])
-            info.metadata = HTTPMetadata.metadata(from: response)
+            info = HTTPMetadata.info(from: response, answeredBy: name)
             if response.status == 304 {
                 info.notModified = true
                 return StoreResponse(.object(nil), info: info)

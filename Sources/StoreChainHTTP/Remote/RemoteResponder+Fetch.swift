@@ -28,6 +28,8 @@ extension RemoteResponder {
         var pages = 0
         var skipped = 0
         var metadata: [String: String] = [:]
+        /// As fresh as the least fresh page read.
+        var freshness: ResponseFreshness?
         var notModified = false
     }
 
@@ -52,6 +54,7 @@ extension RemoteResponder {
                 plan.entity.name, records: records, pageSize: max(1, (records + loaded.pages - 1) / loaded.pages))
         }
         var info = ResponseInfo(answeredBy: name, origin: .remote, metadata: loaded.metadata)
+        info.freshness = loaded.freshness
         info.metadata["endpoint"] = queryPlan.endpoint.request
         info.metadata["pushed"] = queryPlan.pushed.map(\.description).joined(separator: " AND ")
         info.metadata["pages"] = String(loaded.pages)
@@ -129,10 +132,14 @@ extension RemoteResponder {
                 plan.template.method, url, context: context, accepting: plan.endpoint.single ? [404] : [])
             loaded.pages += 1
             loaded.metadata = HTTPMetadata.metadata(from: response)
+            let freshness = HTTPMetadata.freshness(of: response)
+            loaded.freshness = loaded.freshness?.combined(with: freshness) ?? freshness
             if loaded.pages > 1 {
                 // One page's validators are not the whole listing's.
                 loaded.metadata["etag"] = nil
                 loaded.metadata["last-modified"] = nil
+                loaded.freshness?.etag = nil
+                loaded.freshness?.lastModified = nil
             }
             if response.status == 304 {
                 loaded.notModified = true

@@ -46,8 +46,7 @@ extension RemoteResponder {
         let response = try await send(queryPlan.template.method, url, context: context, remembering: false)
         if response.status == 304 {
             // Sent with the page's validators (`PageRequest.validators`): the page is unchanged.
-            var info = ResponseInfo(
-                answeredBy: name, origin: .remote, metadata: HTTPMetadata.metadata(from: response), notModified: true)
+            var info = HTTPMetadata.info(from: response, answeredBy: name, notModified: true)
             info.metadata["endpoint"] = queryPlan.endpoint.request
             return StoreResponse(.fetched(.objects([])), info: info)
         }
@@ -88,7 +87,7 @@ extension RemoteResponder {
             }
             nodes = matches
         }
-        var info = ResponseInfo(answeredBy: name, origin: .remote, metadata: HTTPMetadata.metadata(from: response))
+        var info = HTTPMetadata.info(from: response, answeredBy: name)
         info.metadata["endpoint"] = queryPlan.endpoint.request
         info.metadata["pushed"] = queryPlan.pushed.map(\.description).joined(separator: " AND ")
         if loaded.skipped > 0 { info.metadata["skipped-records"] = String(loaded.skipped) }

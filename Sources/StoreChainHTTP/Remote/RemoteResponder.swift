@@ -147,12 +147,17 @@ public final class RemoteResponder: StoreResponder {
         let request = TransportRequest(method: method, url: url, headers: headers, body: data, timeout: timeout)
         let memo = method == "GET" && remembering ? context.documentMemo : nil
         if let memo, let response = memo.response(for: url) { return response }
-        let response = try await transport.send(request)
+        // An exchange counts when it is attempted, so one that fails (a dropped connection)
+        // shows in the traffic too.
         counters.withLock { traffic in
             traffic.requests += 1
-            traffic.bytesReceived += response.body.count
             traffic.bytesSent += request.body?.count ?? 0
         }
+        let requestedAt = context.clock.now
+        var response = try await transport.send(request)
+        response.requestedAt = requestedAt
+        response.receivedAt = context.clock.now
+        counters.withLock { $0.bytesReceived += response.body.count }
         guard (200..<300).contains(response.status) || response.status == 304 || accepting.contains(response.status)
         else { throw RemoteError.status(request, response) }
         memo?.store(response, for: url)

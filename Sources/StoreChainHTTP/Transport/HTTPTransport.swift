@@ -36,6 +36,10 @@ public struct TransportResponse: Sendable, Hashable {
     /// Header names in lower case.
     public var headers: [String: String]
     public var body: Data
+    /// When the request was sent and its response arrived, by the chain's clock (the remote
+    /// responder sets them), for the response's age (RFC 9111 §4.2.3).
+    public var requestedAt: Date?
+    public var receivedAt: Date?
 
     public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
         self.status = status

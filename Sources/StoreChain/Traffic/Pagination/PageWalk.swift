@@ -112,6 +112,7 @@ struct PageWalk {
     /// modified", so does the answer; at the first page that changed, `nil`: the walk starts over.
     private mutating func revalidate(_ recorded: [PageValidator]) async throws -> StoreResponse? {
         var last: ResponseInfo?
+        var freshness: ResponseFreshness?
         for validator in recorded {
             try reserve(1)
             let response = try await next(.page(pageFetch, validator.request), context)
@@ -120,9 +121,13 @@ struct PageWalk {
                 return nil
             }
             last = response.info
+            if let page = response.info.freshness { freshness = freshness?.combined(with: page) ?? page }
         }
         guard var info = last else { return nil }
         info.page = nil
+        info.freshness = freshness
+        info.freshness?.etag = nil
+        info.freshness?.lastModified = nil
         info.metadata["pages"] = String(pagesRead)
         info.pageValidators = recorded
         return StoreResponse(.fetched(.objects([])), info: info)
@@ -136,8 +141,8 @@ struct PageWalk {
         guard windowFull || last.records < last.size || last.records == 0 else { return [] }
         var validators: [PageValidator] = []
         for page in pages {
-            let etag = page.info.metadata["etag"]
-            let lastModified = page.info.metadata["last-modified"]
+            let etag = page.info.freshness?.etag
+            let lastModified = page.info.freshness?.lastModified
             guard etag != nil || lastModified != nil else { return [] }
             validators.append(
                 PageValidator(
@@ -310,7 +315,11 @@ struct PageWalk {
     private func answerInfo() -> ResponseInfo {
         var info = pages.first?.info ?? ResponseInfo(answeredBy: "pagination", origin: .remote)
         if info.page != nil {
-            // The first page's validators are not the answer's; `pageValidators` holds each page's.
+            // The answer is as fresh as its least fresh page; the first page's validators are
+            // not the answer's (`pageValidators` holds each page's).
+            info.freshness = pages.compactMap(\.info.freshness).reduce(nil) { $0?.combined(with: $1) ?? $1 }
+            info.freshness?.etag = nil
+            info.freshness?.lastModified = nil
             info.metadata["etag"] = nil
             info.metadata["last-modified"] = nil
         }
