@@ -42,19 +42,26 @@ private final class VersionedBands: StoreResponder {
             let conditional = page.validators == nil ? "" : " if-changed"
             if page.validators?.etag == etag {
                 state.log.append("304 @\(start)\(conditional)")
-                return StoreResponse(
-                    .fetched(.objects([])),
-                    info: ResponseInfo(answeredBy: name, origin: .remote, metadata: ["etag": etag], notModified: true))
+                return StoreResponse(.fetched(.objects([])), info: .remote(name, etag: etag, notModified: true))
             }
             state.log.append("200 @\(start)\(conditional)")
             let end = start + slice.count
-            var info = ResponseInfo(answeredBy: name, origin: .remote, metadata: ["etag": etag])
+            var info = ResponseInfo.remote(name, etag: etag)
             info.applied = .init(predicate: true, sort: true, window: false)
             info.page = PageInfo(
                 style: .pageNumber, size: size, start: start, records: slice.count,
                 next: end < state.bands.count ? .record(end) : nil, total: state.bands.count, wholeCollection: true)
             return StoreResponse(.fetched(.objects(slice)), info: info)
         }
+    }
+}
+
+extension ResponseInfo {
+    /// A backend's answer with an ETag.
+    fileprivate static func remote(_ name: String, etag: String, notModified: Bool = false) -> ResponseInfo {
+        var info = ResponseInfo(answeredBy: name, origin: .remote, notModified: notModified)
+        info.freshness = ResponseFreshness(etag: etag)
+        return info
     }
 }
 
@@ -70,14 +77,12 @@ private final class OneDocumentBands: StoreResponder {
         let conditional = page.validators == nil ? "" : " if-changed"
         if page.validators?.etag == "\"v1\"" {
             log.withLock { $0.append("304\(conditional)") }
-            return StoreResponse(
-                .fetched(.objects([])),
-                info: ResponseInfo(answeredBy: name, origin: .remote, metadata: ["etag": "\"v1\""], notModified: true))
+            return StoreResponse(.fetched(.objects([])), info: .remote(name, etag: "\"v1\"", notModified: true))
         }
         log.withLock { $0.append("200\(conditional)") }
         return StoreResponse(
             .fetched(.objects((1...3).map(VersionedBands.band))),
-            info: ResponseInfo(answeredBy: name, origin: .remote, metadata: ["etag": "\"v1\""]))
+            info: .remote(name, etag: "\"v1\""))
     }
 }
 
