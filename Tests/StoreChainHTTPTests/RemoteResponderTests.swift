@@ -174,6 +174,7 @@ import Testing
         }
         #expect(error?.code == .transport)
         #expect(error?.message == "GET http://127.0.0.1:9/v2/bands failed before an answer")
+        #expect(refused.traffic.requests == 1, "an exchange that failed still counts (storechain query --stats)")
     }
 
     @Test func bearerTokenIsSentButNeverShown() async throws {

@@ -36,9 +36,10 @@ import Testing
         #expect(memory.options.expiry.defaultTTL == .seconds(300))
         #expect(memory.options.expiry.entityTTL == ["Track": .seconds(3_600)])
         #expect(memory.options.staleIfError == .seconds(600))
+        #expect(memory.options.expiry.heuristic)
         let disk = try #require(handlers[3] as? DiskCache)
         #expect(disk.options.staleWhileRevalidate == .seconds(86_400))
-        #expect(disk.options.expiry.honoursResponseHeaders == false)
+        #expect(disk.options.expiry.honoursResponseHeaders == false && !disk.options.expiry.heuristic)
         #expect(FileManager.default.fileExists(atPath: folder.appending(path: "cache/every.sqlite").path))
         let pagination = try #require(handlers[4] as? PaginationHandler)
         #expect(

@@ -52,8 +52,8 @@ extension CacheHandler {
             let response = try await next(request, context)
             if let write = write(for: request, response: response, now: context.clock.now) {
                 store(write, context: context)
-            } else if case .objectFault(let id) = request {
-                forget(.node(id), ifNotStorable: response, context: context)
+            } else {
+                forget(Self.targets(of: request), ifNotStorable: response, context: context)
             }
             return response
         }

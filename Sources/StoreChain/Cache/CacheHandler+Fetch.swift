@@ -51,7 +51,7 @@ extension CacheHandler {
             if let write = write(for: .fetch(normalized), response: response, now: context.clock.now) {
                 store(write, context: context)
             } else {
-                forget(.query(key: normalized.description), ifNotStorable: response, context: context)
+                forget(Self.targets(of: .fetch(normalized)), ifNotStorable: response, context: context)
             }
             return response
         }
@@ -124,7 +124,11 @@ extension CacheHandler {
         if let collection, collection.freshness.isFresh(at: now) { return collection }
         let query = try queryAnswer(plan)
         if let query, query.freshness.isFresh(at: now) { return query }
-        return collection ?? query
+        // Neither is fresh: the one fetched last (a refresh that just stored an already
+        // expired answer must find that answer).
+        guard let collection, let query else { return collection ?? query }
+        return (query.freshness.fetchedAt ?? .distantPast) > (collection.freshness.fetchedAt ?? .distantPast)
+            ? query : collection
     }
 
     /// Answers a fetch by key (`id IN {…}`, `id == 3`: a batch of faults, the related objects a

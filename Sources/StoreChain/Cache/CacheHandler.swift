@@ -145,7 +145,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         if let write = write(for: source, response: response, now: now) {
             store(write, context: context, publishUpdates: true)
         } else {
-            forget(cached.target, ifNotStorable: response, context: context)
+            forget([cached.target] + Self.targets(of: source), ifNotStorable: response, context: context)
         }
         return response
     }
@@ -157,10 +157,23 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     }
 
     /// Makes what was stored for a request unusable when its new answer says `no-store`.
-    func forget(_ target: CacheTarget, ifNotStorable response: StoreResponse, context: RequestContext) {
+    func forget(_ targets: [CacheTarget], ifNotStorable response: StoreResponse, context: RequestContext) {
         guard options.expiry.honoursResponseHeaders, response.info.freshness?.noStore == true else { return }
         perform("forget", context: context) {
-            try storage.refresh(target, freshness: Self.unusable)
+            for target in Set(targets) { try storage.refresh(target, freshness: Self.unusable) }
+        }
+    }
+
+    /// What a request's answer is stored as: a fetch's query window (and, for a whole entity,
+    /// its collection), an object fault's node.
+    static func targets(of request: StoreRequest) -> [CacheTarget] {
+        switch request {
+        case .fetch(let fetch):
+            let window = CacheTarget.query(key: fetch.normalizedForCache.description)
+            let whole = fetch.predicate == nil && fetch.fetchOffset == 0 && fetch.fetchLimit == nil
+            return whole ? [window, .collections([fetch.entity])] : [window]
+        case .objectFault(let id): return [.node(id)]
+        case .relationshipFault, .save, .page: return []
         }
     }
 

@@ -14,6 +14,11 @@ public enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let days = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
     private static let longDays = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    private static let utc: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        return calendar
+    }()
 
     /// The date `text` names, or `nil` when it is not an HTTP date.
     public static func parse(_ text: String, now: Date) -> Date? {
@@ -49,8 +54,7 @@ public enum HTTPDate {
             let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
             (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second), day >= 1
         else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let calendar = utc
         let components = DateComponents(year: year, month: month + 1, day: day)
         // A day the month does not have (31 Feb) is not a date.
         guard let start = calendar.date(from: components),
@@ -62,8 +66,7 @@ public enum HTTPDate {
     /// A two-digit year read as 19xx, moved to the most recent century that does not put it
     /// more than 50 years after `now`.
     private static func inTheRightCentury(_ date: Date, now: Date) -> Date {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let calendar = utc
         var result = date
         while let later = calendar.date(byAdding: .year, value: 100, to: result),
             calendar.date(byAdding: .year, value: 50, to: now).map({ later <= $0 }) ?? false
