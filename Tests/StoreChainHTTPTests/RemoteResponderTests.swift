@@ -158,6 +158,23 @@ import Testing
         #expect(error?.location?.offset == 29)
     }
 
+    @Test func aRetryAfterDateCountsFromTheBackendsOwnDate() async throws {
+        let busy = StubTransport { _ in
+            .status(
+                503,
+                headers: ["Date": "Sun, 06 Nov 1994 08:49:37 GMT", "Retry-After": "Sun, 06 Nov 1994 08:51:37 GMT"])
+        }
+        let error = await #expect(throws: StoreChainError.self) {
+            try await fetch(try responder(busy), FetchRequest(entity: "Band"))
+        }
+        #expect(error?.retryAfter == .seconds(120), "whatever the local clock says")
+        let seconds = StubTransport { _ in .status(429, headers: ["Retry-After": "7"]) }
+        let limited = await #expect(throws: StoreChainError.self) {
+            try await fetch(try responder(seconds), FetchRequest(entity: "Band"))
+        }
+        #expect(limited?.retryAfter == .seconds(7))
+    }
+
     @Test func timeoutsAndRefusedConnectionsAreTypedErrors() async throws {
         let timeout = StubTransport { request in throw RemoteError.timedOut(request) }
         let late = await #expect(throws: StoreChainError.self) {

@@ -13,7 +13,12 @@ public enum RemoteError {
             at: .init(path: redacted(request.url)), suggestion: suggestion(for: response.status))
         if !start.isEmpty { error.underlying = "body starts: \(start)" }
         error.status = response.status
-        error.retryAfter = retryAfter(response[header: "retry-after"])
+        // A Retry-After date counts from the backend's own Date (no clock skew), else from when
+        // the response arrived by the chain's clock.
+        let now =
+            response[header: "date"].flatMap { HTTPDate.parse($0, now: response.receivedAt ?? .distantPast) }
+            ?? response.receivedAt
+        error.retryAfter = retryAfter(response[header: "retry-after"], now: now)
         return error
     }
 
@@ -49,11 +54,12 @@ public enum RemoteError {
         return components.string ?? "<url>"
     }
 
-    /// `Retry-After` as seconds (`120`) or an HTTP date relative to now.
-    static func retryAfter(_ header: String?, now: Date = Date()) -> Duration? {
+    /// `Retry-After` as seconds (`120`) or an HTTP date relative to `now` (a date without a
+    /// time to count from is ignored).
+    static func retryAfter(_ header: String?, now: Date?) -> Duration? {
         guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
         if let seconds = Int(header), seconds >= 0 { return .seconds(seconds) }
-        guard let date = HTTPDate.parse(header, now: now) else { return nil }
+        guard let now, let date = HTTPDate.parse(header, now: now) else { return nil }
         return .milliseconds(max(0, Int(date.timeIntervalSince(now) * 1_000)))
     }
 
