@@ -145,7 +145,7 @@ let package = Package(
             name: "BandcampExample",
             dependencies: ["StoreChain", "StoreChainPipeline", "StoreChainDemoBackend"],
             path: "Examples/Bandcamp",
-            exclude: ["README.md", "v1.pipeline.yml", "v2.pipeline.yml"],
+            exclude: ["README.md", "v1.pipeline.yml", "v2.pipeline.yml", "v3.pipeline.yml"],
             sources: ["Sources"],
             resources: [.copy("music.model.yml")],
             swiftSettings: swiftSettings,
@@ -192,7 +192,9 @@ let package = Package(
         ),
         .testTarget(
             name: "StoreChainSQLiteTests",
-            dependencies: ["StoreChain", "StoreChainSQLite", "StoreChainTesting"],
+            dependencies: [
+                "StoreChain", "StoreChainSQLite", "StoreChainTesting", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

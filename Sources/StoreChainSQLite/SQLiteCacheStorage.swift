@@ -24,9 +24,15 @@ public final class SQLiteCacheStorage: CacheStorage {
     public let compresses: Bool
     private let logger: Logger
     private let database = Locked<DatabasePool?>(nil)
+    /// Whether the file was locked by another connection when it was opened: it is opened
+    /// again on next use instead of being taken for damage.
+    private let lockedAtOpen = Atomic<Bool>(false)
     /// Recently used entries, written to the file with the next write.
     private let touches = Locked<(nodes: Set<String>, queries: Set<String>)>(([], []))
     private let useCounter = Atomic<Int>(0)
+    /// Called before each use of the file, where it runs (tests check it is off the caller's
+    /// executor).
+    let accessProbe = Locked<(@Sendable () -> Void)?>(nil)
 
     /// Opens (or creates) the cache file at `path`.
     public init(
@@ -45,7 +51,7 @@ public final class SQLiteCacheStorage: CacheStorage {
 
     // MARK: Reading
 
-    public func queries(shape: String) throws -> [CachedQuery] {
+    @concurrent public func queries(shape: String) async throws -> [CachedQuery] {
         let rows = try read { db in
             try Row.fetchAll(
                 db,
@@ -65,7 +71,7 @@ public final class SQLiteCacheStorage: CacheStorage {
         return decoded.map(\.query)
     }
 
-    public func nodes(_ ids: [ObjectID]) throws -> [ObjectID: Node] {
+    @concurrent public func nodes(_ ids: [ObjectID]) async throws -> [ObjectID: Node] {
         let keys = ids.compactMap { try? StoredNode.key(for: $0) }
         guard !keys.isEmpty else { return [:] }
         var found: [ObjectID: Node] = [:]
@@ -85,7 +91,7 @@ public final class SQLiteCacheStorage: CacheStorage {
         return found
     }
 
-    public func collection(_ entity: String) throws -> Freshness? {
+    @concurrent public func collection(_ entity: String) async throws -> Freshness? {
         try read { db in
             try Row.fetchOne(
                 db,
@@ -97,7 +103,7 @@ public final class SQLiteCacheStorage: CacheStorage {
 
     /// The entity's nodes in the order they were first stored, filtered in SQL by what
     /// `SQLPredicate` can compile of `predicate`.
-    public func nodes(of entity: String, matching predicate: FetchPredicate?) throws -> [Node] {
+    @concurrent public func nodes(of entity: String, matching predicate: FetchPredicate?) async throws -> [Node] {
         var condition = ""
         var arguments: StatementArguments = [entity]
         if let predicate, let description = model?.entity(named: entity),
@@ -151,7 +157,7 @@ public final class SQLiteCacheStorage: CacheStorage {
         public var fileBytes: Int
     }
 
-    public func statistics(now: Date = Date()) throws -> Statistics {
+    @concurrent public func statistics(now: Date = Date()) async throws -> Statistics {
         try read { db in
             var byEntity: [String: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT entity, COUNT(*) AS n FROM nodes GROUP BY entity") {
@@ -175,7 +181,7 @@ public final class SQLiteCacheStorage: CacheStorage {
 
     // MARK: Writing
 
-    public func write(_ write: CacheWrite) throws -> Set<ObjectID> {
+    @concurrent public func write(_ write: CacheWrite) async throws -> Set<ObjectID> {
         let encoder = JSONEncoder()
         var nodeRows: [(key: String, entity: String, payload: Payload, freshness: Freshness)] = []
         for node in write.nodes where !node.id.isTemporary {
@@ -256,7 +262,7 @@ public final class SQLiteCacheStorage: CacheStorage {
         }
     }
 
-    public func refresh(_ target: CacheTarget, freshness: Freshness) throws {
+    @concurrent public func refresh(_ target: CacheTarget, freshness: Freshness) async throws {
         let arguments = Self.arguments(freshness)
         try modify { db in
             let set = "fetched_at = ?, expires_at = ?, etag = ?, last_modified = ?, page_validators = ?, rules = ?"
@@ -276,7 +282,7 @@ public final class SQLiteCacheStorage: CacheStorage {
     }
 
     /// Erases everything and shrinks the file.
-    public func clear() throws {
+    @concurrent public func clear() async throws {
         try modify { db in
             try db.execute(sql: "DELETE FROM nodes; DELETE FROM queries; DELETE FROM collections;")
         }
@@ -413,7 +419,15 @@ public final class SQLiteCacheStorage: CacheStorage {
     /// Runs `body` on the open file; a file found corrupt is moved aside and rebuilt for the
     /// next operation.
     private func withDatabase<T>(_ body: (DatabasePool) throws -> T) throws -> T {
-        guard let pool = database.withLock({ $0 }) else {
+        accessProbe.withLock { $0 }?()
+        let pool = database.withLock { current in
+            if current == nil, lockedAtOpen.load(ordering: .relaxed), let opened = try? open() {
+                lockedAtOpen.store(false, ordering: .relaxed)
+                current = opened
+            }
+            return current
+        }
+        guard let pool else {
             throw StoreChainError(
                 .cacheFile, "the cache file \(path) could not be opened",
                 suggestion: "check the path and its permissions; the app keeps working from the backend")
@@ -443,6 +457,14 @@ public final class SQLiteCacheStorage: CacheStorage {
         do {
             return try open()
         } catch {
+            if let error = error as? DatabaseError,
+                error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED
+            {
+                // Another process is setting the file up or writing it: not damage either.
+                logger.warning("disk-cache: \(path) is locked by another connection; using it once it is free")
+                lockedAtOpen.store(true, ordering: .relaxed)
+                return nil
+            }
             if let reason = unwritableReason() {
                 // Not damage: moving the file aside would take someone's cache away from them.
                 logger.warning("disk-cache: cannot write \(path) (\(reason)); caching on disk is off")

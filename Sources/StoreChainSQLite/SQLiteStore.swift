@@ -61,11 +61,17 @@ public final class SQLiteStore: StoreResponder {
     public func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
         if case .save(let changes) = request {
             try Task.checkCancellation()
-            return StoreResponse(.saved(try save(changes)), info: ResponseInfo(answeredBy: name, origin: .localStore))
+            return StoreResponse(
+                .saved(try await commit(changes)), info: ResponseInfo(answeredBy: name, origin: .localStore))
         }
         var response = try await memory.respond(to: request, context: context)
         response.info.answeredBy = name
         return response
+    }
+
+    /// Writes a save off the caller's executor: an app saves from the main actor.
+    @concurrent private func commit(_ changes: SaveChanges) async throws(StoreChainError) -> SaveResult {
+        try save(changes)
     }
 
     /// The object with this ID, if the store holds it.

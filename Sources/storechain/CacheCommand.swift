@@ -26,16 +26,16 @@ struct CacheCommand: ParsableCommand {
         return caches
     }
 
-    struct Stats: ParsableCommand {
+    struct Stats: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Size, objects per entity, queries, complete collections and expired entries.")
 
         @OptionGroup var pipeline: PipelineOption
 
-        func run() throws {
+        func run() async throws {
             do {
                 for cache in try CacheCommand.diskCaches(pipeline) {
-                    let stats = try cache.storage.statistics()
+                    let stats = try await cache.storage.statistics()
                     let objects = stats.objectsByEntity.values.reduce(0, +)
                     print("\(cache.storage.path)")
                     print("  file: \(stats.fileBytes) bytes (payloads \(stats.payloadBytes) bytes)")
@@ -56,16 +56,16 @@ struct CacheCommand: ParsableCommand {
         }
     }
 
-    struct Clear: ParsableCommand {
+    struct Clear: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Erase every entry and shrink the file.")
 
         @OptionGroup var pipeline: PipelineOption
 
-        func run() throws {
+        func run() async throws {
             do {
                 for cache in try CacheCommand.diskCaches(pipeline) {
-                    try cache.storage.clear()
-                    let stats = try cache.storage.statistics()
+                    try await cache.storage.clear()
+                    let stats = try await cache.storage.statistics()
                     print("cleared \(cache.storage.path): \(stats.fileBytes) bytes left")
                 }
             } catch {

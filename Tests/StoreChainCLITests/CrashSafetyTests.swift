@@ -55,7 +55,7 @@ import Testing
             try Self.checkIntegrity(storePath, seed: seed, round: round)
             try Self.checkIntegrity(cachePath, seed: seed, round: round)
             try Self.checkStore(storePath, model: model, holds: committed, seed: seed)
-            try Self.checkCache(cachePath, model: model, holds: committed, seed: seed)
+            try await Self.checkCache(cachePath, model: model, holds: committed, seed: seed)
         }
         #expect(committed.count > 0, "seed \(seed): no write was committed before any kill")
         print(
@@ -80,9 +80,9 @@ import Testing
         }
     }
 
-    static func checkCache(_ path: String, model: Model, holds committed: [Committed], seed: UInt64) throws {
+    static func checkCache(_ path: String, model: Model, holds committed: [Committed], seed: UInt64) async throws {
         let storage = SQLiteCacheStorage(path: path, model: model)
-        let cached = try storage.nodes(committed.flatMap { [$0.band, $0.album] })
+        let cached = try await storage.nodes(committed.flatMap { [$0.band, $0.album] })
         for write in committed {
             #expect(cached[write.band]?.attributes["name"] == .string(write.name), "seed \(seed): \(write.band) lost")
             #expect(cached[write.album] != nil, "seed \(seed): \(write.album) lost from the cache")

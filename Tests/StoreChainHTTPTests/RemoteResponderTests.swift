@@ -345,6 +345,25 @@ import Testing
         }
         #expect(error?.suggestion == "did you mean 'name'?")
     }
+
+    // MARK: Where it runs
+
+    /// An app fetches from the main actor; the exchange and the parsing and mapping of its
+    /// answer run elsewhere, and the answer comes back to the main actor.
+    @MainActor @Test func anExchangeAndItsParsingRunOffTheMainActor() async throws {
+        MainQueueProbe.mark()
+        let onMain = Locked<[Bool]>([])
+        let transport = StubTransport { _ in
+            onMain.withLock { $0.append(MainQueueProbe.isCurrent) }
+            return .json(RemoteFixtures.bandsPage)
+        }
+        let chain = Chain(terminal: try responder(transport)) {}
+        #expect(MainQueueProbe.isCurrent)
+        let response = try await chain.send(.fetch(TestData.fetch("Band")))
+        #expect(MainQueueProbe.isCurrent, "the answer comes back to the main actor")
+        #expect(onMain.withLock { $0 } == [false])
+        #expect(try response.fetchResult().nodes.map(\.id.key) == [1, 2])
+    }
 }
 
 extension FetchResult {

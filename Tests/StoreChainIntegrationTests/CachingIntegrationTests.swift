@@ -91,7 +91,7 @@ import Testing
 
 /// How much zlib saves on the demo catalog in the disk cache (reported, and checked to save).
 @Suite struct DiskCacheCompressionTests {
-    @Test func compressionShrinksTheDemoCatalog() throws {
+    @Test func compressionShrinksTheDemoCatalog() async throws {
         let model = try ModelFile.parse(DemoCatalogModel.text, source: "demo.model.yml")
         let dataset = try RecordLoader(model: model).load(DemoCatalog(bands: 20).records())
         var write = CacheWrite()
@@ -104,8 +104,8 @@ import Testing
         for compresses in [false, true] {
             let path = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())/c.sqlite").path
             let storage = SQLiteCacheStorage(path: path, model: model, compresses: compresses)
-            _ = try storage.write(write)
-            sizes[compresses] = try storage.statistics()
+            _ = try await storage.write(write)
+            sizes[compresses] = try await storage.statistics()
         }
         let plain = try #require(sizes[false])
         let compressed = try #require(sizes[true])

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import StoreChain
 import StoreChainTesting
 import Testing
@@ -48,9 +49,15 @@ import Testing
 
     @Test(arguments: ["garbage", "truncated", "empty"])
     func aDamagedFileIsMovedAsideAndRebuilt(_ damage: String) async throws {
-        let harness = try CacheHarness.make(.disk)
-        _ = try await harness.fetch(request)
-        let path = cacheFile(harness)
+        // The first process is gone when the damage is found (a file another connection still
+        // has open is not taken for damage: aFileLockedByAnotherConnectionIsNotTakenForDamage).
+        let directory: URL
+        do {
+            let harness = try CacheHarness.make(.disk)
+            _ = try await harness.fetch(request)
+            directory = harness.directory
+        }
+        let path = directory.appending(path: "cache.sqlite").path
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         switch damage {
         case "garbage": try Data(repeating: 0xA5, count: 64 * 1024).write(to: URL(filePath: path))
@@ -59,12 +66,12 @@ import Testing
             try bytes.prefix(1_000).write(to: URL(filePath: path))
         default: try Data().write(to: URL(filePath: path))
         }
-        let again = try CacheHarness.make(.disk, directory: harness.directory)
+        let again = try CacheHarness.make(.disk, directory: directory)
         let response = try await again.fetch(request)
         #expect(try response.fetchResult() == again.expected(request), "answered from the backend")
         #expect(try await again.fetch(request).cacheStatus == "hit", "and cached in the rebuilt file")
         if damage != "empty" {
-            let kept = try FileManager.default.contentsOfDirectory(atPath: harness.directory.path)
+            let kept = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             #expect(kept.contains { $0.hasPrefix("cache.sqlite.corrupt-") }, "\(kept)")
         }
     }
@@ -77,6 +84,31 @@ import Testing
         #expect(try await harness.fetch(request).fetchResult() == harness.expected(request))
         _ = try await harness.fetch(request)
         #expect(harness.backend.count() == 2, "nothing is cached, and nothing fails")
+    }
+
+    /// Regression (seen in CI's log): a file another connection had locked while it was being
+    /// set up ("database is locked" while switching to WAL) was taken for damage and moved
+    /// aside, taking the other process's cache away. It is used once the lock is gone.
+    @Test func aFileLockedByAnotherConnectionIsNotTakenForDamage() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appending(path: "c.sqlite").path
+        var holdsTheLock = Configuration()
+        holdsTheLock.allowsUnsafeTransactions = true
+        let other = try DatabaseQueue(path: path, configuration: holdsTheLock)
+        try await other.writeWithoutTransaction { db in try db.execute(sql: "BEGIN EXCLUSIVE TRANSACTION") }
+        let storage = SQLiteCacheStorage(path: path)
+        try await other.writeWithoutTransaction { db in try db.execute(sql: "ROLLBACK") }
+        try other.close()
+
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(!files.contains { $0.contains("corrupt") }, "\(files)")
+        var write = CacheWrite()
+        var node = TestData.node("Track", 1, ["title": "kept"])
+        node.freshness = Freshness(expiresAt: .distantFuture)
+        write.nodes = [node]
+        _ = try await storage.write(write)
+        #expect(try await storage.nodes([node.id])[node.id] == node, "the file is used once it is free")
     }
 
     @Test func anotherSchemaVersionIsRebuilt() async throws {
@@ -107,11 +139,11 @@ import Testing
             node.freshness = Freshness(expiresAt: .distantFuture)
             return node
         }
-        _ = try storage.write(write)
-        let before = try storage.statistics()
+        _ = try await storage.write(write)
+        let before = try await storage.statistics()
         #expect(before.objectsByEntity["Track"] == 2_000)
-        try storage.clear()
-        let after = try storage.statistics()
+        try await storage.clear()
+        let after = try await storage.statistics()
         #expect(after.objectsByEntity.isEmpty)
         #expect(after.fileBytes < before.fileBytes / 4, "\(before.fileBytes) → \(after.fileBytes)")
         let raw = try Data(contentsOf: URL(filePath: cacheFile(harness)))
@@ -125,13 +157,13 @@ import Testing
         var node = TestData.node("Track", 1, ["title": .string(String(repeating: "la ", count: 400))])
         node.freshness = Freshness(expiresAt: .distantFuture)
         write.nodes = [node, TestData.node("Track", 2, ["title": "short"])]
-        _ = try storage.write(write)
-        let statistics = try storage.statistics()
+        _ = try await storage.write(write)
+        let statistics = try await storage.statistics()
         #expect(statistics.payloadBytes < 400, "\(statistics.payloadBytes) bytes for 1,200 characters")
-        #expect(try storage.nodes([node.id])[node.id] == node, "and reads back intact")
+        #expect(try await storage.nodes([node.id])[node.id] == node, "and reads back intact")
     }
 
-    @Test func evictsLeastRecentlyUsedBeyondTheSizeCap() throws {
+    @Test func evictsLeastRecentlyUsedBeyondTheSizeCap() async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())")
         let storage = SQLiteCacheStorage(path: directory.appending(path: "c.sqlite").path, maxBytes: 2_000)
         func node(_ key: Int) -> Node {
@@ -142,14 +174,14 @@ import Testing
         for key in 0..<10 {
             var write = CacheWrite()
             write.nodes = [node(key)]
-            _ = try storage.write(write)
-            if key >= 1 { _ = try storage.nodes([ObjectID(entity: "Track", key: 0)]) }  // keep 0 in use
+            _ = try await storage.write(write)
+            if key >= 1 { _ = try await storage.nodes([ObjectID(entity: "Track", key: 0)]) }  // keep 0 in use
         }
         var write = CacheWrite()
         write.nodes = (10..<20).map(node)
-        _ = try storage.write(write)
-        let present = try storage.nodes((0..<20).map { ObjectID(entity: "Track", key: .integer($0)) })
-        #expect(try storage.statistics().payloadBytes <= 2_000)
+        _ = try await storage.write(write)
+        let present = try await storage.nodes((0..<20).map { ObjectID(entity: "Track", key: .integer($0)) })
+        #expect(try await storage.statistics().payloadBytes <= 2_000)
         #expect(present[ObjectID(entity: "Track", key: 0)] != nil, "recently used survives")
         #expect(present[ObjectID(entity: "Track", key: 1)] == nil, "least recently used goes first")
         #expect(present[ObjectID(entity: "Track", key: 19)] != nil)

@@ -11,7 +11,7 @@ import Testing
     let model = try! MusicFixture.model()
 
     /// A disk storage holding the fixture catalog.
-    private func storage() throws -> SQLiteCacheStorage {
+    private func storage() async throws -> SQLiteCacheStorage {
         let path = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())/c.sqlite").path
         let storage = SQLiteCacheStorage(path: path, model: model)
         var write = CacheWrite()
@@ -21,13 +21,13 @@ import Testing
             node.freshness = Freshness(expiresAt: .distantFuture)
             return node
         }
-        _ = try storage.write(write)
+        _ = try await storage.write(write)
         return storage
     }
 
-    private func check(_ format: String, entity: String, in storage: SQLiteCacheStorage, exact: Bool) throws {
+    private func check(_ format: String, entity: String, in storage: SQLiteCacheStorage, exact: Bool) async throws {
         let bound = try CompiledPredicate(FetchPredicate(format: format), entity: entity, model: model)
-        let fromSQL = try storage.nodes(of: entity, matching: bound.predicate)
+        let fromSQL = try await storage.nodes(of: entity, matching: bound.predicate)
         let store = try MusicFixture.store()
         let expected = try store.fetch(FetchRequest(entity: entity, predicate: FetchPredicate(format: format)))
         guard case .objects(let matching) = expected else { throw Failure("expected objects") }
@@ -36,32 +36,32 @@ import Testing
         if exact { #expect(selected == Set(matching.map(\.id)), "\(format): SQL filtered exactly") }
     }
 
-    @Test func compilableComparisonsFilterExactly() throws {
-        let storage = try storage()
+    @Test func compilableComparisonsFilterExactly() async throws {
+        let storage = try await storage()
         for format in [
             "year >= 2000", "year < 2000 OR price > 9", "price == nil", "price != nil", "year != 2010",
             "title BEGINSWITH 'Re'", "title CONTAINS 'a'", "id IN {10, 21, 99}", "year BETWEEN {1990, 2010}",
             "year >= 1990 AND title < 'S'", "FALSEPREDICATE",
         ] {
-            try check(format, entity: "Album", in: storage, exact: !format.contains("BETWEEN"))
+            try await check(format, entity: "Album", in: storage, exact: !format.contains("BETWEEN"))
         }
-        try check("active == true", entity: "Band", in: storage, exact: true)
-        try check("founded < CAST('2000-01-01', 'NSDate')", entity: "Band", in: storage, exact: true)
-        try check("name == 'Sigur Rós'", entity: "Band", in: storage, exact: true)
+        try await check("active == true", entity: "Band", in: storage, exact: true)
+        try await check("founded < CAST('2000-01-01', 'NSDate')", entity: "Band", in: storage, exact: true)
+        try await check("name == 'Sigur Rós'", entity: "Band", in: storage, exact: true)
     }
 
-    @Test func whatCannotBeCompiledIsLeftToMemory() throws {
-        let storage = try storage()
+    @Test func whatCannotBeCompiledIsLeftToMemory() async throws {
+        let storage = try await storage()
         for format in [
             "NOT (year >= 2000)", "title BEGINSWITH[c] 're'", "band.name == 'Rue Royale'", "title LIKE '*e*'",
             "year >= 2000 AND band.country == 'UK'", "title ENDSWITH 'd' OR year == 1999",
         ] {
-            try check(format, entity: "Album", in: storage, exact: false)
+            try await check(format, entity: "Album", in: storage, exact: false)
         }
     }
 
-    @Test func generatedPredicatesNeverLoseAMatch() throws {
-        let storage = try storage()
+    @Test func generatedPredicatesNeverLoseAMatch() async throws {
+        let storage = try await storage()
         var random = SplitMix64(seed: 99)
         func pick<T>(_ options: [T]) -> T { options[Int(random.next() % UInt64(options.count))] }
         for _ in 0..<300 {
@@ -79,17 +79,17 @@ import Testing
             if format.contains("price") && format.contains("nil") && (format.contains("<") || format.contains(">")) {
                 continue  // `price < nil` is a type error, not a query
             }
-            try check(format, entity: "Album", in: storage, exact: false)
+            try await check(format, entity: "Album", in: storage, exact: false)
         }
     }
 
-    @Test func hostileValuesAreOnlyValues() throws {
-        let storage = try storage()
+    @Test func hostileValuesAreOnlyValues() async throws {
+        let storage = try await storage()
         for hostile in ["x'); DROP TABLE nodes; --", "' OR 1=1 --", "\"; DELETE FROM nodes; \"", "%_*?\\"] {
             let predicate = FetchPredicate.comparison(
                 Comparison(.keyPath(["title"]), .equal, .constant(.string(hostile))))
-            #expect(try storage.nodes(of: "Album", matching: predicate).isEmpty)
+            #expect(try await storage.nodes(of: "Album", matching: predicate).isEmpty)
         }
-        #expect(try storage.statistics().objectsByEntity["Album"] == 6, "nothing was dropped or deleted")
+        #expect(try await storage.statistics().objectsByEntity["Album"] == 6, "nothing was dropped or deleted")
     }
 }

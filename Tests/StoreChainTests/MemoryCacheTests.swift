@@ -13,14 +13,14 @@ import Testing
         return node
     }
 
-    private func write(_ nodes: [Node], to storage: MemoryCacheStorage) {
+    private func write(_ nodes: [Node], to storage: MemoryCacheStorage) async {
         var write = CacheWrite()
         write.nodes = nodes
-        _ = storage.write(write)
+        _ = await storage.write(write)
     }
 
-    private func keys(in storage: MemoryCacheStorage, upTo count: Int) -> [Int] {
-        let found = storage.nodes((0..<count).map { ObjectID(entity: "Track", key: .integer($0)) })
+    private func keys(in storage: MemoryCacheStorage, upTo count: Int) async -> [Int] {
+        let found = await storage.nodes((0..<count).map { ObjectID(entity: "Track", key: .integer($0)) })
         return (0..<count).filter { found[ObjectID(entity: "Track", key: .integer($0))] != nil }
     }
 
@@ -40,35 +40,35 @@ import Testing
         try terminal.requireForwarded(exactly: 2, .fetch)
     }
 
-    @Test func evictsTheLeastRecentlyUsedObjectFirst() {
+    @Test func evictsTheLeastRecentlyUsedObjectFirst() async {
         let storage = MemoryCacheStorage(limits: .init(maxObjects: 3))
-        write([node(0), node(1), node(2)], to: storage)
-        _ = storage.nodes([ObjectID(entity: "Track", key: 0)])  // 1 is now the least recently used
-        write([node(3)], to: storage)
-        #expect(keys(in: storage, upTo: 4) == [0, 2, 3])
-        write([node(4)], to: storage)
+        await write([node(0), node(1), node(2)], to: storage)
+        _ = await storage.nodes([ObjectID(entity: "Track", key: 0)])  // 1 is now the least recently used
+        await write([node(3)], to: storage)
+        #expect(await keys(in: storage, upTo: 4) == [0, 2, 3])
+        await write([node(4)], to: storage)
         // Reading is use: the check above read 0, 2, 3 in that order, so 0 goes next.
-        #expect(keys(in: storage, upTo: 5) == [2, 3, 4])
+        #expect(await keys(in: storage, upTo: 5) == [2, 3, 4])
     }
 
-    @Test func staysWithinItsByteBound() {
+    @Test func staysWithinItsByteBound() async {
         let storage = MemoryCacheStorage(limits: .init(maxObjects: 1_000, maxBytes: 4_000))
-        write((0..<100).map { node($0, title: String(repeating: "x", count: 100)) }, to: storage)
+        await write((0..<100).map { node($0, title: String(repeating: "x", count: 100)) }, to: storage)
         let statistics = storage.statistics
         #expect(statistics.bytes <= 4_000)
         #expect(statistics.objects > 0 && statistics.objects < 100)
-        #expect(keys(in: storage, upTo: 100).last == 99, "the newest objects stay")
+        #expect(await keys(in: storage, upTo: 100).last == 99, "the newest objects stay")
     }
 
-    @Test func evictingAnObjectOfACompleteCollectionMakesItIncomplete() {
+    @Test func evictingAnObjectOfACompleteCollectionMakesItIncomplete() async {
         let storage = MemoryCacheStorage(limits: .init(maxObjects: 2))
         var write = CacheWrite()
         write.nodes = [node(0), node(1)]
         write.collections = ["Track": Freshness(expiresAt: .distantFuture)]
-        _ = storage.write(write)
-        #expect(storage.collection("Track") != nil)
-        self.write([TestData.node("Album", 9)], to: storage)
-        #expect(storage.collection("Track") == nil)
+        _ = await storage.write(write)
+        #expect(await storage.collection("Track") != nil)
+        await self.write([TestData.node("Album", 9)], to: storage)
+        #expect(await storage.collection("Track") == nil)
     }
 
     @Test func lruOrderTracksUse() {

@@ -6,7 +6,7 @@ extension CacheHandler {
     {
         let request = StoreRequest.objectFault(id)
         guard !id.isTemporary else { return try await next(request, context) }
-        let node = perform("read", context: context) { try storage.nodes([id])[id] } ?? nil
+        let node = await perform("read", context: context) { try await storage.nodes([id])[id] } ?? nil
         let cached = node.map { node in
             Cached(
                 response: StoreResponse(.object(node), info: ResponseInfo(answeredBy: name, origin: storage.origin)),
@@ -24,7 +24,7 @@ extension CacheHandler {
         guard !id.isTemporary, let relationship = model.entity(named: id.entity)?.relationship(named: name) else {
             return try await next(request, context)
         }
-        let cached = perform("read", context: context) { try cachedRelationship(id, relationship) } ?? nil
+        let cached = await perform("read", context: context) { try await cachedRelationship(id, relationship) } ?? nil
         return try await serve(
             request, cached: cached, context: context, refresh: refreshFault(next: next),
             forward: { try await forward(request, context: context, next: next) })
@@ -50,10 +50,10 @@ extension CacheHandler {
     func forward(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws -> StoreResponse {
         var response = try await inFlight.run("\(request)") {
             let response = try await next(request, context)
-            if let write = write(for: request, response: response, now: context.clock.now) {
-                store(write, context: context)
+            if let write = await write(for: request, response: response, now: context.clock.now, context: context) {
+                await store(write, context: context)
             } else {
-                forget(Self.targets(of: request), ifNotStorable: response, context: context)
+                await forget(Self.targets(of: request), ifNotStorable: response, context: context)
             }
             return response
         }
@@ -63,21 +63,21 @@ extension CacheHandler {
 
     /// The relationship's objects from the owner's cached value, or, when the owner does not
     /// hold it, from the destination's complete collection through the inverse.
-    private func cachedRelationship(_ id: ObjectID, _ relationship: Relationship) throws -> Cached? {
-        let owner = try storage.nodes([id])[id]
+    private func cachedRelationship(_ id: ObjectID, _ relationship: Relationship) async throws -> Cached? {
+        let owner = try await storage.nodes([id])[id]
         var value = owner?.relationships[relationship.name]
         var freshness = owner?.freshness ?? Self.expired
         if value == nil, let inverse = relationship.inverse,
-            let collection = try storage.collection(relationship.destination)
+            let collection = try await storage.collection(relationship.destination)
         {
-            let members = try storage.nodes(of: relationship.destination, matching: nil).filter {
+            let members = try await storage.nodes(of: relationship.destination, matching: nil).filter {
                 $0.relationships[inverse]?.objectIDs.contains(id) == true
             }
             value = relationship.isToMany ? .toMany(members.map(\.id)) : .toOne(members.first?.id)
             freshness = collection
         }
         guard let value else { return nil }
-        let found = try storage.nodes(value.objectIDs)
+        let found = try await storage.nodes(value.objectIDs)
         let related = value.objectIDs.compactMap { found[$0] }
         guard related.count == value.objectIDs.count else { return nil }
         return Cached(
@@ -104,13 +104,14 @@ extension CacheHandler {
     }
 
     /// A relationship fault's answer: its objects, and the value on the cached owner.
-    func relationshipWrite(_ id: ObjectID, _ name: String, value: RelationshipValue, response: StoreResponse, now: Date)
-        -> CacheWrite?
-    {
+    func relationshipWrite(
+        _ id: ObjectID, _ name: String, value: RelationshipValue, response: StoreResponse, now: Date,
+        context: RequestContext
+    ) async -> CacheWrite? {
         guard !response.info.notModified else { return nil }
         var write = CacheWrite()
         write.nodes = relatedNodes(response.related, response: response, now: now)
-        if var owner = (try? storage.nodes([id]))?[id] {
+        if var owner = await perform("read", context: context, { try await storage.nodes([id])[id] }) ?? nil {
             owner.relationships[name] = value
             write.nodes.append(owner)
         }

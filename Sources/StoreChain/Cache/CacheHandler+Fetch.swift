@@ -10,7 +10,7 @@ extension CacheHandler {
         if scoped.cachePolicy == nil { scoped.cachePolicy = request.cachePolicy }
         let plan = try FetchPlan(request, model: model)
         let normalized = request.normalizedForCache
-        let cached = perform("read", context: scoped) { try lookup(plan, now: scoped.clock.now) } ?? nil
+        let cached = await perform("read", context: scoped) { try await lookup(plan, now: scoped.clock.now) } ?? nil
         return try await serve(
             .fetch(request), cached: cached, context: scoped,
             refresh: { cached, context in
@@ -20,7 +20,8 @@ extension CacheHandler {
                 // refresh (a response stored already expired, `no-cache` or `max-age=0`, still
                 // answers the request that fetched it); forward the request itself when that cannot.
                 let now = context.clock.now
-                if let current = self.perform("read", context: context, { try self.lookup(plan, now: now) }) ?? nil,
+                if let current = await self.perform("read", context: context, { try await self.lookup(plan, now: now) })
+                    ?? nil,
                     current.freshness.isFresh(at: now) || (current.freshness.fetchedAt.map { $0 >= started } ?? false)
                 {
                     return self.answer(current, status: refreshed == nil ? "revalidated" : "refreshed")
@@ -48,10 +49,12 @@ extension CacheHandler {
     {
         let response = try await inFlight.run("fetch \(normalized)") {
             let response = try await next(.fetch(normalized), context)
-            if let write = write(for: .fetch(normalized), response: response, now: context.clock.now) {
-                store(write, context: context)
+            if let write = await write(
+                for: .fetch(normalized), response: response, now: context.clock.now, context: context)
+            {
+                await store(write, context: context)
             } else {
-                forget(Self.targets(of: .fetch(normalized)), ifNotStorable: response, context: context)
+                await forget(Self.targets(of: .fetch(normalized)), ifNotStorable: response, context: context)
             }
             return response
         }
@@ -118,11 +121,11 @@ extension CacheHandler {
 
     /// The freshest answer the storage can give: from complete collections, or from a cached
     /// window of the same query.
-    func lookup(_ plan: FetchPlan, now: Date) throws -> Cached? {
-        if let byKey = try keyAnswer(plan, now: now) { return byKey }
-        let collection = try collectionAnswer(plan)
+    func lookup(_ plan: FetchPlan, now: Date) async throws -> Cached? {
+        if let byKey = try await keyAnswer(plan, now: now) { return byKey }
+        let collection = try await collectionAnswer(plan)
         if let collection, collection.freshness.isFresh(at: now) { return collection }
-        let query = try queryAnswer(plan)
+        let query = try await queryAnswer(plan)
         if let query, query.freshness.isFresh(at: now) { return query }
         // Neither is fresh: the one fetched last (a refresh that just stored an already
         // expired answer must find that answer).
@@ -133,11 +136,11 @@ extension CacheHandler {
 
     /// Answers a fetch by key (`id IN {…}`, `id == 3`: a batch of faults, the related objects a
     /// key path needs) from cached objects, when every one asked for is cached and fresh.
-    private func keyAnswer(_ plan: FetchPlan, now: Date) throws -> Cached? {
+    private func keyAnswer(_ plan: FetchPlan, now: Date) async throws -> Cached? {
         guard let keys = plan.predicate?.predicate.keys(of: plan.entity) else { return nil }
         let ids = Set(keys.map { ObjectID(entity: plan.entity.name, key: $0) })
         guard !ids.isEmpty else { return nil }
-        let found = try storage.nodes(Array(ids))
+        let found = try await storage.nodes(Array(ids))
         guard found.count == ids.count, plan.firstUnloaded(found.values, source: found) == nil else { return nil }
         var expiresAt: Date?
         for node in found.values {
@@ -145,24 +148,24 @@ extension CacheHandler {
             if let expiry = freshness.expiresAt { expiresAt = min(expiresAt ?? expiry, expiry) }
         }
         let window = plan.select(from: found.values, source: found)
-        return try cachedFetch(
+        return try await cachedFetch(
             window, plan: plan, source: found, freshness: Freshness(fetchedAt: now, expiresAt: expiresAt),
             from: .fetch(plan.request.normalizedForCache),
             target: .query(key: plan.request.normalizedForCache.description))
     }
 
     /// Answers from a cached window of the same query that covers the requested window.
-    private func queryAnswer(_ plan: FetchPlan) throws -> Cached? {
+    private func queryAnswer(_ plan: FetchPlan) async throws -> Cached? {
         let request = plan.request
-        let windows = try storage.queries(shape: CachedQuery.shape(of: request.normalizedForCache)).sorted {
+        let windows = try await storage.queries(shape: CachedQuery.shape(of: request.normalizedForCache)).sorted {
             ($0.freshness.expiresAt ?? .distantFuture) > ($1.freshness.expiresAt ?? .distantFuture)
         }
         for query in windows {
             guard let ids = query.slice(offset: request.fetchOffset, limit: request.fetchLimit) else { continue }
-            let found = try storage.nodes(Array(ids))
+            let found = try await storage.nodes(Array(ids))
             let window = ids.compactMap { found[$0] }
             guard window.count == ids.count else { continue }
-            return try cachedFetch(
+            return try await cachedFetch(
                 window, plan: plan, source: found, freshness: query.freshness, from: .fetch(query.request),
                 target: .query(key: query.key))
         }
@@ -171,12 +174,12 @@ extension CacheHandler {
 
     /// Answers any fetch locally when the whole collection of its entity, and of every entity
     /// its predicate and sort reach, is cached.
-    private func collectionAnswer(_ plan: FetchPlan) throws -> Cached? {
+    private func collectionAnswer(_ plan: FetchPlan) async throws -> Cached? {
         let request = plan.request
         guard let entities = reachedEntities(request) else { return nil }
         var stalest: (entity: String, freshness: Freshness)?
         for entity in entities.sorted() {
-            guard let freshness = try storage.collection(entity) else { return nil }
+            guard let freshness = try await storage.collection(entity) else { return nil }
             let expiry = freshness.expiresAt ?? .distantFuture
             if stalest.map({ expiry < ($0.freshness.expiresAt ?? .distantFuture) }) ?? true {
                 stalest = (entity, freshness)
@@ -185,10 +188,10 @@ extension CacheHandler {
         guard let stalest else { return nil }
         var nodes: [Node]
         if entities.count == 1 {
-            nodes = try storage.nodes(of: request.entity, matching: plan.predicate?.predicate)
+            nodes = try await storage.nodes(of: request.entity, matching: plan.predicate?.predicate)
         } else {
             nodes = []
-            for entity in entities.sorted() { nodes += try storage.nodes(of: entity, matching: nil) }
+            for entity in entities.sorted() { nodes += try await storage.nodes(of: entity, matching: nil) }
             nodes = model.fillingMissingInverses(of: nodes, completeEntities: entities)
         }
         let source = Dictionary(nodes.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -196,7 +199,7 @@ extension CacheHandler {
         // A collection that names objects it no longer holds cannot answer; the backend can.
         guard plan.firstUnloaded(candidates, source: source) == nil else { return nil }
         let window = plan.select(from: candidates, source: source)
-        return try cachedFetch(
+        return try await cachedFetch(
             window, plan: plan, source: source, freshness: stalest.freshness,
             from: .fetch(FetchRequest(entity: stalest.entity)), target: .collections([stalest.entity]))
     }
@@ -227,9 +230,9 @@ extension CacheHandler {
     private func cachedFetch(
         _ window: [Node], plan: FetchPlan, source: [ObjectID: Node], freshness: Freshness, from request: StoreRequest,
         target: CacheTarget
-    ) throws -> Cached {
+    ) async throws -> Cached {
         var source = source
-        let related = try reach(plan.request.relationshipKeyPathsForPrefetching, from: window, known: &source)
+        let related = try await reach(plan.request.relationshipKeyPathsForPrefetching, from: window, known: &source)
         let response = StoreResponse(
             .fetched(plan.project(window, source: source)), related: related,
             info: ResponseInfo(answeredBy: name, origin: storage.origin))
@@ -237,14 +240,16 @@ extension CacheHandler {
     }
 
     /// The cached objects along prefetch key paths (those present; faults load the rest).
-    private func reach(_ keyPaths: [String], from nodes: [Node], known: inout [ObjectID: Node]) throws -> [Node] {
+    private func reach(_ keyPaths: [String], from nodes: [Node], known: inout [ObjectID: Node]) async throws
+        -> [Node]
+    {
         guard !keyPaths.isEmpty else { return [] }
         for keyPath in keyPaths {
             var level = nodes
             for name in keyPath.split(separator: ".").map(String.init) {
                 let ids = level.flatMap { $0.relationships[name]?.objectIDs ?? [] }
                 let missing = Array(Set(ids.filter { known[$0] == nil }))
-                if !missing.isEmpty { known.merge(try storage.nodes(missing)) { first, _ in first } }
+                if !missing.isEmpty { known.merge(try await storage.nodes(missing)) { first, _ in first } }
                 level = ids.compactMap { known[$0] }
             }
         }

@@ -12,8 +12,8 @@ extension CacheHandler {
         guard case .saved(let result) = response.result else { return response }
         let now = context.clock.now
         let before =
-            perform("read", context: context) {
-                try storage.nodes(changes.updated.map(\.id) + changes.deleted)
+            await perform("read", context: context) {
+                try await storage.nodes(changes.updated.map(\.id) + changes.deleted)
             } ?? [:]
         var write = CacheWrite()
         var touched = changes.entities.union(result.nodes.map(\.id.entity))
@@ -42,13 +42,13 @@ extension CacheHandler {
                 }
             }
         }
-        let targets = perform("read", context: context) { try storage.nodes(Array(stale.keys)) } ?? [:]
+        let targets = await perform("read", context: context) { try await storage.nodes(Array(stale.keys)) } ?? [:]
         for (id, var target) in targets where nodes[id] == nil && !write.removed.contains(id) {
             for name in stale[id] ?? [] { target.relationships[name] = nil }
             nodes[id] = target
         }
         write.nodes = Array(nodes.values)
-        store(write, context: context)
+        await store(write, context: context)
         return response
     }
 }

@@ -139,13 +139,13 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
             let renewed =
                 options.expiry.renewed(cached.freshness, of: entity, by: response.info.freshness, now: now)
                 ?? Self.unusable
-            perform("renew", context: context) { try storage.refresh(cached.target, freshness: renewed) }
+            await perform("renew", context: context) { try await storage.refresh(cached.target, freshness: renewed) }
             return nil
         }
-        if let write = write(for: source, response: response, now: now) {
-            store(write, context: context, publishUpdates: true)
+        if let write = await write(for: source, response: response, now: now, context: context) {
+            await store(write, context: context, publishUpdates: true)
         } else {
-            forget([cached.target] + Self.targets(of: source), ifNotStorable: response, context: context)
+            await forget([cached.target] + Self.targets(of: source), ifNotStorable: response, context: context)
         }
         return response
     }
@@ -157,10 +157,10 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     }
 
     /// Makes what was stored for a request unusable when its new answer says `no-store`.
-    func forget(_ targets: [CacheTarget], ifNotStorable response: StoreResponse, context: RequestContext) {
+    func forget(_ targets: [CacheTarget], ifNotStorable response: StoreResponse, context: RequestContext) async {
         guard options.expiry.honoursResponseHeaders, response.info.freshness?.noStore == true else { return }
-        perform("forget", context: context) {
-            for target in Set(targets) { try storage.refresh(target, freshness: Self.unusable) }
+        await perform("forget", context: context) {
+            for target in Set(targets) { try await storage.refresh(target, freshness: Self.unusable) }
         }
     }
 
@@ -179,8 +179,8 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
 
     /// Applies a write; publishes removals always and updates when asked (background
     /// refreshes, so observers see the new data).
-    func store(_ write: CacheWrite, context: RequestContext, publishUpdates: Bool = false) {
-        let removed = perform("write", context: context) { try storage.write(write) } ?? []
+    func store(_ write: CacheWrite, context: RequestContext, publishUpdates: Bool = false) async {
+        let removed = await perform("write", context: context) { try await storage.write(write) } ?? []
         guard !removed.isEmpty || (publishUpdates && !write.nodes.isEmpty) else { return }
         let updated = publishUpdates ? Set(write.nodes.map(\.id)) : []
         var entities = Set(removed.map(\.entity))
@@ -194,9 +194,9 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     /// Runs a storage operation; a failing storage is logged and treated as holding nothing,
     /// so the app keeps working from the backend.
     @discardableResult
-    func perform<T>(_ action: String, context: RequestContext, _ operation: () throws -> T) -> T? {
+    func perform<T>(_ action: String, context: RequestContext, _ operation: () async throws -> T) async -> T? {
         do {
-            return try operation()
+            return try await operation()
         } catch {
             context.logger.warning("\(name): cache \(action) failed, continuing without it: \(error)")
             return nil
@@ -204,7 +204,9 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     }
 
     /// The data a response carries, ready to store; `nil` when there is nothing to keep.
-    func write(for request: StoreRequest, response: StoreResponse, now: Date) -> CacheWrite? {
+    func write(for request: StoreRequest, response: StoreResponse, now: Date, context: RequestContext) async
+        -> CacheWrite?
+    {
         // A stale answer from below (its cache's stale-while-revalidate or stale-if-error) is
         // older than the rules here allow; storing it would make it look fresh.
         guard !response.info.isStale else { return nil }
@@ -212,7 +214,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         case (.fetch(let fetch), .fetched(let result)): fetchWrite(fetch, result: result, response: response, now: now)
         case (.objectFault(let id), .object(let node)): faultWrite(id, node: node, response: response, now: now)
         case (.relationshipFault(let id, let name), .relationship(let value)):
-            relationshipWrite(id, name, value: value, response: response, now: now)
+            await relationshipWrite(id, name, value: value, response: response, now: now, context: context)
         default: nil
         }
     }

@@ -6,26 +6,31 @@ import Foundation
 ///
 /// Methods may throw when the storage itself fails (a disk error); the handler then logs a
 /// warning and carries on as if the data were not cached.
+///
+/// The methods are `async` and run on the caller's executor unless a storage says otherwise: a
+/// storage in memory answers there (a hit from the main actor stays on it), and a storage that
+/// does I/O marks its methods `@concurrent` (or awaits its client's own asynchronous API), so a
+/// disk or database read never runs on the caller's executor.
 public protocol CacheStorage: Sendable {
     /// Where answers from this storage come from, for `ResponseInfo.origin`.
     var origin: ResponseInfo.Origin { get }
 
     /// The cached windows of queries with this shape (`CachedQuery.shape`).
-    func queries(shape: String) throws -> [CachedQuery]
+    func queries(shape: String) async throws -> [CachedQuery]
     /// The cached nodes with these IDs (the ones present); marks them recently used.
-    func nodes(_ ids: [ObjectID]) throws -> [ObjectID: Node]
+    func nodes(_ ids: [ObjectID]) async throws -> [ObjectID: Node]
     /// When the whole collection of `entity` is cached, its freshness.
-    func collection(_ entity: String) throws -> Freshness?
+    func collection(_ entity: String) async throws -> Freshness?
     /// Cached nodes of `entity`: at least those matching `predicate` (a storage may filter
     /// with part of it, or not at all; the handler evaluates the whole predicate afterwards).
-    func nodes(of entity: String, matching predicate: FetchPredicate?) throws -> [Node]
+    func nodes(of entity: String, matching predicate: FetchPredicate?) async throws -> [Node]
     /// Applies a write; returns the IDs it removed (explicitly, or because a complete
     /// collection no longer holds them).
-    func write(_ write: CacheWrite) throws -> Set<ObjectID>
+    func write(_ write: CacheWrite) async throws -> Set<ObjectID>
     /// Gives cached data a new freshness without rewriting it (after "not modified").
-    func refresh(_ target: CacheTarget, freshness: Freshness) throws
+    func refresh(_ target: CacheTarget, freshness: Freshness) async throws
     /// Removes everything.
-    func clear() throws
+    func clear() async throws
 }
 
 /// One window of a fetch's results: the objects' IDs in order.

@@ -43,7 +43,7 @@ public final class MemoryCacheStorage: CacheStorage {
         state.withLock { ($0.nodes.count, $0.queries.count, $0.bytes) }
     }
 
-    public func queries(shape: String) -> [CachedQuery] {
+    public func queries(shape: String) async -> [CachedQuery] {
         state.withLock { state in
             (state.keysByShape[shape] ?? []).compactMap { key in
                 state.order.touch(.query(key))
@@ -52,7 +52,7 @@ public final class MemoryCacheStorage: CacheStorage {
         }
     }
 
-    public func nodes(_ ids: [ObjectID]) -> [ObjectID: Node] {
+    public func nodes(_ ids: [ObjectID]) async -> [ObjectID: Node] {
         state.withLock { state in
             var found: [ObjectID: Node] = [:]
             for id in ids {
@@ -64,15 +64,15 @@ public final class MemoryCacheStorage: CacheStorage {
         }
     }
 
-    public func collection(_ entity: String) -> Freshness? {
+    public func collection(_ entity: String) async -> Freshness? {
         state.withLock { $0.collections[entity] }
     }
 
-    public func nodes(of entity: String, matching predicate: FetchPredicate?) -> [Node] {
+    public func nodes(of entity: String, matching predicate: FetchPredicate?) async -> [Node] {
         state.withLock { state in (state.idsByEntity[entity]?.elements ?? []).compactMap { state.nodes[$0] } }
     }
 
-    public func write(_ write: CacheWrite) -> Set<ObjectID> {
+    public func write(_ write: CacheWrite) async -> Set<ObjectID> {
         state.withLock { state in
             for entity in write.invalidated {
                 state.collections[entity] = nil
@@ -106,7 +106,7 @@ public final class MemoryCacheStorage: CacheStorage {
         }
     }
 
-    public func refresh(_ target: CacheTarget, freshness: Freshness) {
+    public func refresh(_ target: CacheTarget, freshness: Freshness) async {
         state.withLock { state in
             switch target {
             case .query(let key): state.queries[key]?.freshness = freshness
@@ -117,7 +117,7 @@ public final class MemoryCacheStorage: CacheStorage {
         }
     }
 
-    public func clear() {
+    public func clear() async {
         state.withLock { $0 = State() }
     }
 

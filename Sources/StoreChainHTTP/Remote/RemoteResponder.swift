@@ -101,6 +101,9 @@ public final class RemoteResponder: StoreResponder {
         return planner
     }
 
+    /// Runs off the caller's executor (`@concurrent`): building requests, parsing and mapping
+    /// JSON and following pages must not run on the main actor of an app that fetches from it.
+    @concurrent
     public func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
         if context.effectiveCachePolicy(for: request) == .cacheOnly, request.kind != .save {
             throw StoreChainError(
