@@ -110,7 +110,7 @@ struct QueryCommand: AsyncParsableCommand {
         if stats {
             let info = response.info
             var line = "answered by \(info.answeredBy) (\(info.origin.rawValue))"
-            if let cache = info.metadata["cache"] { line += ", cache \(cache)" }
+            if let cache = info.cacheStatus { line += ", cache \(cache.rawValue)" }
             if info.isStale { line += ", stale" }
             if let pages = info.metadata["pages"] { line += ", \(pages) page(s)" }
             if let remote {

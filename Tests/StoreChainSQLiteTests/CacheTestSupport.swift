@@ -128,5 +128,5 @@ struct CacheHarness {
 }
 
 extension StoreResponse {
-    var cacheStatus: String? { info.metadata["cache"] }
+    var cacheStatus: String? { info.cacheStatus?.rawValue }
 }

@@ -19,7 +19,7 @@ import Testing
         let terminal = RecordingResponder { _, _ in
             await clock.advance(by: .milliseconds(12))
             var info = ResponseInfo(answeredBy: "RemoteResponder", origin: .remote, metadata: ["pages": "3"])
-            info.metadata["cache"] = "miss"
+            info.cacheStatus = .miss
             return StoreResponse(.fetched(.objects([])), info: info)
         }
         _ = try await chain(terminal).fetch(

@@ -11,7 +11,8 @@ import Testing
     @Test func countsRequestsCacheResultsUpstreamPagesAndDurations() async throws {
         let terminal = RecordingResponder { request, _ in
             await clock.advance(by: .milliseconds(40))
-            let info = ResponseInfo(answeredBy: "remote", origin: .remote, metadata: ["pages": "3", "cache": "miss"])
+            var info = ResponseInfo(answeredBy: "remote", origin: .remote, metadata: ["pages": "3"])
+            info.cacheStatus = .miss
             return StoreResponse(.fetched(.objects([])), info: info)
         }
         let chain = Chain(handlers: [MetricsHandler(factory: metrics)], terminal: terminal, clock: clock)

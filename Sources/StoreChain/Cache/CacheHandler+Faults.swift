@@ -6,9 +6,9 @@ extension CacheHandler {
     {
         let request = StoreRequest.objectFault(id)
         guard !id.isTemporary else { return try await next(request, context) }
-        let node = await perform("read", context: context) { try await storage.nodes([id])[id] } ?? nil
+        let node = await perform("read", context: context) { try await storage.node(id) } ?? nil
         let cached = node.map { node in
-            Cached(
+            CachedAnswer(
                 response: StoreResponse(.object(node), info: ResponseInfo(answeredBy: name, origin: storage.origin)),
                 freshness: node.freshness ?? Self.expired, source: request, target: .node(id))
         }
@@ -34,14 +34,14 @@ extension CacheHandler {
     static var expired: Freshness { Freshness(expiresAt: .distantPast) }
 
     private func refreshFault(next: @escaping NextResponder)
-        -> @Sendable (Cached, RequestContext) async throws
+        -> @Sendable (CachedAnswer, RequestContext) async throws
         -> StoreResponse
     {
         { cached, context in
             guard var response = try await self.revalidate(cached, context: context, next: next) else {
-                return self.answer(cached, status: "revalidated")
+                return self.answer(cached, status: .revalidated)
             }
-            response.info.metadata["cache"] = "refreshed"
+            response.info.cacheStatus = .refreshed
             return response
         }
     }
@@ -57,14 +57,14 @@ extension CacheHandler {
             }
             return response
         }
-        response.info.metadata["cache"] = "miss"
+        response.info.cacheStatus = .miss
         return response
     }
 
     /// The relationship's objects from the owner's cached value, or, when the owner does not
     /// hold it, from the destination's complete collection through the inverse.
-    private func cachedRelationship(_ id: ObjectID, _ relationship: Relationship) async throws -> Cached? {
-        let owner = try await storage.nodes([id])[id]
+    private func cachedRelationship(_ id: ObjectID, _ relationship: Relationship) async throws -> CachedAnswer? {
+        let owner = try await storage.node(id)
         var value = owner?.relationships[relationship.name]
         var freshness = owner?.freshness ?? Self.expired
         if value == nil, let inverse = relationship.inverse,
@@ -80,7 +80,7 @@ extension CacheHandler {
         let found = try await storage.nodes(value.objectIDs)
         let related = value.objectIDs.compactMap { found[$0] }
         guard related.count == value.objectIDs.count else { return nil }
-        return Cached(
+        return CachedAnswer(
             response: StoreResponse(
                 .relationship(value), related: related, info: ResponseInfo(answeredBy: name, origin: storage.origin)),
             freshness: freshness, source: .relationshipFault(id, relationship: relationship.name), target: .node(id))
@@ -111,7 +111,7 @@ extension CacheHandler {
         guard !response.info.notModified else { return nil }
         var write = CacheWrite()
         write.nodes = relatedNodes(response.related, response: response, now: now)
-        if var owner = await perform("read", context: context, { try await storage.nodes([id])[id] }) ?? nil {
+        if var owner = await perform("read", context: context, { try await storage.node(id) }) ?? nil {
             owner.relationships[name] = value
             write.nodes.append(owner)
         }

@@ -24,12 +24,12 @@ extension CacheHandler {
                     ?? nil,
                     current.freshness.isFresh(at: now) || (current.freshness.fetchedAt.map { $0 >= started } ?? false)
                 {
-                    return self.answer(current, status: refreshed == nil ? "revalidated" : "refreshed")
+                    return self.answer(current, status: refreshed == nil ? .revalidated : .refreshed)
                 }
                 // Not stored (no-store, a failing disk): the refresh itself answers when it
                 // asked the same question.
                 if let refreshed, cached.source == .fetch(normalized) {
-                    return try self.answer(fromForwarded: refreshed, plan: plan, status: "refreshed")
+                    return try self.answer(fromForwarded: refreshed, plan: plan, status: .refreshed)
                 }
                 return try await self.forwardFetch(normalized, plan: plan, context: context, next: next)
             },
@@ -58,11 +58,11 @@ extension CacheHandler {
             }
             return response
         }
-        return try answer(fromForwarded: response, plan: plan, status: "miss")
+        return try answer(fromForwarded: response, plan: plan, status: .miss)
     }
 
     /// Puts a forwarded answer in the form the request asked for, with its prefetched objects.
-    func answer(fromForwarded response: StoreResponse, plan: FetchPlan, status: String) throws(StoreChainError)
+    func answer(fromForwarded response: StoreResponse, plan: FetchPlan, status: CacheStatus) throws(StoreChainError)
         -> StoreResponse
     {
         guard !response.info.notModified, case .fetched(.objects(let nodes)) = response.result else { return response }
@@ -74,7 +74,7 @@ extension CacheHandler {
             window = plan.select(from: nodes, source: source)
         }
         var info = response.info
-        info.metadata["cache"] = status
+        info.cacheStatus = status
         info.completeCollections = []
         info.applied = .all
         return StoreResponse(
@@ -121,7 +121,7 @@ extension CacheHandler {
 
     /// The freshest answer the storage can give: from complete collections, or from a cached
     /// window of the same query.
-    func lookup(_ plan: FetchPlan, now: Date) async throws -> Cached? {
+    func lookup(_ plan: FetchPlan, now: Date) async throws -> CachedAnswer? {
         if let byKey = try await keyAnswer(plan, now: now) { return byKey }
         let collection = try await collectionAnswer(plan)
         if let collection, collection.freshness.isFresh(at: now) { return collection }
@@ -136,7 +136,7 @@ extension CacheHandler {
 
     /// Answers a fetch by key (`id IN {…}`, `id == 3`: a batch of faults, the related objects a
     /// key path needs) from cached objects, when every one asked for is cached and fresh.
-    private func keyAnswer(_ plan: FetchPlan, now: Date) async throws -> Cached? {
+    private func keyAnswer(_ plan: FetchPlan, now: Date) async throws -> CachedAnswer? {
         guard let keys = plan.predicate?.predicate.keys(of: plan.entity) else { return nil }
         let ids = Set(keys.map { ObjectID(entity: plan.entity.name, key: $0) })
         guard !ids.isEmpty else { return nil }
@@ -155,7 +155,7 @@ extension CacheHandler {
     }
 
     /// Answers from a cached window of the same query that covers the requested window.
-    private func queryAnswer(_ plan: FetchPlan) async throws -> Cached? {
+    private func queryAnswer(_ plan: FetchPlan) async throws -> CachedAnswer? {
         let request = plan.request
         let windows = try await storage.queries(shape: CachedQuery.shape(of: request.normalizedForCache)).sorted {
             ($0.freshness.expiresAt ?? .distantFuture) > ($1.freshness.expiresAt ?? .distantFuture)
@@ -174,7 +174,7 @@ extension CacheHandler {
 
     /// Answers any fetch locally when the whole collection of its entity, and of every entity
     /// its predicate and sort reach, is cached.
-    private func collectionAnswer(_ plan: FetchPlan) async throws -> Cached? {
+    private func collectionAnswer(_ plan: FetchPlan) async throws -> CachedAnswer? {
         let request = plan.request
         guard let entities = reachedEntities(request) else { return nil }
         var stalest: (entity: String, freshness: Freshness)?
@@ -230,13 +230,13 @@ extension CacheHandler {
     private func cachedFetch(
         _ window: [Node], plan: FetchPlan, source: [ObjectID: Node], freshness: Freshness, from request: StoreRequest,
         target: CacheTarget
-    ) async throws -> Cached {
+    ) async throws -> CachedAnswer {
         var source = source
         let related = try await reach(plan.request.relationshipKeyPathsForPrefetching, from: window, known: &source)
         let response = StoreResponse(
             .fetched(plan.project(window, source: source)), related: related,
             info: ResponseInfo(answeredBy: name, origin: storage.origin))
-        return Cached(response: response, freshness: freshness, source: request, target: target)
+        return CachedAnswer(response: response, freshness: freshness, source: request, target: target)
     }
 
     /// The cached objects along prefetch key paths (those present; faults load the rest).

@@ -49,26 +49,17 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         }
     }
 
-    /// A cached answer, and how to bring it up to date.
-    struct Cached: Sendable {
-        var response: StoreResponse
-        var freshness: Freshness
-        /// The request whose answer this data is (the wider window, the whole collection).
-        var source: StoreRequest
-        var target: CacheTarget
-    }
-
     /// The rules every request kind shares: fresh hits, cache-only, stale-while-revalidate,
     /// revalidation, stale-if-error, and forwarding on a miss.
     func serve(
-        _ request: StoreRequest, cached: Cached?, context: RequestContext,
-        refresh: @escaping @Sendable (Cached, RequestContext) async throws -> StoreResponse,
+        _ request: StoreRequest, cached: CachedAnswer?, context: RequestContext,
+        refresh: @escaping @Sendable (CachedAnswer, RequestContext) async throws -> StoreResponse,
         forward: () async throws -> StoreResponse
     ) async throws -> StoreResponse {
         var policy = context.effectiveCachePolicy(for: request)
         guard policy != .reload, let cached else { return try await forward() }
         let now = context.clock.now
-        if cached.freshness.isFresh(at: now) { return answer(cached, status: "hit") }
+        if cached.freshness.isFresh(at: now) { return answer(cached, status: .hit) }
         let mustRevalidate = cached.freshness.rules?.mustRevalidate == true
         if policy == .useCache, let maxStale = options.staleWhileRevalidate(for: cached.freshness) {
             policy = .staleWhileRevalidate(maxStale: maxStale)
@@ -76,7 +67,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         switch policy {
         case .cacheOnly:
             // The app asked never to go upstream: the stale answer, marked stale.
-            return answer(cached, status: "stale", isStale: true)
+            return answer(cached, status: .stale, isStale: true)
         case .staleWhileRevalidate(let maxStale)
         where !mustRevalidate && isWithin(maxStale, pastExpiryOf: cached, at: now):
             var detached = context
@@ -91,7 +82,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
                     logger.warning("\(name): background refresh of \(request) failed: \(error)")
                 }
             }
-            return answer(cached, status: "stale", isStale: true)
+            return answer(cached, status: .stale, isStale: true)
         default:
             do {
                 return try await refresh(cached, context)
@@ -100,29 +91,30 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
                 && options.staleIfError(for: cached.freshness).map({ isWithin($0, pastExpiryOf: cached, at: now) })
                     == true
             {
-                var response = answer(cached, status: "stale", isStale: true)
+                var response = answer(cached, status: .stale, isStale: true)
                 response.info.error = error.description
                 return response
             }
         }
     }
 
-    private func isWithin(_ allowance: Duration, pastExpiryOf cached: Cached, at now: Date) -> Bool {
+    private func isWithin(_ allowance: Duration, pastExpiryOf cached: CachedAnswer, at now: Date) -> Bool {
         guard let expiresAt = cached.freshness.expiresAt else { return true }
         return now <= expiresAt.addingTimeInterval(allowance.timeInterval)
     }
 
-    func answer(_ cached: Cached, status: String, isStale: Bool = false) -> StoreResponse {
+    func answer(_ cached: CachedAnswer, status: CacheStatus, isStale: Bool = false) -> StoreResponse {
         var response = cached.response
         response.info.isStale = isStale
-        response.info.metadata["cache"] = status
+        response.info.cacheStatus = status
         return response
     }
 
     /// Sends `cached.source` down again with its validators. On "not modified" renews the
     /// data's freshness and returns `nil`; otherwise stores the answer, publishes what changed
     /// and returns it.
-    func revalidate(_ cached: Cached, context: RequestContext, next: NextResponder) async throws -> StoreResponse? {
+    func revalidate(_ cached: CachedAnswer, context: RequestContext, next: NextResponder) async throws -> StoreResponse?
+    {
         var context = context
         context.cachePolicy = .useCache
         // Validators belong to a fetch's or an object's own representation; a relationship is
@@ -235,4 +227,14 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
             return node
         }
     }
+}
+
+/// A cached answer, and how to bring it up to date. (Not nested in the generic handler, so
+/// copying one on every hit needs no generic metadata.)
+struct CachedAnswer: Sendable {
+    var response: StoreResponse
+    var freshness: Freshness
+    /// The request whose answer this data is (the wider window, the whole collection).
+    var source: StoreRequest
+    var target: CacheTarget
 }

@@ -19,6 +19,9 @@ public protocol CacheStorage: Sendable {
     func queries(shape: String) async throws -> [CachedQuery]
     /// The cached nodes with these IDs (the ones present); marks them recently used.
     func nodes(_ ids: [ObjectID]) async throws -> [ObjectID: Node]
+    /// The cached node with this ID, if present; marks it recently used. (An object fault's
+    /// lookup, the hottest path: a storage can answer it without building collections.)
+    func node(_ id: ObjectID) async throws -> Node?
     /// When the whole collection of `entity` is cached, its freshness.
     func collection(_ entity: String) async throws -> Freshness?
     /// Cached nodes of `entity`: at least those matching `predicate` (a storage may filter
@@ -31,6 +34,12 @@ public protocol CacheStorage: Sendable {
     func refresh(_ target: CacheTarget, freshness: Freshness) async throws
     /// Removes everything.
     func clear() async throws
+}
+
+extension CacheStorage {
+    public func node(_ id: ObjectID) async throws -> Node? {
+        try await nodes([id])[id]
+    }
 }
 
 /// One window of a fetch's results: the objects' IDs in order.

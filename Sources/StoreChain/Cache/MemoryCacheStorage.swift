@@ -64,6 +64,14 @@ public final class MemoryCacheStorage: CacheStorage {
         }
     }
 
+    public func node(_ id: ObjectID) async -> Node? {
+        state.withLock { state in
+            guard let node = state.nodes[id] else { return nil }
+            state.order.touch(.node(id))
+            return node
+        }
+    }
+
     public func collection(_ entity: String) async -> Freshness? {
         state.withLock { $0.collections[entity] }
     }

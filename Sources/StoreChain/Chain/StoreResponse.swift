@@ -59,6 +59,20 @@ extension StoreResponse.Result {
     }
 }
 
+/// What a cache did with a request.
+public enum CacheStatus: String, Sendable, Hashable, CaseIterable {
+    /// Answered from fresh cached data.
+    case hit
+    /// Not cached (or the policy said reload): forwarded, and the answer stored.
+    case miss
+    /// Answered from stale data (cache-only, stale-while-revalidate, stale-if-error).
+    case stale
+    /// Stale data the backend confirmed unchanged ("not modified").
+    case revalidated
+    /// Stale data replaced by the backend's new answer.
+    case refreshed
+}
+
 /// Where an answer came from and what was done to it, so handlers above can finish the job.
 public struct ResponseInfo: Sendable, Hashable {
     /// Where the data came from.
@@ -92,11 +106,18 @@ public struct ResponseInfo: Sendable, Hashable {
     public var applied: Applied
     /// Whether the backend has more pages than this answer holds, when known.
     public var hasMorePages: Bool?
-    /// Backend metadata worth passing up (HTTP status, headers, the cache status).
+    /// Backend metadata worth passing up (HTTP status, headers).
     public var metadata: [String: String]
+    /// What the closest cache to the caller did with the request; `nil` when no cache saw it.
+    public var cacheStatus: CacheStatus?
     /// What the response says about its own freshness and its validators, read by the terminal
     /// from its protocol (`nil`: it says nothing, and caches use their time to live).
-    public var freshness: ResponseFreshness?
+    public var freshness: ResponseFreshness? {
+        get { storedFreshness?.value }
+        set { storedFreshness = newValue.map { OutOfLine($0) } }
+    }
+    /// Out of line, so that copying a response on a cache hit stays cheap.
+    private var storedFreshness: OutOfLine<ResponseFreshness>?
     /// An error that was absorbed to give this (stale) answer.
     public var error: String?
     /// The backend said the cached answer is still current (HTTP 304); the result is empty.

@@ -14,7 +14,12 @@ public struct Freshness: Sendable, Hashable, Codable {
     public var pageValidators: [PageValidator]
     /// The freshness rules of the response the values came from, when the cache honours them:
     /// whether they may be served stale, and the lifetime a "not modified" answer renews.
-    public var rules: ResponseFreshness?
+    public var rules: ResponseFreshness? {
+        get { storedRules?.value }
+        set { storedRules = newValue.map { OutOfLine($0) } }
+    }
+    /// Out of line: every cached node holds a `Freshness`, and most hits never read the rules.
+    private var storedRules: OutOfLine<ResponseFreshness>?
 
     public init(
         fetchedAt: Date? = nil, expiresAt: Date? = nil, etag: String? = nil, lastModified: String? = nil,
@@ -25,11 +30,25 @@ public struct Freshness: Sendable, Hashable, Codable {
         self.etag = etag
         self.lastModified = lastModified
         self.pageValidators = pageValidators
-        self.rules = rules
+        self.storedRules = rules.map { OutOfLine($0) }
     }
 
     /// Whether there is anything to revalidate with.
     public var hasValidators: Bool { etag != nil || lastModified != nil || !pageValidators.isEmpty }
+
+    private enum CodingKeys: String, CodingKey {
+        case fetchedAt, expiresAt, etag, lastModified, pageValidators, rules
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(fetchedAt, forKey: .fetchedAt)
+        try container.encodeIfPresent(expiresAt, forKey: .expiresAt)
+        try container.encodeIfPresent(etag, forKey: .etag)
+        try container.encodeIfPresent(lastModified, forKey: .lastModified)
+        try container.encode(pageValidators, forKey: .pageValidators)
+        try container.encodeIfPresent(rules, forKey: .rules)
+    }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)

@@ -30,7 +30,7 @@ public struct LoggingHandler: StoreHandler {
             let info = response.info
             var line = "\(summary(of: request)) → \(info.answeredBy) (\(info.origin.rawValue))"
             line +=
-                " cache=\(info.metadata["cache"] ?? (info.origin == .memory || info.origin == .disk ? "hit" : "none"))"
+                " cache=\(info.cacheStatus?.rawValue ?? (info.origin == .memory || info.origin == .disk ? "hit" : "none"))"
             if info.isStale { line += " stale" }
             if let pages = info.metadata["pages"] { line += " pages=\(pages)" }
             if let error = info.error { line += " error=\(redact(error))" }

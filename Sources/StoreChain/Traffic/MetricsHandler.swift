@@ -30,7 +30,7 @@ public struct MetricsHandler: StoreHandler {
             let info = response.info
             metrics.count("requests_total", ["kind": kind, "origin": info.origin.rawValue])
             metrics.time("request_duration", ["kind": kind], since: start, now: context.clock.now)
-            if let status = info.metadata["cache"] { metrics.count("cache_results_total", ["result": status]) }
+            if let status = info.cacheStatus { metrics.count("cache_results_total", ["result": status.rawValue]) }
             if info.origin == .remote {
                 metrics.count("upstream_requests_total", ["kind": kind], by: Int(info.metadata["pages"] ?? "") ?? 1)
             }
