@@ -60,11 +60,12 @@ public final class SQLiteCacheStorage: CacheStorage {
                     FROM queries WHERE shape = ?
                     """, arguments: [shape])
         }
+        let rules = RulesDecoder()
         let decoded = dropDamaged(rows, in: "queries") { row in
             let stored = try JSONDecoder().decode(StoredQuery.self, from: try Self.payload(row))
             let query = CachedQuery(
                 request: stored.request, ids: stored.ids.map(\.id), reachesEnd: stored.reachesEnd,
-                freshness: try Self.freshness(row))
+                freshness: try Self.freshness(row, rules: rules))
             return (key: try row.decode(String.self, forColumn: "key"), query: query)
         }
         touches.withLock { $0.queries.formUnion(decoded.map(\.key)) }
@@ -84,7 +85,8 @@ public final class SQLiteCacheStorage: CacheStorage {
                         FROM nodes WHERE id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))
                         """, arguments: StatementArguments(chunk))
             }
-            let nodes = dropDamaged(rows, in: "nodes", Self.node)
+            let rules = RulesDecoder()
+            let nodes = dropDamaged(rows, in: "nodes") { row in try Self.node(row, rules: rules) }
             for node in nodes { found[node.id] = node }
             touches.withLock { $0.nodes.formUnion(nodes.compactMap { try? StoredNode.key(for: $0.id) }) }
         }
@@ -98,7 +100,7 @@ public final class SQLiteCacheStorage: CacheStorage {
                 sql:
                     "SELECT fetched_at, expires_at, etag, last_modified, page_validators, rules FROM collections WHERE entity = ?",
                 arguments: [entity])
-        }.map { row in try Self.freshness(row) }
+        }.map { row in try Self.freshness(row, rules: RulesDecoder()) }
     }
 
     /// The entity's nodes in the order they were first stored, filtered in SQL by what
@@ -120,7 +122,8 @@ public final class SQLiteCacheStorage: CacheStorage {
                     FROM nodes WHERE entity = ?\(condition) ORDER BY rowid
                     """, arguments: arguments)
         }
-        return dropDamaged(rows, in: "nodes", Self.node)
+        let rules = RulesDecoder()
+        return dropDamaged(rows, in: "nodes") { row in try Self.node(row, rules: rules) }
     }
 
     /// Decodes `rows`; a row that cannot be decoded (a damaged page that still passes SQLite's
@@ -183,13 +186,17 @@ public final class SQLiteCacheStorage: CacheStorage {
 
     @concurrent public func write(_ write: CacheWrite) async throws -> Set<ObjectID> {
         let encoder = JSONEncoder()
-        var nodeRows: [(key: String, entity: String, payload: Payload, freshness: Freshness)] = []
+        // The nodes of one response share their freshness: its columns are encoded once.
+        var freshnessColumns: [Freshness: StatementArguments] = [:]
+        var nodeRows: [(key: String, entity: String, payload: Payload, freshness: StatementArguments)] = []
         for node in write.nodes where !node.id.isTemporary {
+            let freshness = node.freshness ?? Freshness(expiresAt: .distantPast)
+            let columns = freshnessColumns[freshness] ?? Self.arguments(freshness)
+            freshnessColumns[freshness] = columns
             nodeRows.append(
                 (
                     try StoredNode.key(for: node.id), node.id.entity,
-                    Payload(try encoder.encode(StoredNode(node)), compressing: compresses),
-                    node.freshness ?? Freshness(expiresAt: .distantPast)
+                    Payload(try encoder.encode(StoredNode(node)), compressing: compresses), columns
                 ))
         }
         var queryPayload: Payload?
@@ -200,6 +207,7 @@ public final class SQLiteCacheStorage: CacheStorage {
             queryPayload = Payload(try encoder.encode(stored), compressing: compresses)
         }
         return try modify { db in
+            let rules = RulesDecoder()
             var removed = Set<ObjectID>()
             for entity in write.invalidated {
                 try db.execute(sql: "DELETE FROM queries WHERE entity = ?", arguments: [entity])
@@ -222,7 +230,7 @@ public final class SQLiteCacheStorage: CacheStorage {
                             last_modified = excluded.last_modified, page_validators = excluded.page_validators,
                             rules = excluded.rules, last_used = excluded.last_used
                         """,
-                    arguments: [row.key, row.entity] + row.payload.arguments + Self.arguments(row.freshness) + [
+                    arguments: [row.key, row.entity] + row.payload.arguments + row.freshness + [
                         nextUse()
                     ])
             }
@@ -236,7 +244,7 @@ public final class SQLiteCacheStorage: CacheStorage {
                             SELECT payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators, rules
                             FROM nodes WHERE id = ?
                             """, arguments: [key])
-                    if let node { removed.insert(try Self.node(node).id) }
+                    if let node { removed.insert(try Self.node(node, rules: rules).id) }
                     try db.execute(sql: "DELETE FROM nodes WHERE id = ?", arguments: [key])
                 }
                 try db.execute(
@@ -324,11 +332,25 @@ public final class SQLiteCacheStorage: CacheStorage {
         return compressed ? try Zlib.decompress(bytes, originalSize: try row.decode(forColumn: "raw_size")) : bytes
     }
 
-    private static func node(_ row: Row) throws -> Node {
-        try JSONDecoder().decode(StoredNode.self, from: try payload(row)).node(freshness: try freshness(row))
+    private static func node(_ row: Row, rules: RulesDecoder) throws -> Node {
+        try JSONDecoder().decode(StoredNode.self, from: try payload(row)).node(
+            freshness: try freshness(row, rules: rules))
     }
 
-    private static func freshness(_ row: Row) throws -> Freshness {
+    /// Decodes the `rules` column; the rows of one response share its text, so each distinct
+    /// text is decoded once per read.
+    private final class RulesDecoder {
+        private var decoded: [String: ResponseFreshness] = [:]
+
+        func decode(_ text: String) throws -> ResponseFreshness {
+            if let known = decoded[text] { return known }
+            let rules = try JSONDecoder().decode(ResponseFreshness.self, from: Data(text.utf8))
+            decoded[text] = rules
+            return rules
+        }
+    }
+
+    private static func freshness(_ row: Row, rules: RulesDecoder) throws -> Freshness {
         Freshness(
             fetchedAt: try row.decode(Double?.self, forColumn: "fetched_at").map(Date.init(timeIntervalSince1970:)),
             expiresAt: try row.decode(Double?.self, forColumn: "expires_at").map(Date.init(timeIntervalSince1970:)),
@@ -336,9 +358,7 @@ public final class SQLiteCacheStorage: CacheStorage {
             pageValidators: try row.decode(String?.self, forColumn: "page_validators").map {
                 try JSONDecoder().decode([PageValidator].self, from: Data($0.utf8))
             } ?? [],
-            rules: try row.decode(String?.self, forColumn: "rules").map {
-                try JSONDecoder().decode(ResponseFreshness.self, from: Data($0.utf8))
-            })
+            rules: try row.decode(String?.self, forColumn: "rules").map(rules.decode))
     }
 
     private static func arguments(_ freshness: Freshness) -> StatementArguments {

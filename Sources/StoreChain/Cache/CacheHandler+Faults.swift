@@ -50,11 +50,7 @@ extension CacheHandler {
     func forward(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws -> StoreResponse {
         var response = try await inFlight.run("\(request)") {
             let response = try await next(request, context)
-            if let write = await write(for: request, response: response, now: context.clock.now, context: context) {
-                await store(write, context: context)
-            } else {
-                await forget(Self.targets(of: request), ifNotStorable: response, context: context)
-            }
+            await keep(response, of: request, context: context)
             return response
         }
         response.info.cacheStatus = .miss

@@ -49,13 +49,7 @@ extension CacheHandler {
     {
         let response = try await inFlight.run("fetch \(normalized)") {
             let response = try await next(.fetch(normalized), context)
-            if let write = await write(
-                for: .fetch(normalized), response: response, now: context.clock.now, context: context)
-            {
-                await store(write, context: context)
-            } else {
-                await forget(Self.targets(of: .fetch(normalized)), ifNotStorable: response, context: context)
-            }
+            await keep(response, of: .fetch(normalized), context: context)
             return response
         }
         return try answer(fromForwarded: response, plan: plan, status: .miss)

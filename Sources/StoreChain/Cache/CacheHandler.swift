@@ -134,12 +134,21 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
             await perform("renew", context: context) { try await storage.refresh(cached.target, freshness: renewed) }
             return nil
         }
-        if let write = await write(for: source, response: response, now: now, context: context) {
-            await store(write, context: context, publishUpdates: true)
-        } else {
-            await forget([cached.target] + Self.targets(of: source), ifNotStorable: response, context: context)
-        }
+        await keep(response, of: source, context: context, publishUpdates: true, alsoForgetting: [cached.target])
         return response
+    }
+
+    /// Stores what a forwarded `request`'s answer carries; when the answer may not be stored
+    /// (`no-store`), makes what was stored for the request (and `alsoForgetting`) unusable.
+    func keep(
+        _ response: StoreResponse, of request: StoreRequest, context: RequestContext, publishUpdates: Bool = false,
+        alsoForgetting: [CacheTarget] = []
+    ) async {
+        if let write = await write(for: request, response: response, now: context.clock.now, context: context) {
+            await store(write, context: context, publishUpdates: publishUpdates)
+        } else {
+            await forget(alsoForgetting + Self.targets(of: request), ifNotStorable: response, context: context)
+        }
     }
 
     /// The freshness of data that must not be used again (its request now answers `no-store`).
@@ -216,12 +225,17 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         options.expiry.freshness(for: entity, rules: response.info.freshness, now: now, validators: validators)
     }
 
-    /// Related nodes of a response, each with the freshness of its entity.
+    /// Related nodes of a response, each with the freshness of its entity (worked out once per
+    /// entity).
     func relatedNodes(_ nodes: [Node], response: StoreResponse, now: Date) -> [Node] {
-        nodes.compactMap { node in
-            guard !node.id.isTemporary,
-                let freshness = freshness(for: node.id.entity, response: response, now: now, validators: false)
-            else { return nil }
+        var byEntity: [String: Freshness?] = [:]
+        return nodes.compactMap { node in
+            guard !node.id.isTemporary else { return nil }
+            let entity = node.id.entity
+            let freshness =
+                byEntity[entity] ?? freshness(for: entity, response: response, now: now, validators: false)
+            byEntity[entity] = freshness
+            guard let freshness else { return nil }
             var node = node
             node.freshness = freshness
             return node

@@ -63,6 +63,16 @@ public struct ResponseFreshness: Sendable, Hashable, Codable {
         return updated
     }
 
+    /// The rules of an answer stitched from `responses` (the pages of a listing), as
+    /// `combined(with:)` gives them, even for one response: no validators (each page keeps its
+    /// own). `nil` when none has rules.
+    public static func combining(_ responses: some Sequence<ResponseFreshness>) -> ResponseFreshness? {
+        var combined = responses.reduce(nil) { $0?.combined(with: $1) ?? $1 }
+        combined?.etag = nil
+        combined?.lastModified = nil
+        return combined
+    }
+
     /// The rules of an answer stitched from several responses (the pages of a listing): each
     /// rule as strict as the strictest response's, and no validators (each page keeps its own).
     public func combined(with other: ResponseFreshness) -> ResponseFreshness {

@@ -132,14 +132,13 @@ extension RemoteResponder {
                 plan.template.method, url, context: context, accepting: plan.endpoint.single ? [404] : [])
             loaded.pages += 1
             loaded.metadata = HTTPMetadata.metadata(from: response)
+            // Past the first page the rules combine without validators: one page's validators
+            // are not the whole listing's.
             let freshness = HTTPMetadata.freshness(of: response)
             loaded.freshness = loaded.freshness?.combined(with: freshness) ?? freshness
             if loaded.pages > 1 {
-                // One page's validators are not the whole listing's.
                 loaded.metadata["etag"] = nil
                 loaded.metadata["last-modified"] = nil
-                loaded.freshness?.etag = nil
-                loaded.freshness?.lastModified = nil
             }
             if response.status == 304 {
                 loaded.notModified = true

@@ -112,7 +112,7 @@ struct PageWalk {
     /// modified", so does the answer; at the first page that changed, `nil`: the walk starts over.
     private mutating func revalidate(_ recorded: [PageValidator]) async throws -> StoreResponse? {
         var last: ResponseInfo?
-        var freshness: ResponseFreshness?
+        var pageFreshness: [ResponseFreshness] = []
         for validator in recorded {
             try reserve(1)
             let response = try await next(.page(pageFetch, validator.request), context)
@@ -121,13 +121,11 @@ struct PageWalk {
                 return nil
             }
             last = response.info
-            if let page = response.info.freshness { freshness = freshness?.combined(with: page) ?? page }
+            if let page = response.info.freshness { pageFreshness.append(page) }
         }
         guard var info = last else { return nil }
         info.page = nil
-        info.freshness = freshness
-        info.freshness?.etag = nil
-        info.freshness?.lastModified = nil
+        info.freshness = ResponseFreshness.combining(pageFreshness)
         info.metadata["pages"] = String(pagesRead)
         info.pageValidators = recorded
         return StoreResponse(.fetched(.objects([])), info: info)
@@ -317,9 +315,7 @@ struct PageWalk {
         if info.page != nil {
             // The answer is as fresh as its least fresh page; the first page's validators are
             // not the answer's (`pageValidators` holds each page's).
-            info.freshness = pages.compactMap(\.info.freshness).reduce(nil) { $0?.combined(with: $1) ?? $1 }
-            info.freshness?.etag = nil
-            info.freshness?.lastModified = nil
+            info.freshness = ResponseFreshness.combining(pages.compactMap(\.info.freshness))
             info.metadata["etag"] = nil
             info.metadata["last-modified"] = nil
         }
