@@ -4,7 +4,9 @@
 Benchmarks are named "<group>: <subject>"; the one whose subject starts with "baseline" is the
 group's baseline. Ratios are reported, never asserted: a slower machine slows both sides alike.
 Where a benchmark has a target ratio (issue 16's table), it is printed beside the figure with
-whether the figure meets it.
+whether the figure meets it. Groups named "Peak memory …" compare the growth of resident memory
+instead of time; allocations per call and the growth of the scale groups from 1k to 100k objects
+follow the table.
 """
 import pathlib
 import re
@@ -13,10 +15,14 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-UNITS = {"ns": 1, "μs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
+TIME_UNITS = {"ns": 1, "μs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
+COUNT_UNITS = {"K": 1e3, "M": 1e6, "G": 1e9}
+# Groups measured by the peak growth of resident memory rather than by time.
+MEMORY_METRIC = "peak_memory_growth_(bytes)"
 # The highest ratio to its baseline each benchmark should reach.
 TARGETS = {
     "Memory cache hit: object fault through the handler": 2.0,
+    "Memory cache hit from main actor: object fault through the handler": 1.2,
     "Disk cache hit: object fault through the handler": 1.5,
     "Hop: chain of 0 pass-through handlers": 1.1,
     "Hop: chain of 10 pass-through handlers": 2.0,
@@ -25,18 +31,26 @@ TARGETS = {
     "Evaluate 100k: predicate": 1.3,
     "Map 10k records: JSON to nodes": 1.2,
     "Warm fetch of 50: memory + disk + remote": 0.005,
+    "Peak memory 100k dataset: loaded by JSONFileStore": 5.0,
+    "Peak memory 100k fetch: through the memory cache": 2.0,
 }
+for size in ("1k", "10k", "100k"):
+    TARGETS[f"Scale {size} from memory: filtered sorted fetch"] = 1.5
+    TARGETS[f"Scale {size} from disk: filtered sorted fetch"] = 2.0
+# Allocations per call reported for these (package-benchmark's malloc counter).
+ALLOCATIONS = ["Memory cache hit: object fault through the handler"]
 
 
-def median_nanoseconds(path: pathlib.Path) -> float:
+def median(path: pathlib.Path) -> float:
+    """The file's 50th percentile, in nanoseconds for times and in units for counts."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    unit = re.search(r"\((ns|μs|us|ms|s)\)", lines[0])
-    if not unit:
-        raise SystemExit(f"{path.name}: no time unit in header {lines[0]!r}")
+    time_unit = re.search(r"\((ns|μs|us|ms|s)\)", lines[0])
+    count_unit = re.search(r"\((K|M|G)\)", lines[0])
+    scale = TIME_UNITS[time_unit.group(1)] if time_unit else COUNT_UNITS[count_unit.group(1)] if count_unit else 1
     for line in lines[1:]:
         percentile, value = line.split("\t")[:2]
         if float(percentile) >= 50:
-            return float(value) * UNITS[unit.group(1)]
+            return float(value) * scale
     raise SystemExit(f"{path.name}: no 50th percentile")
 
 
@@ -44,29 +58,34 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as out:
         command = [
             "swift", "package", "--disable-sandbox", "benchmark", "--no-progress",
-            "--format", "histogramPercentiles", "--metric", "wallClock", "--path", out,
+            "--format", "histogramPercentiles", "--path", out,
         ]
         run = subprocess.run(command, cwd=ROOT / "Benchmarks", capture_output=True, text=True)
         if run.returncode != 0:
             sys.stderr.write(run.stdout + run.stderr)
             return run.returncode
         medians = {}
-        for path in pathlib.Path(out).glob("*.wallClock.histogram.percentiles.tsv"):
-            name = path.name.split(".")[2].replace("_", " ")
-            medians[name] = median_nanoseconds(path)
+        suffix = ".histogram.percentiles.tsv"
+        for path in pathlib.Path(out).glob("*" + suffix):
+            # "<run>.<target>.<name>.<metric>.histogram.percentiles.tsv"; names hold no dots.
+            _, _, name, metric = path.name[: -len(suffix)].split(".", 3)
+            medians.setdefault(metric, {})[name.replace("_", " ")] = median(path)
     return report(medians)
 
 
 def report(medians: dict) -> int:
-    """Prints each benchmark's median, its ratio to its group's baseline and its target."""
+    """Prints each benchmark's median, its ratio to its group's baseline and its target; then
+    allocations per call, and how the scale groups grow from 1k to 100k objects."""
+    # Each benchmark's figure: its peak memory growth when it measures that, else its time.
+    figures = {**medians.get("wallClock", {}), **medians.get(MEMORY_METRIC, {})}
     groups = {}
-    for name, value in medians.items():
+    for name, value in figures.items():
         group, _, subject = name.partition(": ")
         groups.setdefault(group, {})[subject] = value
     if not groups:
         print("no benchmark results were written", file=sys.stderr)
         return 1
-    print(f"{'benchmark':<58} {'median':>12} {'ratio':>8} {'target':>8}  meets")
+    print(f"{'benchmark':<70} {'median':>12} {'ratio':>8} {'target':>8}  meets")
     for group in sorted(groups):
         subjects = groups[group]
         baseline = next((v for k, v in subjects.items() if k.startswith("baseline")), None)
@@ -79,7 +98,17 @@ def report(medians: dict) -> int:
                 goal, meets = "", ""
             else:
                 goal, meets = f"≤{target:g}x", "yes" if value / baseline <= target else "no"
-            print(f"{name:<58} {value / 1e3:>10.1f}µs {ratio:>8} {goal:>8}  {meets}")
+            shown = f"{value / 1e6:>10.1f}MB" if group.startswith("Peak memory") else f"{value / 1e3:>10.1f}µs"
+            print(f"{name:<70} {shown} {ratio:>8} {goal:>8}  {meets}")
+    allocations = medians.get("mallocCountTotal", {})
+    for name in ALLOCATIONS:
+        if name in allocations:
+            print(f"allocations per call, {name}: {allocations[name]:g}")
+    for place in ("memory", "disk"):
+        small = groups.get(f"Scale 1k from {place}", {})
+        large = groups.get(f"Scale 100k from {place}", {})
+        for subject in sorted(set(small) & set(large)):
+            print(f"growth from 1k to 100k objects, from {place}, {subject}: {large[subject] / small[subject]:.0f}x")
     return 0
 
 

@@ -11,4 +11,6 @@ let benchmarks: @Sendable () -> Void = {
     mappingBenchmarks()
     cacheBenchmarks()
     trafficBenchmarks()
+    scaleBenchmarks()
+    memoryBenchmarks()
 }

@@ -53,6 +53,23 @@ func cacheBenchmarks() {
         }
     }
 
+    // The same hit from the main actor, as an app's UI code makes it: no executor hop.
+    Benchmark("Memory cache hit from main actor: baseline from a task", configuration: hits) { benchmark in
+        _ = await memory.storage.write(write)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try await memory.handle(.objectFault(band42), context: context, next: unreachable))
+        }
+    }
+    Benchmark("Memory cache hit from main actor: object fault through the handler", configuration: hits) {
+        benchmark in
+        _ = await memory.storage.write(write)
+        benchmark.startMeasurement()
+        try await sendFromMainActor(benchmark.scaledIterations.count) {
+            try await memory.handle(.objectFault(band42), context: context, next: unreachable)
+        }
+    }
+
     let path = FileManager.default.temporaryDirectory.appending(path: "storechain-bench-\(UUID())/cache.sqlite").path
     let disk = DiskCache(model: hopModel, path: path)
     let rawPool = try? DatabasePool(path: path)

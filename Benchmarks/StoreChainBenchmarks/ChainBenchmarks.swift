@@ -45,7 +45,7 @@ private let contextStore: InMemoryStore = {
 
 /// Calls `send` `count` times from the main actor, as an app's UI code would.
 @MainActor
-private func sendFromMainActor(_ count: Int, _ send: () async throws -> StoreResponse) async throws {
+func sendFromMainActor(_ count: Int, _ send: () async throws -> StoreResponse) async throws {
     for _ in 0..<count { blackHole(try await send()) }
 }
 
