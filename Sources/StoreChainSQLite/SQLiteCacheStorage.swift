@@ -5,15 +5,16 @@ import StoreChain
 import Synchronization
 
 /// Cache storage in one SQLite file (WAL, concurrent readers): nodes, query windows and complete
-/// collections, each with fetched-at, expires-at and validators in columns of their own, and
-/// payloads compressed with zlib when that saves space. The file is owner-only.
+/// collections, each with fetched-at, expires-at and validators in columns of their own. Nodes
+/// are stored in a compact binary layout with a checksum (`NodePayload`), query windows as JSON;
+/// payloads are compressed with zlib when that saves space. The file is owner-only.
 ///
 /// A file that cannot be read (corrupt, truncated, not a database) is moved aside and rebuilt
 /// with a logged warning; if no file can be used at all, every operation fails and the cache
 /// handler carries on without it, from the backend.
 public final class SQLiteCacheStorage: CacheStorage {
     /// The schema this code writes; a file with another version is rebuilt.
-    public static let schemaVersion = 3
+    public static let schemaVersion = 4
 
     public let path: String
     /// The model, for compiling predicates to SQL; `nil` filters nothing in SQL.
@@ -114,21 +115,41 @@ public final class SQLiteCacheStorage: CacheStorage {
             condition = " AND (\(compiled.sql))"
             arguments += compiled.arguments
         }
-        let rows = try read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT rowid AS row_id, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators, rules
-                    FROM nodes WHERE entity = ?\(condition) ORDER BY rowid
-                    """, arguments: arguments)
+        let select = """
+            SELECT rowid AS row_id, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators, rules
+            FROM nodes WHERE entity = ?
+            """
+        let rows: [Row]
+        do {
+            rows = try read { db in
+                try Row.fetchAll(db, sql: select + condition + " ORDER BY rowid", arguments: arguments)
+            }
+        } catch let error as DatabaseError where error.message == SQLPredicate.damagedPayload {
+            // The filter met a payload it cannot read: every row of the entity is decoded, so
+            // the damaged ones are found and dropped (and this read fails), never left unmatched.
+            let unfiltered = try read { db in try Row.fetchAll(db, sql: select, arguments: [entity]) }
+            return try dropDamagedNodes(of: entity, rows: unfiltered)
         }
+        return try dropDamagedNodes(of: entity, rows: rows)
+    }
+
+    /// Decodes the rows of `entity`'s nodes; when some are damaged (and dropped) the read fails,
+    /// since answering without them would leave them silently out of a complete collection.
+    private func dropDamagedNodes(of entity: String, rows: [Row]) throws -> [Node] {
         let rules = RulesDecoder()
-        return dropDamaged(rows, in: "nodes") { row in try Self.node(row, rules: rules) }
+        let nodes = dropDamaged(rows, in: "nodes") { row in try Self.node(row, rules: rules) }
+        guard nodes.count == rows.count else {
+            throw StoreChainError(
+                .cacheFile, "damaged cached objects of \(entity) were dropped from \(path)",
+                suggestion: "nothing to do: they are fetched again")
+        }
+        return nodes
     }
 
     /// Decodes `rows`; a row that cannot be decoded (a damaged page that still passes SQLite's
     /// checks) is logged, deleted and treated as not cached, so one bad entry neither crashes
-    /// the app nor disables the cache.
+    /// the app nor disables the cache. A dropped node's entity no longer has its whole
+    /// collection cached.
     private func dropDamaged<T>(_ rows: [Row], in table: String, _ decode: (Row) throws -> T) -> [T] {
         var decoded: [T] = []
         var damaged: [Int64] = []
@@ -141,9 +162,15 @@ public final class SQLiteCacheStorage: CacheStorage {
             }
         }
         if !damaged.isEmpty {
+            let rowIDs = damaged.map(String.init).joined(separator: ",")
             _ = try? modify { db in
-                try db.execute(
-                    sql: "DELETE FROM \(table) WHERE rowid IN (\(damaged.map(String.init).joined(separator: ",")))")
+                if table == "nodes" {
+                    try db.execute(
+                        sql:
+                            "DELETE FROM collections WHERE entity IN (SELECT entity FROM nodes WHERE rowid IN (\(rowIDs)))"
+                    )
+                }
+                try db.execute(sql: "DELETE FROM \(table) WHERE rowid IN (\(rowIDs))")
             }
         }
         return decoded
@@ -196,7 +223,7 @@ public final class SQLiteCacheStorage: CacheStorage {
             nodeRows.append(
                 (
                     try StoredNode.key(for: node.id), node.id.entity,
-                    Payload(try encoder.encode(StoredNode(node)), compressing: compresses), columns
+                    Payload(try NodePayload.encode(node), compressing: compresses), columns
                 ))
         }
         var queryPayload: Payload?
@@ -304,7 +331,8 @@ public final class SQLiteCacheStorage: CacheStorage {
 
     // MARK: Internals
 
-    /// A payload as stored: JSON, or zlib-compressed JSON when that is smaller.
+    /// A payload as stored (a node's binary layout, a query's JSON), compressed with zlib when
+    /// that is smaller.
     private struct Payload {
         let bytes: Data
         let compressed: Bool
@@ -333,8 +361,7 @@ public final class SQLiteCacheStorage: CacheStorage {
     }
 
     private static func node(_ row: Row, rules: RulesDecoder) throws -> Node {
-        try JSONDecoder().decode(StoredNode.self, from: try payload(row)).node(
-            freshness: try freshness(row, rules: rules))
+        try NodePayload.decode(try payload(row), freshness: try freshness(row, rules: rules))
     }
 
     /// Decodes the `rules` column; the rows of one response share its text, so each distinct

@@ -1,8 +1,8 @@
 import Foundation
 import StoreChain
 
-/// How a node is written in the cache file: everything but its freshness, which has columns of
-/// its own so it can be renewed without rewriting the payload.
+/// How `SQLiteStore` writes a node (the disk cache uses `NodePayload`): everything but its
+/// freshness, as JSON.
 struct StoredNode: Codable {
     struct Reference: Codable, Hashable {
         var entity: String
@@ -57,9 +57,11 @@ struct StoredNode: Codable {
             }, version: version, freshness: freshness)
     }
 
-    /// The text that identifies an object in the file: its entity and its key's JSON.
+    /// The text that identifies an object in the file: its entity and its key's JSON
+    /// (`Band/{"integer":42}`). Integer keys, the common case, are written without an encoder.
     static func key(for id: ObjectID) throws -> String {
         let reference = try Reference(id)
+        if case .integer(let number) = reference.key { return reference.entity + #"/{"integer":"# + "\(number)}" }
         return reference.entity + "/" + String(decoding: try JSONEncoder().encode(reference.key), as: UTF8.self)
     }
 }

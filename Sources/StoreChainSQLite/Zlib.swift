@@ -3,9 +3,11 @@ import Foundation
 
 /// zlib compression of cache payloads.
 enum Zlib {
-    /// The compressed bytes, or `nil` when compressing fails or would not save space.
+    /// The compressed bytes, or `nil` when compressing fails or would not save space. Payloads
+    /// under 256 bytes stay as they are: they save little, and inflating one costs more than
+    /// decoding it.
     static func compressIfSmaller(_ data: Data) -> Data? {
-        guard data.count > 64 else { return nil }
+        guard data.count >= 256 else { return nil }
         var length = compressBound(uLong(data.count))
         var output = Data(count: Int(length))
         let status = output.withUnsafeMutableBytes { target in

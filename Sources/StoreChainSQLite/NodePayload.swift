@@ -1,0 +1,321 @@
+import CZlib
+import Foundation
+import StoreChain
+
+/// How the disk cache writes a node: a compact binary payload, read back without a JSON decoder.
+///
+/// Layout (little-endian; lengths and counts are LEB128 varints):
+/// `version (1 byte)` `CRC-32 of the rest (4 bytes)` `entity` `key value` `has version (1 byte)`
+/// `[version string]` `attribute count` `(name, value)…` `relationship count`
+/// `(name, kind, targets)…`. A value is a tag byte and its bytes (`Tag`). The checksum makes a
+/// damaged payload an error (the entry is dropped and fetched again), never a different value.
+enum NodePayload {
+    /// The layout this code writes; a payload of another version is damaged to this code.
+    static let version: UInt8 = 1
+
+    private enum Tag: UInt8 {
+        case null, string, integer, double, decimal, falseBool, trueBool, date, data, uuid, url, json
+    }
+
+    private enum RelationshipKind: UInt8 {
+        case noTarget, toOne, toMany
+    }
+
+    // MARK: Writing
+
+    static func encode(_ node: Node) throws(StoreChainSQLiteError) -> Data {
+        var writer = Writer()
+        writer.bytes = [version, 0, 0, 0, 0]
+        writer.reference(try StoredNode.Reference(node.id))
+        if let version = node.version {
+            writer.bytes.append(1)
+            writer.string(version)
+        } else {
+            writer.bytes.append(0)
+        }
+        writer.varint(UInt64(node.attributes.count))
+        for (name, value) in node.attributes {
+            writer.string(name)
+            writer.value(value)
+        }
+        writer.varint(UInt64(node.relationships.count))
+        for (name, relationship) in node.relationships {
+            writer.string(name)
+            switch relationship {
+            case .toOne(nil):
+                writer.bytes.append(RelationshipKind.noTarget.rawValue)
+            case .toOne(let target?):
+                writer.bytes.append(RelationshipKind.toOne.rawValue)
+                writer.reference(try StoredNode.Reference(target))
+            case .toMany(let targets):
+                writer.bytes.append(RelationshipKind.toMany.rawValue)
+                writer.varint(UInt64(targets.count))
+                for target in targets { writer.reference(try StoredNode.Reference(target)) }
+            }
+        }
+        let checksum = writer.bytes.withUnsafeBufferPointer { Self.checksum(UnsafeRawBufferPointer($0).dropFirst(5)) }
+        for index in 0..<4 { writer.bytes[1 + index] = UInt8(truncatingIfNeeded: checksum >> (8 * index)) }
+        return Data(writer.bytes)
+    }
+
+    private struct Writer {
+        var bytes: [UInt8] = []
+
+        mutating func varint(_ value: UInt64) {
+            var rest = value
+            while rest >= 0x80 {
+                bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+                rest >>= 7
+            }
+            bytes.append(UInt8(rest))
+        }
+
+        mutating func fixed(_ value: UInt64) {
+            for index in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * index))) }
+        }
+
+        mutating func string(_ text: String) {
+            var text = text
+            text.withUTF8 { utf8 in
+                varint(UInt64(utf8.count))
+                bytes.append(contentsOf: utf8)
+            }
+        }
+
+        mutating func reference(_ reference: StoredNode.Reference) {
+            string(reference.entity)
+            value(reference.key)
+        }
+
+        mutating func value(_ value: Value) {
+            switch value {
+            case .null: bytes.append(Tag.null.rawValue)
+            case .string(let text):
+                bytes.append(Tag.string.rawValue)
+                string(text)
+            case .integer(let number):
+                bytes.append(Tag.integer.rawValue)
+                // Zigzag, so small negative numbers stay short.
+                varint(UInt64(bitPattern: Int64((number << 1) ^ (number >> (Int.bitWidth - 1)))))
+            case .double(let number):
+                bytes.append(Tag.double.rawValue)
+                fixed(number.bitPattern)
+            case .decimal(let number):
+                bytes.append(Tag.decimal.rawValue)
+                string(number.description)
+            case .bool(let flag): bytes.append(flag ? Tag.trueBool.rawValue : Tag.falseBool.rawValue)
+            case .date(let date):
+                bytes.append(Tag.date.rawValue)
+                fixed(date.timeIntervalSinceReferenceDate.bitPattern)
+            case .data(let data):
+                bytes.append(Tag.data.rawValue)
+                varint(UInt64(data.count))
+                bytes.append(contentsOf: data)
+            case .uuid(let uuid):
+                bytes.append(Tag.uuid.rawValue)
+                withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
+            case .url(let url):
+                bytes.append(Tag.url.rawValue)
+                string(url.absoluteString)
+            case .json(let json):
+                bytes.append(Tag.json.rawValue)
+                string(json.description)
+            }
+        }
+    }
+
+    // MARK: Reading
+
+    /// The node a payload holds, with `freshness`.
+    static func decode(_ payload: Data, freshness: Freshness) throws(StoreChainSQLiteError) -> Node {
+        try withVerifiedReader(payload) { reader throws(StoreChainSQLiteError) in
+            let id = try reader.reference()
+            let version = try reader.byte() == 0 ? nil : try reader.string()
+            var attributes: [String: Value] = [:]
+            let attributeCount = try reader.count()
+            attributes.reserveCapacity(attributeCount)
+            for _ in 0..<attributeCount { attributes[try reader.string()] = try reader.value() }
+            var relationships: [String: RelationshipValue] = [:]
+            for _ in 0..<(try reader.count()) {
+                let name = try reader.string()
+                switch RelationshipKind(rawValue: try reader.byte()) {
+                case .noTarget: relationships[name] = .toOne(nil)
+                case .toOne: relationships[name] = .toOne(try reader.reference())
+                case .toMany:
+                    var targets: [ObjectID] = []
+                    let count = try reader.count()
+                    targets.reserveCapacity(count)
+                    for _ in 0..<count { targets.append(try reader.reference()) }
+                    relationships[name] = .toMany(targets)
+                case nil: throw reader.damage("an unknown relationship kind")
+                }
+            }
+            guard reader.isAtEnd else { throw reader.damage("bytes after the node") }
+            return Node(
+                id: id, attributes: attributes, relationships: relationships, version: version, freshness: freshness)
+        }
+    }
+
+    /// The value of attribute `name` in a payload (`.null` when the node has none), without
+    /// decoding the rest of the node.
+    static func attribute(_ name: String, in payload: Data) throws(StoreChainSQLiteError) -> Value {
+        try withVerifiedReader(payload) { reader throws(StoreChainSQLiteError) in
+            _ = try reader.reference()
+            if try reader.byte() != 0 { try reader.skipString() }
+            let wanted = Array(name.utf8)
+            for _ in 0..<(try reader.count()) {
+                if try reader.stringEquals(wanted) { return try reader.value() }
+                try reader.skipValue()
+            }
+            return .null
+        }
+    }
+
+    private static func withVerifiedReader<T>(
+        _ payload: Data, _ body: (inout Reader) throws(StoreChainSQLiteError) -> T
+    ) throws(StoreChainSQLiteError) -> T {
+        let result: Result<T, StoreChainSQLiteError> = payload.withUnsafeBytes { buffer in
+            guard buffer.count >= 5, buffer[0] == version else {
+                return .failure(StoreChainSQLiteError("a node payload has an unknown layout"))
+            }
+            var stored: UInt32 = 0
+            for index in 0..<4 { stored |= UInt32(buffer[1 + index]) << (8 * index) }
+            guard stored == checksum(buffer[5...]) else {
+                return .failure(StoreChainSQLiteError("a node payload fails its checksum"))
+            }
+            var reader = Reader(buffer: buffer, offset: 5)
+            do throws(StoreChainSQLiteError) {
+                return .success(try body(&reader))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    private static func checksum(_ bytes: Slice<UnsafeRawBufferPointer>) -> UInt32 {
+        let buffer = UnsafeRawBufferPointer(rebasing: bytes)
+        guard let base = buffer.baseAddress else { return UInt32(crc32(0, nil, 0)) }
+        return UInt32(crc32(0, base.assumingMemoryBound(to: Bytef.self), uInt(buffer.count)))
+    }
+
+    /// Reads a payload's bytes; every read is bounds-checked, so damage is an error, not a crash.
+    private struct Reader {
+        let buffer: UnsafeRawBufferPointer
+        var offset: Int
+
+        var isAtEnd: Bool { offset == buffer.count }
+
+        func damage(_ what: String) -> StoreChainSQLiteError {
+            StoreChainSQLiteError("a node payload is damaged at byte \(offset): \(what)")
+        }
+
+        mutating func byte() throws(StoreChainSQLiteError) -> UInt8 {
+            guard offset < buffer.count else { throw damage("it ends early") }
+            defer { offset += 1 }
+            return buffer[offset]
+        }
+
+        mutating func varint() throws(StoreChainSQLiteError) -> UInt64 {
+            var value: UInt64 = 0
+            for shift in stride(from: 0, to: 64, by: 7) {
+                let byte = try byte()
+                value |= UInt64(byte & 0x7F) << shift
+                if byte < 0x80 { return value }
+            }
+            throw damage("a number longer than 64 bits")
+        }
+
+        /// A length or count, which cannot exceed the bytes left.
+        mutating func count() throws(StoreChainSQLiteError) -> Int {
+            let value = try varint()
+            guard value <= UInt64(buffer.count - offset) else { throw damage("a length past its end") }
+            return Int(value)
+        }
+
+        mutating func fixed() throws(StoreChainSQLiteError) -> UInt64 {
+            guard buffer.count - offset >= 8 else { throw damage("it ends early") }
+            var value: UInt64 = 0
+            for index in 0..<8 { value |= UInt64(buffer[offset + index]) << (8 * index) }
+            offset += 8
+            return value
+        }
+
+        mutating func bytes(_ count: Int) throws(StoreChainSQLiteError) -> UnsafeRawBufferPointer {
+            guard buffer.count - offset >= count else { throw damage("it ends early") }
+            defer { offset += count }
+            return UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + count])
+        }
+
+        mutating func string() throws(StoreChainSQLiteError) -> String {
+            let utf8 = try bytes(try count())
+            guard let text = String(validating: utf8.bindMemory(to: UInt8.self), as: UTF8.self) else {
+                throw damage("text that is not UTF-8")
+            }
+            return text
+        }
+
+        mutating func skipString() throws(StoreChainSQLiteError) {
+            _ = try bytes(try count())
+        }
+
+        mutating func stringEquals(_ wanted: [UInt8]) throws(StoreChainSQLiteError) -> Bool {
+            let utf8 = try bytes(try count())
+            return utf8.elementsEqual(wanted)
+        }
+
+        mutating func reference() throws(StoreChainSQLiteError) -> ObjectID {
+            let entity = try string()
+            return ObjectID(entity: entity, key: try value())
+        }
+
+        mutating func value() throws(StoreChainSQLiteError) -> Value {
+            guard let tag = Tag(rawValue: try byte()) else { throw damage("an unknown value type") }
+            switch tag {
+            case .null: return .null
+            case .string: return .string(try string())
+            case .integer:
+                let zigzag = try varint()
+                return .integer(Int(truncatingIfNeeded: Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1)))))
+            case .double: return .double(Double(bitPattern: try fixed()))
+            case .decimal:
+                let text = try string()
+                guard let number = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+                    throw damage("'\(text)' is not a decimal")
+                }
+                return .decimal(number)
+            case .falseBool: return .bool(false)
+            case .trueBool: return .bool(true)
+            case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed())))
+            case .data: return .data(Data(try bytes(try count())))
+            case .uuid:
+                let raw = try bytes(16)
+                var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+                withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: raw) }
+                return .uuid(UUID(uuid: uuid))
+            case .url:
+                let text = try string()
+                guard let url = URL(string: text) else { throw damage("'\(text)' is not a URL") }
+                return .url(url)
+            case .json:
+                let text = try string()
+                do throws(StoreChainError) {
+                    return .json(try JSONParser().parse(text))
+                } catch {
+                    throw damage("JSON that does not parse (\(error.description))")
+                }
+            }
+        }
+
+        mutating func skipValue() throws(StoreChainSQLiteError) {
+            guard let tag = Tag(rawValue: try byte()) else { throw damage("an unknown value type") }
+            switch tag {
+            case .null, .falseBool, .trueBool: break
+            case .string, .decimal, .url, .json, .data: _ = try bytes(try count())
+            case .integer: _ = try varint()
+            case .double, .date: _ = try bytes(8)
+            case .uuid: _ = try bytes(16)
+            }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import GRDB
+import StoreChain
+import StoreChainTesting
+import Testing
+
+@testable import StoreChainSQLite
+
+/// The disk cache's binary node layout: every value type round-trips, damage is always an
+/// error (never a different value), and a damaged node never silently leaves a cached answer.
+@Suite struct NodePayloadTests {
+    static let everyValue: Node = {
+        let attributes: [String: Value] = [
+            "text": .string("Sigur Rós \u{1F3B8}"), "empty": .string(""), "small": .integer(-3),
+            "large": .integer(Int.max), "smallest": .integer(Int.min), "ratio": .double(-0.1),
+            "price": .decimal(Decimal(string: "12.345", locale: Locale(identifier: "en_US_POSIX")) ?? 0),
+            "yes": .bool(true), "no": .bool(false), "when": .date(Date(timeIntervalSinceReferenceDate: 123.456_789)),
+            "bytes": .data(Data([0, 1, 2, 255])),
+            "uuid": .uuid(UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))),
+            "link": .url(URL(string: "https://music.example/bands/1?x=1#top") ?? URL(filePath: "/")),
+            "extra": .json(.object(["a": .array([.integer(1), .null, .string("b")])])), "none": .null,
+        ]
+        return Node(
+            id: ObjectID(entity: "Band", key: "sigur-ros"), attributes: attributes,
+            relationships: [
+                "albums": .toMany([ObjectID(entity: "Album", key: 1), ObjectID(entity: "Album", key: 2)]),
+                "label": .toOne(
+                    ObjectID(entity: "Label", key: .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))))),
+                "manager": .toOne(nil), "members": .toMany([]),
+            ], version: "\"v7\"")
+    }()
+
+    @Test func everyValueTypeRoundTrips() throws {
+        let freshness = Freshness(
+            fetchedAt: Date(timeIntervalSince1970: 10), expiresAt: Date(timeIntervalSince1970: 70))
+        let payload = try NodePayload.encode(Self.everyValue)
+        let decoded = try NodePayload.decode(payload, freshness: freshness)
+        #expect(decoded == Self.everyValue)
+        #expect(decoded.freshness == freshness)
+        #expect(decoded.attributes == Self.everyValue.attributes, "values compare equal, not only hash alike")
+        for (name, value) in Self.everyValue.attributes {
+            #expect(try NodePayload.attribute(name, in: payload) == value, "\(name)")
+        }
+        #expect(try NodePayload.attribute("missing", in: payload) == .null)
+    }
+
+    @Test func everyDamagedByteIsAnErrorNotAnotherValue() throws {
+        let payload = try NodePayload.encode(Self.everyValue)
+        for offset in payload.indices {
+            for mask: UInt8 in [0x01, 0x80, 0xFF] {
+                var damaged = payload
+                damaged[offset] ^= mask
+                #expect(throws: StoreChainSQLiteError.self, "byte \(offset) ^ \(mask)") {
+                    try NodePayload.decode(damaged, freshness: Freshness())
+                }
+                #expect(throws: StoreChainSQLiteError.self) { try NodePayload.attribute("text", in: damaged) }
+            }
+        }
+        for length in 0..<payload.count {
+            #expect(throws: StoreChainSQLiteError.self, "the first \(length) bytes") {
+                try NodePayload.decode(payload.prefix(length), freshness: Freshness())
+            }
+        }
+    }
+
+    @Test func integerKeysAreWrittenAsTheEncoderWritesThem() throws {
+        for key in [0, 1, -1, 42, 1_000_000, Int.max, Int.min] {
+            let id = ObjectID(entity: "Band", key: .integer(key))
+            let encoded = String(decoding: try JSONEncoder().encode(Value.integer(key)), as: UTF8.self)
+            #expect(try StoredNode.key(for: id) == "Band/" + encoded)
+        }
+    }
+
+    /// A damaged node that a SQL-filtered read of a complete collection meets is dropped and the
+    /// fetch goes to the backend, instead of the node being silently left out of the answer.
+    @Test func aDamagedNodeOfACompleteCollectionIsFetchedAgainNotLeftOut() async throws {
+        let model = try MusicFixture.model()
+        let store = try MusicFixture.store()
+        let path = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())/c.sqlite").path
+        let disk = DiskCache(model: model, path: path)
+        var write = CacheWrite()
+        write.nodes = store.snapshot.nodes(of: "Album").map { node in
+            var node = node
+            node.freshness = Freshness(expiresAt: .distantFuture)
+            return node
+        }
+        write.collections = ["Album": Freshness(expiresAt: .distantFuture)]
+        _ = try await disk.storage.write(write)
+        let request = try TestData.fetch("Album", where: "year >= 2000")
+        guard case .objects(let matching) = try store.fetch(request), let victim = matching.first else {
+            throw Failure("the fixture has albums from 2000 on")
+        }
+        try disk.storage.modify { db in
+            let key = try StoredNode.key(for: victim.id)
+            guard var payload = try Data.fetchOne(db, sql: "SELECT payload FROM nodes WHERE id = ?", arguments: [key])
+            else { throw Failure("\(victim.id) is not in the file") }
+            payload[payload.count - 1] ^= 0x04
+            try db.execute(sql: "UPDATE nodes SET payload = ? WHERE id = ?", arguments: [payload, key])
+        }
+        let forwarded = Locked(0)
+        let answer = try await disk.handle(.fetch(request), context: RequestContext()) { request, context in
+            forwarded.withLock { $0 += 1 }
+            return try await Chain(handlers: [], terminal: store).send(request, context: context)
+        }
+        #expect(answer.result == .fetched(try store.fetch(request)))
+        #expect(forwarded.withLock { $0 } == 1, "the damaged collection was not used")
+        #expect(try await disk.storage.collection("Album") == nil, "the collection is no longer complete")
+    }
+}
