@@ -5,31 +5,8 @@ import StoreChain
 private let predicateText = #"title BEGINSWITH[c] "s" AND year >= 1990 AND (price < 10.0 OR price == nil)"#
 private let comparableJSON = #"{"title":{"prefix":"s","ci":true},"year":{"gte":1990},"price":[{"lt":10.0},null]}"#
 
-private let model: Model = {
-    do {
-        return try Model([
-            Entity(
-                "Album", key: "id",
-                attributes: [
-                    Attribute("id", .integer), Attribute("title", .string), Attribute("year", .integer, optional: true),
-                    Attribute("price", .double, optional: true),
-                ])
-        ])
-    } catch {
-        fatalError("benchmark model is invalid: \(error)")
-    }
-}()
-
 /// 100,000 albums with varied titles, years and prices (about a third match).
-private let albums: [Node] = (0..<100_000).map { index in
-    let titles = ["Silver Night", "summer Road", "Quiet Light", "Secret Heart", "Paper Home"]
-    var attributes: [String: Value] = [
-        "id": .integer(index), "title": .string(titles[index % titles.count] + " \(index)"),
-        "year": .integer(1960 + index % 60),
-    ]
-    if index % 7 != 0 { attributes["price"] = .double(Double(500 + (index * 37) % 1000) / 100) }
-    return Node(id: ObjectID(entity: "Album", key: .integer(index)), attributes: attributes)
-}
+private let albums = makeAlbums(100_000)
 
 /// The same filter written by hand in Swift, reading the same nodes.
 @inline(never)
@@ -57,7 +34,7 @@ func predicateBenchmarks() {
 
     let configuration = Benchmark.Configuration(maxDuration: .seconds(5), maxIterations: 50)
     Benchmark("Evaluate 100k: predicate", configuration: configuration) { benchmark in
-        let filter = try CompiledPredicate(FetchPredicate(format: predicateText), entity: "Album", model: model)
+        let filter = try CompiledPredicate(FetchPredicate(format: predicateText), entity: "Album", model: albumModel)
         let source = EmptyNodeSource()
         benchmark.startMeasurement()
         blackHole(albums.filter { filter.evaluate($0, in: source) }.count)
