@@ -98,7 +98,7 @@ func scaleBenchmarks() {
                         sql: "INSERT INTO albums VALUES (?, ?, ?, ?)",
                         arguments: [
                             node.attributes["id"]?.integerValue, node.attributes["title"]?.stringValue,
-                            node.attributes["year"]?.integerValue, node.attributes["price"]?.doubleValue,
+                            node.attributes["year"]?.integerValue, node.attributes["price"]?.numericValue,
                         ])
                 }
             }
@@ -138,10 +138,6 @@ func temporaryPath(_ name: String) -> String {
 extension Value {
     fileprivate var integerValue: Int? {
         if case .integer(let value) = self { return value }
-        return nil
-    }
-    fileprivate var doubleValue: Double? {
-        if case .double(let value) = self { return value }
         return nil
     }
 }

@@ -74,12 +74,13 @@ enum NodePayload {
             for index in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * index))) }
         }
 
+        mutating func lengthPrefixed(_ content: some Collection<UInt8>) {
+            varint(UInt64(content.count))
+            bytes.append(contentsOf: content)
+        }
+
         mutating func string(_ text: String) {
-            var text = text
-            text.withUTF8 { utf8 in
-                varint(UInt64(utf8.count))
-                bytes.append(contentsOf: utf8)
-            }
+            lengthPrefixed(text.utf8)
         }
 
         mutating func reference(_ reference: StoredNode.Reference) {
@@ -109,8 +110,7 @@ enum NodePayload {
                 fixed(date.timeIntervalSinceReferenceDate.bitPattern)
             case .data(let data):
                 bytes.append(Tag.data.rawValue)
-                varint(UInt64(data.count))
-                bytes.append(contentsOf: data)
+                lengthPrefixed(data)
             case .uuid(let uuid):
                 bytes.append(Tag.uuid.rawValue)
                 withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
@@ -160,11 +160,11 @@ enum NodePayload {
     /// decoding the rest of the node.
     static func attribute(_ name: String, in payload: Data) throws(StoreChainSQLiteError) -> Value {
         try withVerifiedReader(payload) { reader throws(StoreChainSQLiteError) in
-            _ = try reader.reference()
-            if try reader.byte() != 0 { try reader.skipString() }
-            let wanted = Array(name.utf8)
+            try reader.skipLengthPrefixed()  // the entity
+            try reader.skipValue()  // the key
+            if try reader.byte() != 0 { try reader.skipLengthPrefixed() }  // the version
             for _ in 0..<(try reader.count()) {
-                if try reader.stringEquals(wanted) { return try reader.value() }
+                if try reader.stringEquals(name.utf8) { return try reader.value() }
                 try reader.skipValue()
             }
             return .null
@@ -255,13 +255,13 @@ enum NodePayload {
             return text
         }
 
-        mutating func skipString() throws(StoreChainSQLiteError) {
+        mutating func skipLengthPrefixed() throws(StoreChainSQLiteError) {
             _ = try bytes(try count())
         }
 
-        mutating func stringEquals(_ wanted: [UInt8]) throws(StoreChainSQLiteError) -> Bool {
+        mutating func stringEquals(_ wanted: String.UTF8View) throws(StoreChainSQLiteError) -> Bool {
             let utf8 = try bytes(try count())
-            return utf8.elementsEqual(wanted)
+            return utf8.count == wanted.count && utf8.elementsEqual(wanted)
         }
 
         mutating func reference() throws(StoreChainSQLiteError) -> ObjectID {
@@ -311,7 +311,7 @@ enum NodePayload {
             guard let tag = Tag(rawValue: try byte()) else { throw damage("an unknown value type") }
             switch tag {
             case .null, .falseBool, .trueBool: break
-            case .string, .decimal, .url, .json, .data: _ = try bytes(try count())
+            case .string, .decimal, .url, .json, .data: try skipLengthPrefixed()
             case .integer: _ = try varint()
             case .double, .date: _ = try bytes(8)
             case .uuid: _ = try bytes(16)
