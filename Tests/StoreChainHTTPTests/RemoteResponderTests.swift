@@ -246,12 +246,15 @@ import Testing
             request.headers["If-None-Match"] == "\"v1\""
                 ? .status(304, headers: ["ETag": "\"v1\""]) : .json(RemoteFixtures.bandsPage)
         }
-        var context = RequestContext()
-        context[ValidatorsKey.self] = .init(etag: "\"v1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT")
+        let validators = Validators(etag: "\"v1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT")
         let response = try await try responder(transport).respond(
-            to: .fetch(FetchRequest(entity: "Band")), context: context)
+            to: .revalidation(.fetch(FetchRequest(entity: "Band")), validators), context: RequestContext())
         #expect(response.info.notModified)
         #expect(transport.requests.first?.headers["If-Modified-Since"] == "Wed, 21 Oct 2026 07:28:00 GMT")
+        let plain = try await try responder(transport).respond(
+            to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
+        #expect(!plain.info.notModified)
+        #expect(transport.requests.last?.headers["If-None-Match"] == nil, "a fetch is never conditional")
     }
 
     @Test func relationshipFaultsUseForeignKeysAndInverseEndpoints() async throws {

@@ -163,9 +163,9 @@ import Testing
                 to: .objectFault(ObjectID(entity: "Band", key: 1)), context: RequestContext())
             let etag = try #require(first.info.metadata["etag"])
             #expect(first.info.metadata["cache-control"] == "max-age=60")
-            var context = RequestContext()
-            context[ValidatorsKey.self] = .init(etag: etag)
-            let second = try await v2.respond(to: .objectFault(ObjectID(entity: "Band", key: 1)), context: context)
+            let second = try await v2.respond(
+                to: .revalidation(.objectFault(ObjectID(entity: "Band", key: 1)), Validators(etag: etag)),
+                context: RequestContext())
             #expect(second.info.notModified)
         }
     }

@@ -135,6 +135,52 @@ import Testing
     }
 
     @Test(arguments: CacheKind.allCases)
+    func aRevalidationFromAboveIsAnsweredInFullWhenFreshAndOtherwiseGoesDownAsARevalidation(_ kind: CacheKind)
+        async throws
+    {
+        let harness = try CacheHarness.make(kind, ttl: .seconds(60)) { $0.update { $0.etag = "\"v1\"" } }
+        let context = harness.chain.makeContext()
+        let unchanged = try await harness.chain.send(
+            .revalidation(.fetch(albumsOfBand1), Validators(etag: "\"v1\"")), context: context)
+        #expect(unchanged.info.notModified, "nothing cached here: the backend answers the revalidation")
+        #expect(harness.backend.requests.map(\.kind) == [.revalidation])
+        let changed = try await harness.chain.send(
+            .revalidation(.fetch(albumsOfBand1), Validators(etag: "\"v0\"")), context: context)
+        #expect(!changed.info.notModified)
+        #expect(try changed.fetchResult() == harness.expected(albumsOfBand1))
+        let fresh = try await harness.chain.send(
+            .revalidation(.fetch(albumsOfBand1), Validators(etag: "\"v0\"")), context: context)
+        #expect(fresh.cacheStatus == "hit", "the full answer was stored and now answers in full")
+        #expect(try fresh.fetchResult() == harness.expected(albumsOfBand1))
+        #expect(harness.backend.state.withLock { $0.validatorsSeen } == ["\"v1\"", "\"v0\""])
+    }
+
+    @Test func aMemoryCacheOverADiskCacheRevalidatesThroughIt() async throws {
+        let clock = ManualClock()
+        let backend = try FakeBackend(clock: clock)
+        backend.update { $0.etag = "\"v1\"" }
+        let options = CacheOptions(expiry: CacheExpiry(defaultTTL: .seconds(60)))
+        let model = backend.store.model
+        let path = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID()).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let chain = Chain(
+            handlers: [
+                MemoryCache(model: model, options: options), DiskCache(model: model, path: path, options: options),
+            ], terminal: backend, clock: clock)
+        let request = StoreRequest.fetch(albumsOfBand1)
+        _ = try await chain.send(request, context: chain.makeContext())
+        await clock.advance(by: .seconds(61))
+        let revalidated = try await chain.send(request, context: chain.makeContext())
+        #expect(try revalidated.fetchResult() == backend.store.fetch(albumsOfBand1))
+        // The memory cache asks the disk cache; it revalidates its own copy with the backend.
+        #expect(backend.requests.map(\.kind) == [.fetch, .revalidation])
+        #expect(backend.state.withLock { $0.validatorsSeen } == [nil, "\"v1\""])
+        let hit = try await chain.send(request, context: chain.makeContext())
+        #expect(hit.cacheStatus == "hit")
+        #expect(backend.requests.count == 2)
+    }
+
+    @Test(arguments: CacheKind.allCases)
     func staleIfErrorGivesTheStaleAnswerWithTheError(_ kind: CacheKind) async throws {
         let harness = try CacheHarness.make(kind, ttl: .seconds(60), staleIfError: .seconds(600))
         _ = try await harness.fetch(albumsOfBand1)

@@ -37,13 +37,18 @@ final class FakeBackend: StoreResponder {
     }
 
     var requests: [StoreRequest] { recorded.withLock { $0 } }
-    func count(_ kind: StoreRequest.Kind? = nil) -> Int { requests.filter { kind == nil || $0.kind == kind }.count }
+    /// Requests of `kind` (a revalidation counts as the request it revalidates).
+    func count(_ kind: StoreRequest.Kind? = nil) -> Int {
+        requests.filter { kind == nil || $0.unconditional.kind == kind }.count
+    }
     func update(_ change: (inout State) -> Void) { state.withLock { change(&$0) } }
 
     func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
         recorded.withLock { $0.append(request) }
-        let current = state.withLock { state in
-            state.validatorsSeen.append(context[ValidatorsKey.self]?.etag)
+        var validators: Validators?
+        if case .revalidation(_, let sent) = request { validators = sent }
+        let current = state.withLock { [validators] state in
+            state.validatorsSeen.append(validators?.etag)
             return state
         }
         if let holdUntil = current.holdUntil { try await clock.sleep(until: holdUntil) }
@@ -53,10 +58,10 @@ final class FakeBackend: StoreResponder {
         if let etag = current.etag {
             info.freshness = info.freshness ?? ResponseFreshness()
             info.freshness?.etag = etag
-            if context[ValidatorsKey.self]?.etag == etag {
+            if validators?.etag == etag {
                 info.notModified = true
                 let empty: StoreResponse.Result =
-                    switch request {
+                    switch request.unconditional {
                     case .fetch: .fetched(.objects([]))
                     case .relationshipFault: .relationship(.toMany([]))
                     default: .object(nil)
@@ -66,7 +71,7 @@ final class FakeBackend: StoreResponder {
         }
         var response = try await store.respond(to: request, context: context)
         response.info = info
-        if current.dumpsEverything, case .fetch = request,
+        if current.dumpsEverything, case .fetch = request.unconditional,
             case .fetched(.objects(let nodes)) = response.result
         {
             let known = Set(nodes.map(\.id)).union(response.related.map(\.id))

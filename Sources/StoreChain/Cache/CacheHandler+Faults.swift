@@ -1,11 +1,15 @@
 import Foundation
 
 extension CacheHandler {
-    func objectFault(_ id: ObjectID, context: RequestContext, next: @escaping NextResponder) async throws
-        -> StoreResponse
-    {
+    /// An object fault; with `validators`, a revalidation from a cache above, which is answered
+    /// in full from here when this cache can, and otherwise forwarded as a revalidation.
+    func objectFault(
+        _ id: ObjectID, ifChangedSince validators: Validators? = nil, context: RequestContext,
+        next: @escaping NextResponder
+    ) async throws -> StoreResponse {
         let request = StoreRequest.objectFault(id)
-        guard !id.isTemporary else { return try await next(request, context) }
+        let forwarded = Self.conditional(request, ifChangedSince: validators)
+        guard !id.isTemporary else { return try await next(forwarded, context) }
         let node = await perform("read", context: context) { try await storage.node(id) } ?? nil
         let cached = node.map { node in
             CachedAnswer(
@@ -14,7 +18,7 @@ extension CacheHandler {
         }
         return try await serve(
             request, cached: cached, context: context, refresh: refreshFault(next: next),
-            forward: { try await forward(request, context: context, next: next) })
+            forward: { try await forward(forwarded, context: context, next: next) })
     }
 
     func relationshipFault(_ id: ObjectID, _ name: String, context: RequestContext, next: @escaping NextResponder)
@@ -50,7 +54,7 @@ extension CacheHandler {
     func forward(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws -> StoreResponse {
         var response = try await inFlight.run("\(request)") {
             let response = try await next(request, context)
-            await keep(response, of: request, context: context)
+            await keep(response, of: request.unconditional, context: context)
             return response
         }
         response.info.cacheStatus = .miss

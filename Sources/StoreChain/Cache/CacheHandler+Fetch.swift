@@ -1,10 +1,15 @@
 import Foundation
 
 extension CacheHandler {
-    func fetch(_ request: FetchRequest, context: RequestContext, next: @escaping NextResponder) async throws
-        -> StoreResponse
-    {
-        guard Self.isCacheable(request) else { return try await next(.fetch(request), context) }
+    /// A fetch; with `validators`, a revalidation from a cache above, which is answered in full
+    /// from here when this cache can, and otherwise forwarded as a revalidation.
+    func fetch(
+        _ request: FetchRequest, ifChangedSince validators: Validators? = nil, context: RequestContext,
+        next: @escaping NextResponder
+    ) async throws -> StoreResponse {
+        guard Self.isCacheable(request) else {
+            return try await next(Self.conditional(.fetch(request), ifChangedSince: validators), context)
+        }
         // What goes down is the normalized request, so the policy travels in the context.
         var scoped = context
         if scoped.cachePolicy == nil { scoped.cachePolicy = request.cachePolicy }
@@ -33,7 +38,10 @@ extension CacheHandler {
                 }
                 return try await self.forwardFetch(normalized, plan: plan, context: context, next: next)
             },
-            forward: { [scoped] in try await self.forwardFetch(normalized, plan: plan, context: scoped, next: next) })
+            forward: { [scoped] in
+                try await self.forwardFetch(
+                    normalized, ifChangedSince: validators, plan: plan, context: scoped, next: next)
+            })
     }
 
     /// Dictionaries of key paths through relationships need objects a cache may not hold.
@@ -42,13 +50,15 @@ extension CacheHandler {
         return true
     }
 
-    /// Forwards the normalized fetch (objects, so it can be stored), stores the answer and
-    /// puts it in the form the request asked for.
-    func forwardFetch(_ normalized: FetchRequest, plan: FetchPlan, context: RequestContext, next: NextResponder)
-        async throws -> StoreResponse
-    {
-        let response = try await inFlight.run("fetch \(normalized)") {
-            let response = try await next(.fetch(normalized), context)
+    /// Forwards the normalized fetch (objects, so it can be stored; a revalidation with
+    /// `validators`), stores the answer and puts it in the form the request asked for.
+    func forwardFetch(
+        _ normalized: FetchRequest, ifChangedSince validators: Validators? = nil, plan: FetchPlan,
+        context: RequestContext, next: NextResponder
+    ) async throws -> StoreResponse {
+        let request = Self.conditional(.fetch(normalized), ifChangedSince: validators)
+        let response = try await inFlight.run("\(request)") {
+            let response = try await next(request, context)
             await keep(response, of: .fetch(normalized), context: context)
             return response
         }

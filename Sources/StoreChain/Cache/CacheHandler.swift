@@ -46,6 +46,11 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         case .relationshipFault(let id, let relationship):
             try await relationshipFault(id, relationship, context: context, next: next)
         case .save(let changes): try await save(changes, context: context, next: next)
+        case .revalidation(.fetch(let fetch), let validators):
+            try await self.fetch(fetch, ifChangedSince: validators, context: context, next: next)
+        case .revalidation(.objectFault(let id), let validators):
+            try await objectFault(id, ifChangedSince: validators, context: context, next: next)
+        case .revalidation(let request, _): try await handle(request, context: context, next: next)
         }
     }
 
@@ -110,21 +115,16 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         return response
     }
 
-    /// Sends `cached.source` down again with its validators. On "not modified" renews the
-    /// data's freshness and returns `nil`; otherwise stores the answer, publishes what changed
-    /// and returns it.
+    /// Sends `cached.source` down again, as a revalidation with its validators when it has
+    /// them. On "not modified" renews the data's freshness and returns `nil`; otherwise stores
+    /// the answer, publishes what changed and returns it.
     func revalidate(_ cached: CachedAnswer, context: RequestContext, next: NextResponder) async throws -> StoreResponse?
     {
         var context = context
         context.cachePolicy = .useCache
-        // Validators belong to a fetch's or an object's own representation; a relationship is
-        // read through its owner, which must not come back "not modified" in its place.
-        switch cached.source {
-        case .fetch, .objectFault: context[ValidatorsKey.self] = ValidatorsKey.Value(cached.freshness)
-        default: context[ValidatorsKey.self] = nil
-        }
         let source = cached.source
-        let response = try await inFlight.run("revalidate \(source)") { try await next(source, context) }
+        let request = Self.conditional(source, ifChangedSince: Validators(cached.freshness))
+        let response = try await inFlight.run("revalidate \(request)") { try await next(request, context) }
         let now = context.clock.now
         if response.info.notModified {
             let entity = source.entities.first ?? ""
@@ -136,6 +136,16 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         }
         await keep(response, of: source, context: context, publishUpdates: true, alsoForgetting: [cached.target])
         return response
+    }
+
+    /// `request` as a revalidation with `validators`, when it is a fetch or an object fault (a
+    /// relationship is read through its owner, which must not come back "not modified" in its
+    /// place); else `request` itself.
+    static func conditional(_ request: StoreRequest, ifChangedSince validators: Validators?) -> StoreRequest {
+        switch (request, validators) {
+        case (.fetch, let validators?), (.objectFault, let validators?): .revalidation(request, validators)
+        default: request
+        }
     }
 
     /// Stores what a forwarded `request`'s answer carries; when the answer may not be stored
@@ -174,6 +184,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
             let whole = fetch.predicate == nil && fetch.fetchOffset == 0 && fetch.fetchLimit == nil
             return whole ? [window, .collections([fetch.entity])] : [window]
         case .objectFault(let id): return [.node(id)]
+        case .revalidation(let request, _): return targets(of: request)
         case .relationshipFault, .save, .page: return []
         }
     }

@@ -57,7 +57,7 @@ public struct RequestContext: Sendable {
     /// own, or `.useCache`.
     public func effectiveCachePolicy(for request: StoreRequest) -> CachePolicy {
         if let cachePolicy { return cachePolicy }
-        if case .fetch(let fetch) = request { return fetch.cachePolicy }
+        if case .fetch(let fetch) = request.unconditional { return fetch.cachePolicy }
         return .useCache
     }
 

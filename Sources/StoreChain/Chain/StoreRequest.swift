@@ -13,6 +13,11 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
     /// backend's order, and `ResponseInfo.page` describing the page; a responder that cannot
     /// page answers the whole fetch (with no `page`).
     case page(FetchRequest, PageRequest)
+    /// A fetch or object fault that a cache sends to ask whether the answer it holds, which
+    /// came with these validators, is still current. Answered "not modified"
+    /// (`ResponseInfo.notModified`, no result) or with the request's full answer; a responder
+    /// that cannot revalidate answers the request itself.
+    indirect case revalidation(StoreRequest, Validators)
 
     /// The kind of a request, for scoping handlers and for logs.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
@@ -21,6 +26,7 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
         case relationshipFault = "relationship-fault"
         case save
         case page
+        case revalidation
     }
 
     public var kind: Kind {
@@ -30,7 +36,13 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
         case .relationshipFault: .relationshipFault
         case .save: .save
         case .page: .page
+        case .revalidation: .revalidation
         }
+    }
+
+    /// The request a revalidation asks about; any other request itself.
+    public var unconditional: StoreRequest {
+        if case .revalidation(let request, _) = self { request.unconditional } else { self }
     }
 
     /// The entities the request is about.
@@ -39,6 +51,7 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
         case .fetch(let request), .page(let request, _): [request.entity]
         case .objectFault(let id), .relationshipFault(let id, _): [id.entity]
         case .save(let changes): changes.entities
+        case .revalidation(let request, _): request.entities
         }
     }
 
@@ -49,6 +62,7 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
         case .relationshipFault(let id, let name): "relationship-fault \(id).\(name)"
         case .save(let changes): "save \(changes)"
         case .page(let request, let page): "page \(page) of fetch \(request)"
+        case .revalidation(let request, let validators): "\(request) if changed since \(validators)"
         }
     }
 }

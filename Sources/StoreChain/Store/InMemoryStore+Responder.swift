@@ -35,6 +35,9 @@ extension InMemoryStore: StoreResponder {
                 .relationship(value), related: value.objectIDs.compactMap(snapshot.node(for:)), info: info)
         case .save(let changes):
             return StoreResponse(.saved(try save(changes)), info: info)
+        case .revalidation(let request, _):
+            // Memory has no versions to compare: the full answer.
+            return try await respond(to: request, context: context)
         }
     }
 }

@@ -53,6 +53,7 @@ public struct LoggingHandler: StoreHandler {
         case .objectFault(let id): return "object-fault \(id)"
         case .relationshipFault(let id, let name): return "relationship-fault \(id).\(name)"
         case .save(let changes): return "save \(changes.entities.sorted().joined(separator: ",")): \(changes)"
+        case .revalidation(let request, _): return summary(of: request) + " if changed"
         }
     }
 

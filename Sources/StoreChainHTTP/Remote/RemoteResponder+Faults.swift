@@ -2,8 +2,11 @@ import Foundation
 import StoreChain
 
 extension RemoteResponder {
-    /// The object by key: through the get endpoint (404: gone), else a fetch by key.
-    func objectFault(_ id: ObjectID, context: RequestContext) async throws -> StoreResponse {
+    /// The object by key: through the get endpoint (404: gone; conditional with `validators`),
+    /// else a fetch by key.
+    func objectFault(_ id: ObjectID, ifChangedSince validators: Validators? = nil, context: RequestContext)
+        async throws -> StoreResponse
+    {
         let entity = try model.requireEntity(id.entity)
         guard let key = id.key else {
             throw StoreChainError(.invalidRequest, "\(id) is not saved yet, so the backend does not know it")
@@ -16,7 +19,8 @@ extension RemoteResponder {
                 throw StoreChainError(.invalidRequest, "get template '\(get)' has no {key} variable")
             }
             let url = try template.url(base: self.options.baseURL, values: [variable: QueryPlanner.parameterText(key)])
-            let response = try await send(template.method, url, context: context, accepting: [404, 410])
+            let response = try await send(
+                template.method, url, ifChangedSince: validators, context: context, accepting: [404, 410])
             info = HTTPMetadata.info(from: response, answeredBy: name)
             if response.status == 304 {
                 info.notModified = true

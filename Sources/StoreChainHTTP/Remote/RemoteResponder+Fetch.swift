@@ -34,20 +34,24 @@ extension RemoteResponder {
     }
 
     /// Answers a fetch, or one page of it when a pager asks for `page` (an endpoint that does
-    /// not page answers the whole fetch).
-    func fetch(_ request: FetchRequest, page: PageRequest?, context: RequestContext) async throws -> StoreResponse {
-        var context = context
-        // A page request is conditional by its own validators, never by a context's.
-        if let page { context[ValidatorsKey.self] = page.validators }
+    /// not page answers the whole fetch). It is conditional by the page's validators, or for a
+    /// whole fetch by `validators` (a revalidation).
+    func fetch(
+        _ request: FetchRequest, page: PageRequest?, ifChangedSince validators: Validators? = nil,
+        context: RequestContext
+    ) async throws -> StoreResponse {
+        let validators = page.map(\.validators) ?? validators
         let plan = try FetchPlan(request, model: model)
         let queryPlan = try planner(for: request.entity).plan(
             predicate: plan.predicate?.predicate, sort: request.sortDescriptors)
         if let paging = queryPlan.endpoint.paging, !queryPlan.endpoint.single {
-            guard let page else { return try await walkPages(of: request, context: context) }
+            guard let page else {
+                return try await walkPages(of: request, ifChangedSince: validators, context: context)
+            }
             return try await fetchPage(
                 page, paging: paging, request: request, plan: plan, queryPlan: queryPlan, context: context)
         }
-        let loaded = try await load(queryPlan, entity: plan.entity, context: context)
+        let loaded = try await load(queryPlan, entity: plan.entity, ifChangedSince: validators, context: context)
         if queryPlan.pushed.isEmpty, !queryPlan.endpoint.single, !loaded.notModified, loaded.pages > 0 {
             let records = loaded.nodes.count + loaded.skipped
             listingSizes.learn(
@@ -94,11 +98,14 @@ extension RemoteResponder {
     /// limiting, logging and metrics see every page (a failed page is retried alone) and only the
     /// pages a window needs are read. The walk is the pagination handler's, one page at a time;
     /// a pipeline tunes it (page size, pages at once) with a pagination handler of its own.
-    private func walkPages(of request: FetchRequest, context: RequestContext) async throws -> StoreResponse {
+    private func walkPages(of request: FetchRequest, ifChangedSince validators: Validators?, context: RequestContext)
+        async throws -> StoreResponse
+    {
         let parent = StoreRequest.fetch(request)
         let pager = PaginationHandler(
             model: model, options: PaginationOptions(maxPages: options.maxPages, concurrency: 1))
-        return try await pager.handle(parent, context: context) { page, pageContext in
+        let walked = validators.map { StoreRequest.revalidation(parent, $0) } ?? parent
+        return try await pager.handle(walked, context: context) { page, pageContext in
             if let response = try await pageContext.subrequest(page, serving: parent) { return response }
             // No chain above (the responder called on its own): read the page directly.
             return try await self.respond(to: page, context: pageContext)
@@ -107,7 +114,11 @@ extension RemoteResponder {
 
     /// Reads every page of a plan and maps the records (an endpoint that pages without
     /// declaring it, or a related list that a parent request reads whole).
-    func load(_ plan: QueryPlanner.Plan, entity: Entity, context: RequestContext) async throws -> Loaded {
+    /// Only the first exchange is conditional (`validators`): they are one document's.
+    func load(
+        _ plan: QueryPlanner.Plan, entity: Entity, ifChangedSince validators: Validators? = nil,
+        context: RequestContext
+    ) async throws -> Loaded {
         var loaded = Loaded()
         var values = plan.values
         var nextURL: URL?
@@ -129,7 +140,8 @@ extension RemoteResponder {
             try checkPageCount(loaded.pages, of: plan.endpoint.request)
             let url = try nextURL ?? plan.template.url(base: options.baseURL, values: values)
             let response = try await send(
-                plan.template.method, url, context: context, accepting: plan.endpoint.single ? [404] : [])
+                plan.template.method, url, ifChangedSince: loaded.pages == 0 ? validators : nil, context: context,
+                accepting: plan.endpoint.single ? [404] : [])
             loaded.pages += 1
             loaded.metadata = HTTPMetadata.metadata(from: response)
             // Past the first page the rules combine without validators: one page's validators

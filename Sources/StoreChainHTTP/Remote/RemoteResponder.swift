@@ -117,24 +117,30 @@ public final class RemoteResponder: StoreResponder {
         return switch request {
         case .fetch(let fetch): try await self.fetch(fetch, page: nil, context: context)
         case .page(let fetch, let page): try await self.fetch(fetch, page: page, context: context)
+        case .revalidation(.fetch(let fetch), let validators):
+            try await self.fetch(fetch, page: nil, ifChangedSince: validators, context: context)
         case .objectFault(let id): try await objectFault(id, context: context)
+        case .revalidation(.objectFault(let id), let validators):
+            try await objectFault(id, ifChangedSince: validators, context: context)
+        case .revalidation(let request, _): try await respond(to: request, context: context)
         case .relationshipFault(let id, let name): try await relationshipFault(id, name, context: context)
         case .save(let changes): try await save(changes, context: context)
         }
     }
 
     /// One exchange with the backend: counted, a GET remembered for the request and its
-    /// sub-requests (unless `remembering` is false), and error statuses turned into errors
-    /// (except those the caller accepts). Retrying is `RetryHandler`'s job, above.
+    /// sub-requests (unless `remembering` is false), conditional when given `validators`, and
+    /// error statuses turned into errors (except those the caller accepts). Retrying is
+    /// `RetryHandler`'s job, above.
     func send(
-        _ method: String, _ url: URL, body: JSONValue? = nil, context: RequestContext, accepting: Set<Int> = [],
-        remembering: Bool = true
+        _ method: String, _ url: URL, body: JSONValue? = nil, ifChangedSince validators: Validators? = nil,
+        context: RequestContext, accepting: Set<Int> = [], remembering: Bool = true
     ) async throws -> TransportResponse {
         try context.checkDeadline()
         var headers = options.headers
         headers["Accept"] = "application/json"
         if let authorization { headers["Authorization"] = authorization }
-        if let validators = context[ValidatorsKey.self] {
+        if let validators {
             if let etag = validators.etag { headers["If-None-Match"] = etag }
             if let lastModified = validators.lastModified { headers["If-Modified-Since"] = lastModified }
         }

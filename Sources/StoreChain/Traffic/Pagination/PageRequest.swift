@@ -17,9 +17,9 @@ public struct PageRequest: Sendable, Hashable, CustomStringConvertible {
     public var size: Int?
     /// Validators of the copy a cache holds: the request is conditional (`If-None-Match`), and
     /// an unchanged page comes back `ResponseInfo.notModified` with no records.
-    public var validators: ValidatorsKey.Value?
+    public var validators: Validators?
 
-    public init(_ position: Position, size: Int? = nil, validators: ValidatorsKey.Value? = nil) {
+    public init(_ position: Position, size: Int? = nil, validators: Validators? = nil) {
         self.position = position
         self.size = size
         self.validators = validators
@@ -52,7 +52,7 @@ public struct PageValidator: Sendable, Hashable, Codable {
 
     /// The conditional request for this page.
     public var request: PageRequest {
-        PageRequest(position, size: size, validators: ValidatorsKey.Value(etag: etag, lastModified: lastModified))
+        PageRequest(position, size: size, validators: Validators(etag: etag, lastModified: lastModified))
     }
 }
 

@@ -17,7 +17,7 @@ struct PageWalk {
     private let next: NextResponder
     private let pageFetch: FetchRequest
     /// The validators of the copy a cache above holds, if it holds one.
-    private let validators: ValidatorsKey.Value?
+    private let validators: Validators?
     private var pages: [Page] = []
     private var pagesRead = 0
     private var recordsRead = 0
@@ -26,16 +26,13 @@ struct PageWalk {
 
     init(
         plan: FetchPlan, model: Model, options: PaginationOptions, context: RequestContext,
-        next: @escaping NextResponder
+        ifChangedSince validators: Validators?, next: @escaping NextResponder
     ) {
         self.plan = plan
         self.model = model
         self.options = options
         var context = context
-        // Each page carries its own validators (`PageRequest.validators`): a 304 for one page
-        // says nothing about the others.
-        self.validators = context[ValidatorsKey.self]
-        context[ValidatorsKey.self] = nil
+        self.validators = validators
         // The pages share what the terminal reads for them (related objects, say).
         if context[RequestScopeKey.self] == nil { context[RequestScopeKey.self] = RequestScope() }
         self.context = context
@@ -66,7 +63,7 @@ struct PageWalk {
         // Validators of one document go with the first read: a terminal that does not page
         // answers the whole fetch with it (a paged answer never keeps one page's validators).
         let whole = validators.flatMap {
-            $0.pages.isEmpty ? ValidatorsKey.Value(etag: $0.etag, lastModified: $0.lastModified) : nil
+            $0.pages.isEmpty ? Validators(etag: $0.etag, lastModified: $0.lastModified) : nil
         }
         var first = try await read(.record(request.fetchOffset), after: nil, validators: whole)
         if first.info.notModified, first.info.page == nil {
@@ -207,7 +204,7 @@ struct PageWalk {
     }
 
     /// Reads one page.
-    private func read(_ position: PageRequest.Position, after previous: Page?, validators: ValidatorsKey.Value?)
+    private func read(_ position: PageRequest.Position, after previous: Page?, validators: Validators?)
         async throws -> Page
     {
         let page = PageRequest(position, size: options.pageSize(for: plan.entity.name), validators: validators)

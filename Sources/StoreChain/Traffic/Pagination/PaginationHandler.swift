@@ -8,7 +8,8 @@
 ///   full;
 /// - it did not apply the sort, or the fetch has no limit: every page is read.
 ///
-/// A fetch that needs more than `maxPages` fails with `too-many-pages`. Progress goes to the
+/// A revalidation of a fetch sends each page with the validators it was read with (a 304 for one
+/// page says nothing about the others). A fetch that needs more than `maxPages` fails with `too-many-pages`. Progress goes to the
 /// context's `FetchProgressKey` after every page. Other requests pass unchanged.
 ///
 /// ```swift
@@ -27,11 +28,18 @@ public struct PaginationHandler: StoreHandler {
     public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
         -> StoreResponse
     {
-        guard case .fetch(let fetch) = request else {
-            return try await next(request, context)
+        let fetch: FetchRequest
+        var validators: Validators?
+        switch request {
+        case .fetch(let request): fetch = request
+        case .revalidation(.fetch(let request), let cached):
+            fetch = request
+            validators = cached
+        default: return try await next(request, context)
         }
         let plan = try FetchPlan(fetch, model: model)
-        var walk = PageWalk(plan: plan, model: model, options: options, context: context, next: next)
+        var walk = PageWalk(
+            plan: plan, model: model, options: options, context: context, ifChangedSince: validators, next: next)
         return try await walk.run()
     }
 }
