@@ -14,9 +14,8 @@ import Logging
 /// handler or terminal that needs it sends a request of its own from the first handler with
 /// `RequestContext.subrequest(_:serving:)`, never a private backend call:
 ///
-/// 1. The sub-request gets a fresh context with the serving request's deadline, cache policy,
-///    logger and scope (`RequestScopeKey`), and none of the values handlers set for that request
-///    alone (a page window, validators).
+/// 1. The sub-request gets a fresh context with the serving request's deadline, cache policy
+///    and logger, and none of the values handlers set for that request alone (progress, say).
 /// 2. Its lineage (`RequestContext.lineage`) is the serving request's plus that request, so
 ///    handlers can tell it apart (logging names the request it served; rate limiting lets it run
 ///    inside its parent's in-flight permit) and a request already being answered further up is
@@ -29,6 +28,10 @@ import Logging
 /// listing (no pager above) walks it with the same code and sends each page as a sub-request.
 /// A page carries its own validators (`PageRequest.validators`), so an expired answer is
 /// revalidated page by page.
+///
+/// **Revalidations.** A cache holding an expired answer with validators sends
+/// `StoreRequest.revalidation(request, validators)` below itself; it comes back "not modified"
+/// or with the full answer. What a request means is always in its type, never in the context.
 ///
 /// The chain of closures is built once, here, not per request.
 ///

@@ -67,8 +67,8 @@ public struct RequestContext: Sendable {
     /// Sends a request that answering `parent` needs from upstream (the related objects behind
     /// a key path, a to-many list, the objects of a fault) through the whole chain, from its
     /// first handler, so that every cache can answer it and batching, rate limiting, retry and
-    /// logging see it. It keeps this request's deadline, cancellation, cache policy, logger and
-    /// scope, and none of the values handlers set for this request alone.
+    /// logging see it. It keeps this request's deadline, cancellation, cache policy and logger,
+    /// and none of the values handlers set for this request alone.
     ///
     /// `cachePolicy` overrides the policy for this sub-request alone: `.cacheOnly` asks whether
     /// the caches can answer without the backend (a `not-cached` error when they cannot).
@@ -87,7 +87,6 @@ public struct RequestContext: Sendable {
         context.origin = origin
         context.loggerOverride = loggerOverride
         context.lineage = lineage + [parent]
-        context[RequestScopeKey.self] = self[RequestScopeKey.self]
         return try await entry(request, context)
     }
 

@@ -31,6 +31,8 @@ extension RemoteResponder {
         /// As fresh as the least fresh page read.
         var freshness: ResponseFreshness?
         var notModified = false
+        /// The one document the listing was, when it was not paged.
+        var document: (url: URL, response: TransportResponse)?
     }
 
     /// Answers a fetch, or one page of it when a pager asks for `page` (an endpoint that does
@@ -70,9 +72,14 @@ extension RemoteResponder {
         var source = Dictionary(loaded.embedded.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var nodes = loaded.nodes
         for node in nodes { source[node.id] = node }
+        // The whole collections it read anyway answer key paths into them, and go up to the
+        // caches, which then answer any later fetch of those entities locally.
+        let collections = completeCollections(fetched: plan.entity, plan: queryPlan, loaded: loaded)
+        for node in collections.values.joined() where source[node.id] == nil { source[node.id] = node }
         let paths = neededKeyPaths(request, entity: plan.entity)
         for path in paths {
-            try await follow(path, from: &nodes, source: &source, context: context, serving: .fetch(request))
+            try await follow(
+                path, from: &nodes, source: &source, whole: collections, context: context, serving: .fetch(request))
         }
         try plan.requireLoaded(nodes, source: source)
         let result = plan.execute(over: nodes, source: source)
@@ -81,9 +88,6 @@ extension RemoteResponder {
             // Every object the answer was computed over, so a handler above can check it again.
             related = source.nodes(along: paths.map { $0.joined(separator: ".") }, from: objects)
         }
-        // The whole collections it read anyway go up to the caches, which then answer any later
-        // fetch of those entities locally.
-        let collections = completeCollections(fetched: plan.entity, plan: queryPlan, loaded: loaded, context: context)
         var known = Set(related.map(\.id))
         if case .objects(let objects) = result { known.formUnion(objects.map(\.id)) }
         for node in collections.values.joined() where known.insert(node.id).inserted {
@@ -157,6 +161,7 @@ extension RemoteResponder {
                 return loaded
             }
             if response.status == 404 { return loaded }
+            loaded.document = loaded.pages == 1 ? (url, response) : nil
             let body = try json(response, from: url)
             let source = RemoteError.redacted(url)
             let records = try mapper.records(in: body, at: plan.endpoint.single ? nil : recordsPath, source: source)
@@ -283,10 +288,11 @@ extension RemoteResponder {
         return paths
     }
 
-    /// Loads the relationships along `path` for `nodes` and the objects they lead to.
+    /// Loads the relationships along `path` for `nodes` and the objects they lead to; an entity
+    /// whose whole collection is in hand (`whole`) is read from it, with no request.
     func follow(
-        _ path: [String], from nodes: inout [Node], source: inout [ObjectID: Node], context: RequestContext,
-        serving parent: StoreRequest
+        _ path: [String], from nodes: inout [Node], source: inout [ObjectID: Node], whole: [String: [Node]] = [:],
+        context: RequestContext, serving parent: StoreRequest
     ) async throws {
         var level = nodes.map(\.id)
         var entityName = nodes.first?.id.entity ?? ""
@@ -296,13 +302,21 @@ extension RemoteResponder {
             else { return }
             let owners = level.compactMap { source[$0] }
             let unknown = owners.filter { $0.relationships[name] == nil }
+            let members = whole[destination.name]
             if !unknown.isEmpty {
-                let values = try await relationshipValues(
-                    name, of: unknown.map(\.id), entity: entity, source: &source, context: context, serving: parent)
+                let values =
+                    if let members, inverseForeignKey(of: relationship, destination: destination) != nil {
+                        group(members, of: unknown.map(\.id), through: relationship, source: &source)
+                    } else {
+                        try await relationshipValues(
+                            name, of: unknown.map(\.id), entity: entity, source: &source, context: context,
+                            serving: parent)
+                    }
                 for (owner, value) in values { source[owner]?.relationships[name] = value }
             }
             let targets = Array(Set(level.compactMap { source[$0]?.relationships[name]?.objectIDs }.flatMap { $0 }))
-            let missing = targets.filter { source[$0] == nil }
+            // A whole collection in hand holds every object there is: none is missing from it.
+            let missing = members == nil ? targets.filter { source[$0] == nil } : []
             if !missing.isEmpty {
                 for node in try await fetchNodes(
                     destination, keys: missing.compactMap(\.key), context: context, serving: parent)
@@ -431,11 +445,9 @@ extension RemoteResponder {
     func destinationListing(of relationship: Relationship, destination: Entity) throws(StoreChainError)
         -> (keyPath: [String], endpoint: String, pages: Int?)?
     {
-        guard let inverseName = relationship.inverse, let inverse = destination.relationship(named: inverseName),
-            !inverse.isToMany, case .foreignKey? = mapper.options(for: destination.name).relationships[inverseName],
-            let ownerEntity = model.entity(named: inverse.destination), let planner = planners[destination.name]
+        guard let keyPath = inverseForeignKey(of: relationship, destination: destination),
+            let planner = planners[destination.name]
         else { return nil }
-        let keyPath = [inverseName, ownerEntity.key]
         let key = Operand.constant(.integer(0))
         for byOwner in [Comparison(.keyPath(keyPath), .in, .array([key])), Comparison(.keyPath(keyPath), .equal, key)]
         where (try? planner.plan(predicate: .comparison(byOwner), sort: []))?.pushed.isEmpty == false {
@@ -443,6 +455,17 @@ extension RemoteResponder {
         }
         let whole = try planner.plan(predicate: nil, sort: [])
         return (keyPath, whole.endpoint.request, listingSizes.size(of: destination.name)?.pages)
+    }
+
+    /// The key path of the owner's key on the destination (`album.id` for `Album.tracks`), when
+    /// the destination's records carry the to-one inverse as a foreign key, so that its objects
+    /// can be grouped by owner.
+    func inverseForeignKey(of relationship: Relationship, destination: Entity) -> [String]? {
+        guard let inverseName = relationship.inverse, let inverse = destination.relationship(named: inverseName),
+            !inverse.isToMany, case .foreignKey? = mapper.options(for: destination.name).relationships[inverseName],
+            let ownerEntity = model.entity(named: inverse.destination)
+        else { return nil }
+        return [inverseName, ownerEntity.key]
     }
 
     /// Each owner's value of `relationship`, from the destination objects whose to-one inverse
@@ -473,14 +496,10 @@ extension RemoteResponder {
         of owners: [ObjectID], through relationship: Relationship, destination: Entity, context: RequestContext,
         serving parent: StoreRequest
     ) async throws -> [Node]? {
-        guard let inverseName = relationship.inverse, let inverse = destination.relationship(named: inverseName),
-            !inverse.isToMany, case .foreignKey? = mapper.options(for: destination.name).relationships[inverseName],
-            let ownerEntity = model.entity(named: inverse.destination)
-        else { return nil }
+        guard let keyPath = inverseForeignKey(of: relationship, destination: destination) else { return nil }
         let keys = owners.compactMap(\.key).map(Operand.constant)
         let request = FetchRequest(
-            entity: destination.name,
-            predicate: .comparison(Comparison(.keyPath([inverseName, ownerEntity.key]), .in, .array(keys))))
+            entity: destination.name, predicate: .comparison(Comparison(.keyPath(keyPath), .in, .array(keys))))
         do {
             guard
                 let response = try await context.subrequest(.fetch(request), serving: parent, cachePolicy: .cacheOnly),

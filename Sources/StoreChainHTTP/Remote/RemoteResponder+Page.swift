@@ -42,9 +42,7 @@ extension RemoteResponder {
                 suggestion: "ask for a page of an offset or page-number endpoint by record position")
         }
         let url = try link ?? queryPlan.template.url(base: options.baseURL, values: values)
-        // The page itself is read once anyway; only what it leads to is worth remembering.
-        let response = try await send(
-            queryPlan.template.method, url, ifChangedSince: page.validators, context: context, remembering: false)
+        let response = try await send(queryPlan.template.method, url, ifChangedSince: page.validators, context: context)
         if response.status == 304 {
             // Sent with the page's validators (`PageRequest.validators`): the page is unchanged.
             var info = HTTPMetadata.info(from: response, answeredBy: name, notModified: true)

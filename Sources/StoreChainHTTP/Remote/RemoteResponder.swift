@@ -110,10 +110,6 @@ public final class RemoteResponder: StoreResponder {
                 .notCached, "\(request) is not cached, and the cache-only policy forbids asking the backend",
                 suggestion: "fetch it once while the backend is reachable, or use another cache policy")
         }
-        var context = context
-        // Sub-requests this request sends share its scope, so they read again no document it read.
-        let scope = context[RequestScopeKey.self] ?? RequestScope()
-        context[RequestScopeKey.self] = scope
         return switch request {
         case .fetch(let fetch): try await self.fetch(fetch, page: nil, context: context)
         case .page(let fetch, let page): try await self.fetch(fetch, page: page, context: context)
@@ -128,13 +124,12 @@ public final class RemoteResponder: StoreResponder {
         }
     }
 
-    /// One exchange with the backend: counted, a GET remembered for the request and its
-    /// sub-requests (unless `remembering` is false), conditional when given `validators`, and
-    /// error statuses turned into errors (except those the caller accepts). Retrying is
-    /// `RetryHandler`'s job, above.
+    /// One exchange with the backend: counted, conditional when given `validators`, and error
+    /// statuses turned into errors (except those the caller accepts). Retrying is
+    /// `RetryHandler`'s job, above; remembering answers is the caches'.
     func send(
         _ method: String, _ url: URL, body: JSONValue? = nil, ifChangedSince validators: Validators? = nil,
-        context: RequestContext, accepting: Set<Int> = [], remembering: Bool = true
+        context: RequestContext, accepting: Set<Int> = []
     ) async throws -> TransportResponse {
         try context.checkDeadline()
         var headers = options.headers
@@ -154,8 +149,6 @@ public final class RemoteResponder: StoreResponder {
             timeout = min(timeout, .seconds(max(0, deadline.timeIntervalSince(context.clock.now))))
         }
         let request = TransportRequest(method: method, url: url, headers: headers, body: data, timeout: timeout)
-        let memo = method == "GET" && remembering ? context.documentMemo : nil
-        if let memo, let response = memo.response(for: url) { return response }
         // An exchange counts when it is attempted, so one that fails (a dropped connection)
         // shows in the traffic too.
         counters.withLock { traffic in
@@ -169,7 +162,6 @@ public final class RemoteResponder: StoreResponder {
         counters.withLock { $0.bytesReceived += response.body.count }
         guard (200..<300).contains(response.status) || response.status == 304 || accepting.contains(response.status)
         else { throw RemoteError.status(request, response) }
-        memo?.store(response, for: url)
         return response
     }
 

@@ -33,8 +33,6 @@ struct PageWalk {
         self.options = options
         var context = context
         self.validators = validators
-        // The pages share what the terminal reads for them (related objects, say).
-        if context[RequestScopeKey.self] == nil { context[RequestScopeKey.self] = RequestScope() }
         self.context = context
         self.next = next
         var pageFetch = plan.request
