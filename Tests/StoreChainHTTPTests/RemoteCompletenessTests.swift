@@ -161,6 +161,46 @@ import Testing
         #expect(transport.requests.count == 1 + 2 + 2, "one request for one band; both pages for each list")
     }
 
+    /// An endpoint declared without paging whose documents announce a next page is read one
+    /// page request at a time, so a failed page is retried alone and every page is a request
+    /// that the handlers see.
+    @Test(arguments: [false, true])
+    func undeclaredLinkPagesArePageRequests(behindAPager: Bool) async throws {
+        let failedOnce = Locked(false)
+        let transport = StubTransport { request in
+            if Self.query(request, "page") == "2",
+                failedOnce.withLock({ failed in
+                    defer { failed = true }
+                    return !failed
+                })
+            {
+                return .status(503)
+            }
+            return Self.linkedPage(Array(1...60), path: "/v2/albums", request: request)
+        }
+        let options = RemoteOptions(
+            baseURL: Self.base, entities: ["Album": RemoteEntityOptions(fetch: [RemoteEndpoint("GET /albums")])])
+        let model = try RemoteFixtures.model()
+        let remote = try RemoteResponder(model: model, options: options, transport: transport, environment: [:])
+        let log = SharedLog()
+        let pager: [any StoreHandler] = behindAPager ? [PaginationHandler(model: model)] : []
+        let chain = Chain(
+            handlers: pager + [
+                RetryHandler(options: RetryOptions(baseDelay: .zero), jitter: { $0 }),
+                RecordingHandler("below", log: log),
+            ], terminal: remote)
+        let request = FetchRequest(
+            entity: "Album", predicate: try FetchPredicate("title ENDSWITH '0'"), resultType: .objectIDs)
+        let answer = try await chain.fetch(request)
+        #expect(answer == (try Self.expected(request)))
+        guard case .objectIDs(let ids) = answer else { throw StoreChainError(.invalidResponse, "no IDs") }
+        #expect(ids.count == 6, "10, 20, …, 60: matches on both pages")
+        #expect(
+            transport.requests.map { Self.query($0, "page") ?? "1" } == ["1", "2", "2"],
+            "page 2 retried alone, page 1 not read again")
+        #expect(log.all.filter { $0 == "below ↓ page" }.count == 3, "every exchange is a page request")
+    }
+
     @Test func aListingNeverEndsShortAtMaxPages() async throws {
         let transport = StubTransport { request in
             Self.linkedPage(Array(1...60), path: "/v2/albums", request: request)

@@ -33,11 +33,17 @@ extension RemoteResponder {
         var notModified = false
         /// The one document the listing was, when it was not paged.
         var document: (url: URL, response: TransportResponse)?
+        /// Read with `firstDocumentOnly`: the document announced a next page, which was not read.
+        var announcesNextPage = false
     }
 
     /// Answers a fetch, or one page of it when a pager asks for `page` (an endpoint that does
     /// not page answers the whole fetch). It is conditional by the page's validators, or for a
     /// whole fetch by `validators` (a revalidation).
+    ///
+    /// A listing is always read one page request at a time: a whole fetch goes to a pager
+    /// (`walkPages`), and an endpoint declared without paging whose document announces a next
+    /// page (`Link: rel="next"`) is answered as the first page of a `Link`-paged listing.
     func fetch(
         _ request: FetchRequest, page: PageRequest?, ifChangedSince validators: Validators? = nil,
         context: RequestContext
@@ -46,14 +52,29 @@ extension RemoteResponder {
         let plan = try FetchPlan(request, model: model)
         let queryPlan = try planner(for: request.entity).plan(
             predicate: plan.predicate?.predicate, sort: request.sortDescriptors)
-        if let paging = queryPlan.endpoint.paging, !queryPlan.endpoint.single {
+        if !queryPlan.endpoint.single {
             guard let page else {
                 return try await walkPages(of: request, ifChangedSince: validators, context: context)
             }
-            return try await fetchPage(
-                page, paging: paging, request: request, plan: plan, queryPlan: queryPlan, context: context)
+            if let paging = queryPlan.endpoint.paging {
+                return try await fetchPage(
+                    page, paging: paging, request: request, plan: plan, queryPlan: queryPlan, context: context)
+            }
+            if case .token = page.position {
+                // A later page of a listing that announced it pages.
+                return try await fetchPage(
+                    page, paging: .link, request: request, plan: plan, queryPlan: queryPlan, context: context)
+            }
         }
-        let loaded = try await load(queryPlan, entity: plan.entity, ifChangedSince: validators, context: context)
+        let loaded = try await load(
+            queryPlan, entity: plan.entity, ifChangedSince: validators, firstDocumentOnly: page != nil,
+            context: context)
+        if let (url, response) = loaded.document, loaded.announcesNextPage {
+            // Declared without paging, but it pages: this is the first page of a `Link` listing.
+            return try await answerPage(
+                response, from: url, style: .link, paging: .link, start: 0, size: 0, request: request, plan: plan,
+                queryPlan: queryPlan, context: context)
+        }
         if queryPlan.pushed.isEmpty, !queryPlan.endpoint.single, !loaded.notModified, loaded.pages > 0 {
             let records = loaded.nodes.count + loaded.skipped
             listingSizes.learn(
@@ -116,12 +137,13 @@ extension RemoteResponder {
         }
     }
 
-    /// Reads every page of a plan and maps the records (an endpoint that pages without
-    /// declaring it, or a related list that a parent request reads whole).
-    /// Only the first exchange is conditional (`validators`): they are one document's.
+    /// Reads a plan's listing and maps the records: every page of it (a responder called
+    /// outside a chain, which has no pages to send), or with `firstDocumentOnly` the first
+    /// document, saying whether it announced a next page. Only the first exchange is
+    /// conditional (`validators`): they are one document's.
     func load(
         _ plan: QueryPlanner.Plan, entity: Entity, ifChangedSince validators: Validators? = nil,
-        context: RequestContext
+        firstDocumentOnly: Bool = false, context: RequestContext
     ) async throws -> Loaded {
         var loaded = Loaded()
         var values = plan.values
@@ -190,6 +212,10 @@ extension RemoteResponder {
                 // An endpoint declared without paging still pages when it says so: a response
                 // that announces a next page is never the whole answer.
                 guard let link = try LinkHeader.next(in: response[header: "link"]) else { return loaded }
+                if firstDocumentOnly {
+                    loaded.announcesNextPage = true
+                    return loaded
+                }
                 nextURL = try resolve(link, against: url)
             }
         }

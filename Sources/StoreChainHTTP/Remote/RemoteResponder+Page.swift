@@ -49,6 +49,19 @@ extension RemoteResponder {
             info.metadata["endpoint"] = queryPlan.endpoint.request
             return StoreResponse(.fetched(.objects([])), info: info)
         }
+        return try await answerPage(
+            response, from: url, style: style, paging: paging, start: start, size: size, request: request, plan: plan,
+            queryPlan: queryPlan, context: context)
+    }
+
+    /// One page's answer from the backend's response: its records that match the whole
+    /// predicate, in the backend's order, with the related objects the predicate, sort and
+    /// prefetching need, and `ResponseInfo.page` saying where the next page is.
+    func answerPage(
+        _ response: TransportResponse, from url: URL, style: PageInfo.Style, paging: Paging, start: Int, size: Int,
+        request: FetchRequest, plan: FetchPlan, queryPlan: QueryPlanner.Plan, context: RequestContext
+    ) async throws -> StoreResponse {
+        var size = size
         let body = try json(response, from: url)
         let source = RemoteError.redacted(url)
         let recordsPath = queryPlan.endpoint.records ?? mapper.options(for: plan.entity.name).records

@@ -191,10 +191,13 @@ struct PageWalk {
     @discardableResult
     private mutating func reserve(_ count: Int) throws(StoreChainError) -> Int {
         guard pagesRead < options.maxPages else {
+            let endpoint = pages.first?.info.metadata["endpoint"].map { " (\($0))" } ?? ""
             throw StoreChainError(
                 .tooManyPages,
-                "fetching \(plan.request) needs more than \(options.maxPages) pages from the backend",
-                suggestion: "add a fetch limit or a narrower predicate, or raise the pagination option max-pages")
+                "fetching \(plan.request) needs more than \(options.maxPages) pages from the backend\(endpoint)",
+                suggestion:
+                    "add a fetch limit or a narrower predicate, or raise max-pages (the pagination handler's, or the "
+                    + "remote's when no pagination handler is above it)")
         }
         let granted = min(count, options.maxPages - pagesRead)
         pagesRead += granted
