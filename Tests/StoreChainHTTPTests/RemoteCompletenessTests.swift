@@ -52,8 +52,20 @@ import Testing
     }
 
     /// A remote adapter whose bands' albums are read from `GET /bands/{id}/albums`, 30 a page.
-    static func albumsBehindTheirOwnEndpoint() throws -> (RemoteResponder, StubTransport) {
+    /// With `failingOnce`, the first request for that page number answers 503.
+    static func albumsBehindTheirOwnEndpoint(failingOnce failingPage: String? = nil) throws -> (
+        RemoteResponder, StubTransport
+    ) {
+        let failed = Locked(false)
         let transport = StubTransport { request in
+            if let failingPage, query(request, "page") == failingPage,
+                failed.withLock({ failed in
+                    defer { failed = true }
+                    return !failed
+                })
+            {
+                return .status(503)
+            }
             switch request.url.path {
             case "/v2/bands": return .json(#"[{"id": 1, "name": "Band 1"}, {"id": 2, "name": "Band 2"}]"#)
             case "/v2/albums": return .json("[" + (1...60).map(Self.album).joined(separator: ", ") + "]")
@@ -94,6 +106,25 @@ import Testing
             StoreRequest.relationshipFault(ObjectID(entity: "Band", key: .integer(1)), relationship: "albums"))
         #expect(try fault.relationshipValue().objectIDs.count == 57)
         #expect(fault.related.count == 57)
+    }
+
+    /// Each page of a relationship's own list is a request of its own, so a failed page is
+    /// retried alone.
+    @Test func eachPageOfARelationshipsListIsAPageRequest() async throws {
+        let (remote, transport) = try Self.albumsBehindTheirOwnEndpoint(failingOnce: "2")
+        let log = SharedLog()
+        let chain = Chain(terminal: remote) {
+            RetryHandler(options: RetryOptions(baseDelay: .zero), jitter: { $0 })
+            RecordingHandler("below", log: log)
+        }
+        let fault = try await chain.send(
+            StoreRequest.relationshipFault(ObjectID(entity: "Band", key: .integer(1)), relationship: "albums"))
+        #expect(
+            try fault.relationshipValue().objectIDs == (1...57).map { ObjectID(entity: "Album", key: .integer($0)) })
+        #expect(
+            transport.requests.map { Self.query($0, "page") ?? "1" } == ["1", "2", "2"],
+            "page 2 retried alone, page 1 not read again")
+        #expect(log.all.filter { $0 == "below ↓ relationship-page" }.count == 3, "\(log.all)")
     }
 
     @Test func theListsAKeyPathNeedsAreSubRequestsThatCachesKeep() async throws {

@@ -13,6 +13,11 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
     /// backend's order, and `ResponseInfo.page` describing the page; a responder that cannot
     /// page answers the whole fetch (with no `page`).
     case page(FetchRequest, PageRequest)
+    /// One backend page of a relationship's own list (`GET /albums/{id}/tracks`), which a
+    /// terminal answering a relationship fault asks for. Answered with the page's objects as
+    /// `.relationship` (in the backend's order) and `ResponseInfo.page` saying where the next
+    /// page is; a responder that cannot page answers the whole relationship (with no `page`).
+    case relationshipPage(ObjectID, relationship: String, PageRequest)
     /// A fetch or object fault that a cache sends to ask whether the answer it holds, which
     /// came with these validators, is still current. Answered "not modified"
     /// (`ResponseInfo.notModified`, no result) or with the request's full answer; a responder
@@ -26,6 +31,7 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
         case relationshipFault = "relationship-fault"
         case save
         case page
+        case relationshipPage = "relationship-page"
         case revalidation
     }
 
@@ -36,6 +42,7 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
         case .relationshipFault: .relationshipFault
         case .save: .save
         case .page: .page
+        case .relationshipPage: .relationshipPage
         case .revalidation: .revalidation
         }
     }
@@ -49,7 +56,7 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
     public var entities: Set<String> {
         switch self {
         case .fetch(let request), .page(let request, _): [request.entity]
-        case .objectFault(let id), .relationshipFault(let id, _): [id.entity]
+        case .objectFault(let id), .relationshipFault(let id, _), .relationshipPage(let id, _, _): [id.entity]
         case .save(let changes): changes.entities
         case .revalidation(let request, _): request.entities
         }
@@ -62,6 +69,7 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
         case .relationshipFault(let id, let name): "relationship-fault \(id).\(name)"
         case .save(let changes): "save \(changes)"
         case .page(let request, let page): "page \(page) of fetch \(request)"
+        case .relationshipPage(let id, let name, let page): "page \(page) of relationship \(id).\(name)"
         case .revalidation(let request, let validators): "\(request) if changed since \(validators)"
         }
     }

@@ -1,7 +1,7 @@
 extension InMemoryStore: StoreResponder {
     /// Answers every kind of request from memory: fetches (with prefetched relationships in
     /// `related`), object and relationship faults, and saves (all or nothing). A page request
-    /// gets the whole fetch: memory has no pages.
+    /// gets the whole fetch or relationship: memory has no pages.
     public func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
         try Task.checkCancellation()
         let info = ResponseInfo(answeredBy: name, origin: .localStore)
@@ -17,7 +17,7 @@ extension InMemoryStore: StoreResponder {
             return StoreResponse(.fetched(result), related: related, info: info)
         case .objectFault(let id):
             return StoreResponse(.object(node(for: id)), info: info)
-        case .relationshipFault(let id, let name):
+        case .relationshipFault(let id, let name), .relationshipPage(let id, let name, _):
             let snapshot = self.snapshot
             guard let node = snapshot.node(for: id) else {
                 throw StoreChainError(

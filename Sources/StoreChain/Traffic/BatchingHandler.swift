@@ -118,7 +118,9 @@ public final class BatchingHandler: StoreHandler {
             }
             return
         }
-        let keys = batch.ids.compactMap(\.key).map(Operand.constant)
+        // In key order, so that the same keys make the same request (and cache key) whatever
+        // order the faults arrived in.
+        let keys = batch.ids.compactMap(\.key).sorted { Value.sortCompare($0, $1) < 0 }.map(Operand.constant)
         let fetch = FetchRequest(
             entity: entity.name, predicate: .comparison(Comparison(.keyPath([entity.key]), .in, .array(keys))))
         do {

@@ -52,6 +52,7 @@ public struct LoggingHandler: StoreHandler {
         case .page(let fetch, let page): return "page \(page) of " + describe(fetch)
         case .objectFault(let id): return "object-fault \(id)"
         case .relationshipFault(let id, let name): return "relationship-fault \(id).\(name)"
+        case .relationshipPage(let id, let name, let page): return "page \(page) of relationship \(id).\(name)"
         case .save(let changes): return "save \(changes.entities.sorted().joined(separator: ",")): \(changes)"
         case .revalidation(let request, _): return summary(of: request) + " if changed"
         }

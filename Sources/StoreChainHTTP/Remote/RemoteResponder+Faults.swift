@@ -82,4 +82,47 @@ extension RemoteResponder {
             .relationship(resolved), related: resolved.objectIDs.compactMap { source[$0] },
             info: ResponseInfo(answeredBy: name, origin: .remote))
     }
+
+    /// Reads one page of a relationship's own list (`StoreRequest.relationshipPage`): the
+    /// page's objects in the backend's order, and where the next page is (its `Link:
+    /// rel="next"`, as an absolute URL on the backend's host).
+    func relationshipPage(_ page: PageRequest, of owner: ObjectID, _ name: String, context: RequestContext)
+        async throws -> StoreResponse
+    {
+        let entity = try model.requireEntity(owner.entity)
+        guard let relationship = entity.relationship(named: name),
+            case .endpoint(let text)? = mapper.options(for: entity.name).relationships[name]
+        else {
+            // No endpoint of its own: no pages; the whole relationship answers.
+            return try await relationshipFault(owner, name, context: context)
+        }
+        let destination = try model.requireEntity(relationship.destination)
+        let template = try RequestTemplate(text)
+        guard let key = owner.key, let variable = template.pathVariables.first else {
+            throw StoreChainError(.invalidRequest, "\(owner) has no key to read its '\(name)' from '\(text)'")
+        }
+        let url =
+            switch page.position {
+            case .record: try template.url(base: options.baseURL, values: [variable: QueryPlanner.parameterText(key)])
+            case .token(let link): try resolve(link, against: options.baseURL)
+            }
+        let response = try await send(template.method, url, context: context)
+        let recordsPath = mapper.options(for: destination.name).records
+        let location = RemoteError.redacted(url)
+        let records = try mapper.records(in: try json(response, from: url), at: recordsPath, source: location)
+        var loaded = Loaded()
+        var seen: Set<ObjectID> = []
+        try map(records, entity: destination, recordsPath: recordsPath, source: location, into: &loaded, seen: &seen)
+        var next: PageRequest.Position?
+        if !records.isEmpty, let link = try LinkHeader.next(in: response[header: "link"]) {
+            next = .token(try resolve(link, against: url).absoluteString)
+        }
+        let ids = loaded.nodes.map(\.id)
+        var info = HTTPMetadata.info(from: response, answeredBy: self.name)
+        info.metadata["endpoint"] = text
+        info.page = PageInfo(style: .link, size: records.count, start: 0, records: records.count, next: next)
+        return StoreResponse(
+            .relationship(relationship.isToMany ? .toMany(ids) : .toOne(ids.first)),
+            related: loaded.embedded + loaded.nodes, info: info)
+    }
 }

@@ -445,8 +445,7 @@ extension RemoteResponder {
                     for node in response.related { source[node.id] = node }
                 } else {
                     result[owner] = try await readList(
-                        text, of: owner, relationship: relationship, destination: destination, source: &source,
-                        context: context)
+                        text, of: owner, relationship: relationship, source: &source, context: context, serving: fault)
                 }
             }
             return result
@@ -537,32 +536,33 @@ extension RemoteResponder {
         }
     }
 
-    /// One owner's list from a relationship's own endpoint, every page of it.
+    /// One owner's list from a relationship's own endpoint, every page of it (a to-many list is
+    /// never cut at its first page), each page a request of its own
+    /// (`StoreRequest.relationshipPage`) sent through the chain, so that retry, rate limiting and
+    /// logging see every page; outside a chain the pages are read here.
     private func readList(
-        _ text: String, of owner: ObjectID, relationship: Relationship, destination: Entity,
-        source: inout [ObjectID: Node], context: RequestContext
+        _ text: String, of owner: ObjectID, relationship: Relationship, source: inout [ObjectID: Node],
+        context: RequestContext, serving parent: StoreRequest
     ) async throws -> RelationshipValue? {
-        let template = try RequestTemplate(text)
-        guard let key = owner.key, let variable = template.pathVariables.first else { return nil }
-        let recordsPath = mapper.options(for: destination.name).records
-        var url = try template.url(base: options.baseURL, values: [variable: QueryPlanner.parameterText(key)])
-        var loaded = Loaded()
+        var position = PageRequest.Position.record(0)
+        var ids: [ObjectID] = []
         var seen: Set<ObjectID> = []
-        // Every page of the list: a to-many list is never cut at its first page.
+        var pages = 0
         while true {
-            try checkPageCount(loaded.pages, of: text)
-            loaded.pages += 1
-            let response = try await send(template.method, url, context: context)
-            let body = try json(response, from: url)
-            let location = RemoteError.redacted(url)
-            let records = try mapper.records(in: body, at: recordsPath, source: location)
-            try map(
-                records, entity: destination, recordsPath: recordsPath, source: location, into: &loaded, seen: &seen)
-            guard !records.isEmpty, let link = try LinkHeader.next(in: response[header: "link"]) else { break }
-            url = try resolve(link, against: url)
+            try checkPageCount(pages, of: text)
+            pages += 1
+            let page = StoreRequest.relationshipPage(owner, relationship: relationship.name, PageRequest(position))
+            let response: StoreResponse
+            if let answered = try await context.subrequest(page, serving: parent) {
+                response = answered
+            } else {
+                response = try await respond(to: page, context: context)
+            }
+            for node in response.related { source[node.id] = node }
+            for id in try response.relationshipValue().objectIDs where seen.insert(id).inserted { ids.append(id) }
+            guard let next = response.info.page?.next else { break }
+            position = next
         }
-        for node in loaded.embedded + loaded.nodes { source[node.id] = node }
-        let ids = loaded.nodes.map(\.id)
         return relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
     }
 }

@@ -120,6 +120,8 @@ public final class RemoteResponder: StoreResponder {
             try await objectFault(id, ifChangedSince: validators, context: context)
         case .revalidation(let request, _): try await respond(to: request, context: context)
         case .relationshipFault(let id, let name): try await relationshipFault(id, name, context: context)
+        case .relationshipPage(let id, let name, let page):
+            try await relationshipPage(page, of: id, name, context: context)
         case .save(let changes): try await save(changes, context: context)
         }
     }
