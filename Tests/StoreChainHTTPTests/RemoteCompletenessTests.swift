@@ -232,6 +232,20 @@ import Testing
         #expect(log.all.filter { $0 == "below ↓ page" }.count == 3, "every exchange is a page request")
     }
 
+    /// A dictionaries answer through a key path reads the related objects it names, whether a
+    /// pager reads the listing or the terminal answers the fetch itself.
+    @Test(arguments: [false, true])
+    func dictionariesThroughAKeyPathLoadTheRelatedObjects(behindAPager: Bool) async throws {
+        let (remote, _) = try Self.albumsBehindTheirOwnEndpoint()
+        let model = try RemoteFixtures.model()
+        let pager: [any StoreHandler] = behindAPager ? [PaginationHandler(model: model)] : []
+        let chain = Chain(handlers: pager, terminal: remote)
+        let request = FetchRequest(
+            entity: "Album", predicate: try FetchPredicate("id <= 3 OR id == 58"),
+            sortDescriptors: [FetchSortDescriptor("id")], resultType: .dictionaries(["title", "band.name"]))
+        #expect(try await chain.fetch(request) == (try Self.expected(request)))
+    }
+
     @Test func aListingNeverEndsShortAtMaxPages() async throws {
         let transport = StubTransport { request in
             Self.linkedPage(Array(1...60), path: "/v2/albums", request: request)

@@ -38,6 +38,16 @@ struct PageWalk {
         var pageFetch = plan.request
         pageFetch.fetchLimit = nil
         pageFetch.fetchOffset = 0
+        if case .dictionaries(let properties) = pageFetch.resultType {
+            // Pages hold objects: the related objects the properties read (`band` for
+            // `band.name`) come with them, so the dictionaries can be made from the pages.
+            for property in properties {
+                let relationships = property.split(separator: ".").dropLast().joined(separator: ".")
+                if !relationships.isEmpty, !pageFetch.relationshipKeyPathsForPrefetching.contains(relationships) {
+                    pageFetch.relationshipKeyPathsForPrefetching.append(relationships)
+                }
+            }
+        }
         pageFetch.resultType = .objects
         self.pageFetch = pageFetch
     }
