@@ -2,8 +2,9 @@ import Foundation
 import Logging
 
 /// What travels with one request down the chain: its deadline, logger and cache policy, the
-/// chain's services (clock, events, background work), and values handlers pass to the handlers
-/// below them (a page window, validators) without any global state.
+/// chain's services (clock, events, background work), and cross-cutting values handlers pass to
+/// the handlers below them (a progress callback, metrics) without any global state. What a
+/// request means (a page, a revalidation) is in the request's type, never here.
 public struct RequestContext: Sendable {
     /// The chain's long-lived services, shared by every request (one reference to copy per hop).
     public let services: ChainServices
@@ -100,11 +101,12 @@ public struct RequestContext: Sendable {
     }
 }
 
-/// A typed key for values in a `RequestContext`.
+/// A typed key for cross-cutting values in a `RequestContext` (never for what the request
+/// means, which is in its type).
 ///
 /// ```swift
-/// enum PageWindowKey: RequestContextKey { typealias Value = Range<Int> }
-/// context[PageWindowKey.self] = 0..<50
+/// enum TenantKey: RequestContextKey { typealias Value = String }
+/// context[TenantKey.self] = "acme"
 /// ```
 public protocol RequestContextKey {
     associatedtype Value: Sendable
