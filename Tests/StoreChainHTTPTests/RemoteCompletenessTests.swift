@@ -30,6 +30,18 @@ import Testing
         return .json("[" + slice.map(album).joined(separator: ", ") + "]", headers: link)
     }
 
+    /// True for the first request for page `page` (the first page counts as "1"), false after.
+    static func failsOnce(page: String?) -> @Sendable (TransportRequest) -> Bool {
+        let failed = Locked(false)
+        return { request in
+            guard let page, (query(request, "page") ?? "1") == page else { return false }
+            return failed.withLock { failed in
+                defer { failed = true }
+                return !failed
+            }
+        }
+    }
+
     static func expected(_ request: FetchRequest) throws -> FetchResult {
         var nodes = [1, 2].map { key in
             Node(
@@ -56,16 +68,9 @@ import Testing
     static func albumsBehindTheirOwnEndpoint(failingOnce failingPage: String? = nil) throws -> (
         RemoteResponder, StubTransport
     ) {
-        let failed = Locked(false)
+        let fails = failsOnce(page: failingPage)
         let transport = StubTransport { request in
-            if let failingPage, query(request, "page") == failingPage,
-                failed.withLock({ failed in
-                    defer { failed = true }
-                    return !failed
-                })
-            {
-                return .status(503)
-            }
+            if fails(request) { return .status(503) }
             switch request.url.path {
             case "/v2/bands": return .json(#"[{"id": 1, "name": "Band 1"}, {"id": 2, "name": "Band 2"}]"#)
             case "/v2/albums": return .json("[" + (1...60).map(Self.album).joined(separator: ", ") + "]")
@@ -197,16 +202,9 @@ import Testing
     /// that the handlers see.
     @Test(arguments: [false, true])
     func undeclaredLinkPagesArePageRequests(behindAPager: Bool) async throws {
-        let failedOnce = Locked(false)
+        let fails = Self.failsOnce(page: "2")
         let transport = StubTransport { request in
-            if Self.query(request, "page") == "2",
-                failedOnce.withLock({ failed in
-                    defer { failed = true }
-                    return !failed
-                })
-            {
-                return .status(503)
-            }
+            if fails(request) { return .status(503) }
             return Self.linkedPage(Array(1...60), path: "/v2/albums", request: request)
         }
         let options = RemoteOptions(

@@ -119,8 +119,8 @@ extension RemoteResponder {
         }
         let ids = loaded.nodes.map(\.id)
         var info = HTTPMetadata.info(from: response, answeredBy: self.name)
-        info.metadata["endpoint"] = text
-        info.page = PageInfo(style: .link, size: records.count, start: 0, records: records.count, next: next)
+        info.page = PageInfo(
+            style: .link, size: records.count, start: 0, records: records.count, next: next, endpoint: text)
         return StoreResponse(
             .relationship(relationship.isToMany ? .toMany(ids) : .toOne(ids.first)),
             related: loaded.embedded + loaded.nodes, info: info)

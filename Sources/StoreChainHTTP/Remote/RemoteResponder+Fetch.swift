@@ -48,7 +48,8 @@ extension RemoteResponder {
         _ request: FetchRequest, page: PageRequest?, ifChangedSince validators: Validators? = nil,
         context: RequestContext
     ) async throws -> StoreResponse {
-        let validators = page.map(\.validators) ?? validators
+        // A page is conditional by its own validators only.
+        let validators = page == nil ? validators : page?.validators
         let plan = try FetchPlan(request, model: model)
         let queryPlan = try planner(for: request.entity).plan(
             predicate: plan.predicate?.predicate, sort: request.sortDescriptors)

@@ -107,7 +107,7 @@ extension RemoteResponder {
         info.hasMorePages = next != nil
         info.page = PageInfo(
             style: style, size: size, start: start, records: records.count, next: next, total: total,
-            lastStart: lastStart, wholeCollection: wholeCollection)
+            lastStart: lastStart, wholeCollection: wholeCollection, endpoint: queryPlan.endpoint.request)
         let reached = related.nodes(along: paths.map { $0.joined(separator: ".") }, from: nodes)
         return StoreResponse(.fetched(.objects(nodes)), related: reached + leftOut, info: info)
     }

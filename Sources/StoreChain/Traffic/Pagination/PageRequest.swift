@@ -87,10 +87,12 @@ public struct PageInfo: Sendable, Hashable {
     /// that reads every page has read every object; a terminal that filtered such a page in
     /// memory returns the records it left out in `related`, for the caches above.
     public var wholeCollection: Bool
+    /// The backend endpoint the page came from (`GET /albums`), for messages about the listing.
+    public var endpoint: String?
 
     public init(
         style: Style, size: Int, start: Int, records: Int, next: PageRequest.Position?, total: Int? = nil,
-        lastStart: Int? = nil, wholeCollection: Bool = false
+        lastStart: Int? = nil, wholeCollection: Bool = false, endpoint: String? = nil
     ) {
         self.style = style
         self.size = size
@@ -100,6 +102,7 @@ public struct PageInfo: Sendable, Hashable {
         self.total = total
         self.lastStart = lastStart
         self.wholeCollection = wholeCollection
+        self.endpoint = endpoint
     }
 }
 

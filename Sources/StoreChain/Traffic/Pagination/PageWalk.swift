@@ -201,7 +201,7 @@ struct PageWalk {
     @discardableResult
     private mutating func reserve(_ count: Int) throws(StoreChainError) -> Int {
         guard pagesRead < options.maxPages else {
-            let endpoint = pages.first?.info.metadata["endpoint"].map { " (\($0))" } ?? ""
+            let endpoint = pages.first?.info.page?.endpoint.map { " (\($0))" } ?? ""
             throw StoreChainError(
                 .tooManyPages,
                 "fetching \(plan.request) needs more than \(options.maxPages) pages from the backend\(endpoint)",

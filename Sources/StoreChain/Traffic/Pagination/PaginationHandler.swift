@@ -9,7 +9,8 @@
 /// - it did not apply the sort, or the fetch has no limit: every page is read.
 ///
 /// A revalidation of a fetch sends each page with the validators it was read with (a 304 for one
-/// page says nothing about the others). A fetch that needs more than `maxPages` fails with `too-many-pages`. Progress goes to the
+/// page says nothing about the others). A fetch that needs more than `maxPages` fails with
+/// `too-many-pages`, naming the endpoint when the pages say it. Progress goes to the
 /// context's `FetchProgressKey` after every page. Other requests pass unchanged.
 ///
 /// ```swift
