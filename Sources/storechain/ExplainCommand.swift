@@ -5,13 +5,15 @@ import StoreChainHTTP
 import StoreChainPipeline
 
 /// `storechain explain`: how a pipeline would serve a fetch, without running it.
-struct ExplainCommand: ParsableCommand {
+struct ExplainCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "explain",
         abstract: "Show, without running it, how a pipeline would serve a fetch.",
         discussion: """
             Lists the handlers that see the request, the endpoint the planner picks, what is pushed
-            down to the backend, what runs in memory and the pages it expects to read.
+            down to the backend, what runs in memory, the ways to read the related objects it needs
+            with their expected requests, and the pages it expects to read. Nothing is sent to the
+            backend; the pipeline's caches are asked how large the listings they hold are.
               storechain explain --pipeline Examples/Bandcamp/v2.pipeline.yml --entity Band \\
                 --where 'name BEGINSWITH[c] "rue"'
             """
@@ -20,16 +22,16 @@ struct ExplainCommand: ParsableCommand {
     @OptionGroup var pipelineOption: PipelineOption
     @OptionGroup var fetch: FetchOptions
 
-    func run() throws {
+    func run() async throws {
         do {
-            print(try explanation())
+            print(try await explanation())
         } catch {
             Output.report(error, predicateText: fetch.predicate)
             throw ExitCode.failure
         }
     }
 
-    func explanation() throws -> String {
+    func explanation() async throws -> String {
         let pipeline = try pipelineOption.load()
         let request = try fetch.request()
         _ = try FetchPlan(request, model: pipeline.model)
@@ -54,7 +56,16 @@ struct ExplainCommand: ParsableCommand {
             lines.append("  answers the whole request in memory")
             return lines.joined(separator: "\n")
         }
-        let plan = try remote.explain(request)
+        // The caches may know how large a listing is: they are asked, never the backend.
+        let chain = pipeline.makeChain()
+        let plan: FetchExplanation
+        do {
+            plan = try await remote.explain(request, context: chain.makeContext(cachePolicy: .cacheOnly))
+            await chain.shutdown()
+        } catch {
+            await chain.shutdown()
+            throw error
+        }
         lines.append("  endpoint: \(plan.endpoint)")
         lines.append("  pushed down: " + (plan.pushed.isEmpty ? "nothing" : plan.pushed.joined(separator: " AND ")))
         lines.append("  in memory: " + (plan.inMemory.isEmpty ? "nothing" : plan.inMemory.joined(separator: "; ")))

@@ -49,9 +49,11 @@ import Testing
                     comparable(try await Chain(handlers: [], terminal: v2).fetch(request)) == expected, "v2: \(request)"
                 )
             }
-            // The improved backend answers the same questions with far fewer bytes.
+            // The improved backend answers the same questions with far fewer bytes. (With no
+            // cache, v2 reads a small listing whole where that takes fewer requests than one per
+            // key: fewer requests for some more bytes.)
             print("workload of 40 generated fetches: v1 \(v1.traffic), v2 \(v2.traffic)")
-            #expect(v2.traffic.bytesReceived * 3 < v1.traffic.bytesReceived, "v1 \(v1.traffic), v2 \(v2.traffic)")
+            #expect(v2.traffic.bytesReceived * 2 < v1.traffic.bytesReceived, "v1 \(v1.traffic), v2 \(v2.traffic)")
         }
     }
 

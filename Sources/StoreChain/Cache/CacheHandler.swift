@@ -34,6 +34,8 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         self.options = options
     }
 
+    public func keepsAnswers(of entity: String) -> Bool { true }
+
     public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
         -> StoreResponse
     {

@@ -73,6 +73,7 @@ public final class Chain: Sendable {
         }
         entry = next
         services.entry = next
+        services.install(handlers)
     }
 
     /// Builds a chain from handlers listed in order.

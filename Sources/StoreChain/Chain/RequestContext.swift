@@ -136,6 +136,20 @@ public final class ChainServices: Sendable {
         set { top.withLock { $0 = newValue.map(Entry.init) } }
     }
 
+    private let handlers = Locked<[any StoreHandler]>([])
+
+    /// The chain's handlers, for `keepsAnswers(of:)`.
+    func install(_ handlers: [any StoreHandler]) {
+        self.handlers.withLock { $0 = handlers }
+    }
+
+    /// Whether a handler of the chain keeps `entity`'s fetch answers (a cache), so that what one
+    /// request reads, the requests after it find without going upstream; `false` for services
+    /// made to call a handler or responder on its own.
+    public func keepsAnswers(of entity: String) -> Bool {
+        handlers.withLock { $0 }.contains { $0.keepsAnswers(of: entity) }
+    }
+
     public init(
         clock: any StoreClock = SystemClock(), logger: Logger = Logger(label: "storechain"),
         events: EventHub = EventHub(), background: BackgroundTasks = BackgroundTasks()

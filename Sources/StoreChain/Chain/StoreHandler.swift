@@ -23,10 +23,17 @@ public protocol StoreHandler: Sendable {
 
     func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
         -> StoreResponse
+
+    /// Whether this handler keeps the answers to `entity`'s fetches and answers later requests
+    /// from them (a cache does); `false` by default. The remote adapter weighs reading a whole
+    /// listing once against smaller reads by it (`ChainServices.keepsAnswers(of:)`).
+    func keepsAnswers(of entity: String) -> Bool
 }
 
 extension StoreHandler {
     public var name: String { String(describing: type(of: self)) }
+
+    public func keepsAnswers(of entity: String) -> Bool { false }
 
     /// This handler, applied only to some request kinds and entities; other requests pass by.
     ///
@@ -64,6 +71,10 @@ public struct ScopedHandler: StoreHandler {
     }
 
     public var name: String { wrapped.name }
+
+    public func keepsAnswers(of entity: String) -> Bool {
+        applies(to: .fetch(FetchRequest(entity: entity))) && wrapped.keepsAnswers(of: entity)
+    }
 
     public func applies(to request: StoreRequest) -> Bool {
         if let kinds, !kinds.contains(request.kind) { return false }

@@ -18,16 +18,16 @@ public struct FetchExplanation: Sendable, Hashable {
     public var pageSize: Int?
     /// Key paths through relationships loaded to evaluate the request.
     public var follows: [String]
-    /// For each relationship on those key paths that is read through its own endpoint: the ways
-    /// to read it, with their expected requests, and which one is chosen.
+    /// For each relationship on those key paths that needs requests of its own: the ways to read
+    /// it, with their expected requests, and which one is chosen.
     public var relatedReads: [RelatedRead]
     /// Every endpoint considered that could not serve the request, and why.
     public var rejected: [String]
 }
 
 /// The ways to read one relationship for the objects of a fetch, with the requests each is
-/// expected to cost, and the rule that picks one when the fetch runs (the number of owners is
-/// known only then).
+/// expected to cost, and the rule that picks one when the fetch runs (the number of owners and
+/// keys is known only then).
 public struct RelatedRead: Sendable, Hashable {
     /// `Entity.relationship`.
     public var relationship: String
@@ -38,8 +38,13 @@ public struct RelatedRead: Sendable, Hashable {
 }
 
 extension RemoteResponder {
-    /// Which endpoint a fetch would use, what is pushed down and what runs in memory.
-    public func explain(_ request: FetchRequest) throws(StoreChainError) -> FetchExplanation {
+    /// Which endpoint a fetch would use, what is pushed down, what runs in memory, and how the
+    /// related objects it needs would be read. Sends nothing upstream: a listing's size comes
+    /// from what this responder learned or, through `context`'s chain, from the caches
+    /// (`.cacheOnly`).
+    public func explain(_ request: FetchRequest, context: RequestContext = RequestContext()) async throws
+        -> FetchExplanation
+    {
         let plan = try FetchPlan(request, model: model)
         let planner = try planner(for: request.entity)
         let queryPlan = try planner.plan(predicate: plan.predicate?.predicate, sort: request.sortDescriptors)
@@ -62,17 +67,21 @@ extension RemoteResponder {
             case .link?: (.link, nil)
             case nil: (nil, nil)
             }
+        let paths = neededKeyPaths(request, entity: plan.entity)
         return FetchExplanation(
             endpoint: queryPlan.endpoint.request, pushed: queryPlan.pushed.map(\.description), inMemory: inMemory,
             exact: queryPlan.filterApplied && queryPlan.orderApplied, paging: style, pageSize: size,
-            follows: neededKeyPaths(request, entity: plan.entity).map { $0.joined(separator: ".") },
-            relatedReads: try relatedReads(along: neededKeyPaths(request, entity: plan.entity), from: plan.entity),
+            follows: paths.map { $0.joined(separator: ".") },
+            relatedReads: try await relatedReads(
+                along: paths, from: plan.entity, context: context, serving: .fetch(request)),
             rejected: planner.rejections(predicate: plan.predicate?.predicate, sort: request.sortDescriptors))
     }
 
-    /// The choices `relationshipValues` makes at run time for the endpoint relationships on
-    /// `paths`, each with its expected cost.
-    private func relatedReads(along paths: [[String]], from root: Entity) throws(StoreChainError) -> [RelatedRead] {
+    /// The choices `relationshipValues` and `fetchWhere` make at run time for the relationships
+    /// on `paths`, each with its expected cost.
+    private func relatedReads(
+        along paths: [[String]], from root: Entity, context: RequestContext, serving parent: StoreRequest
+    ) async throws -> [RelatedRead] {
         var reads: [RelatedRead] = []
         var seen: Set<String> = []
         for path in paths {
@@ -82,30 +91,101 @@ extension RemoteResponder {
                     let destination = model.entity(named: relationship.destination)
                 else { break }
                 defer { entity = destination }
-                guard case .endpoint(let text)? = mapper.options(for: entity.name).relationships[name],
-                    seen.insert("\(entity.name).\(name)").inserted
-                else { continue }
-                var options = [
-                    "cached: 0 requests when the caches hold every \(destination.name) fresh",
-                    "per \(entity.name): \(text), 1 request or more for each",
-                ]
-                var choice = "the cache when it can answer, else one request per \(entity.name)"
-                if let listing = try destinationListing(of: relationship, destination: destination) {
-                    let by = listing.keyPath.joined(separator: ".")
-                    if let pages = listing.pages {
-                        options.append("listing: \(listing.endpoint) grouped by \(by), \(pages) page(s)")
-                        choice =
-                            "the cache when it can answer, else the listing for more than \(pages) \(entity.name)"
-                            + " object(s), else one request per \(entity.name)"
-                    } else {
-                        options.append(
-                            "listing: \(listing.endpoint) grouped by \(by), pages not known until one of them is read")
-                        choice += " until the listing's size is known"
+                guard seen.insert("\(entity.name).\(name)").inserted else { continue }
+                let listing = try await listingOption(of: destination, context: context, serving: parent)
+                let read: RelatedRead?
+                switch mapper.options(for: entity.name).relationships[name] {
+                case .endpoint(let text)?:
+                    read = try endpointRead(
+                        relationship, of: entity, destination: destination, endpoint: text, listing: listing)
+                case .foreignKey?:
+                    read = try keyedRead(
+                        relationship, of: entity, destination: destination, keyPath: [destination.key],
+                        listing: listing)
+                case .embedded?:
+                    read = nil
+                case nil:
+                    read = try relationship.inverse.map { inverse throws(StoreChainError) in
+                        try keyedRead(
+                            relationship, of: entity, destination: destination, keyPath: [inverse, entity.key],
+                            listing: listing)
                     }
                 }
-                reads.append(RelatedRead(relationship: "\(entity.name).\(name)", options: options, choice: choice))
+                if let read { reads.append(read) }
             }
         }
         return reads
+    }
+
+    /// A relationship with its own endpoint: one request or more per owner, or the destination's
+    /// whole listing grouped by owner.
+    private func endpointRead(
+        _ relationship: Relationship, of entity: Entity, destination: Entity, endpoint: String,
+        listing: String
+    ) throws(StoreChainError) -> RelatedRead {
+        var options = [
+            "cached: 0 requests when the caches hold every \(destination.name) fresh",
+            "per \(entity.name): \(endpoint), 1 request or more for each",
+        ]
+        var choice = "the cache when it can answer, else one request per \(entity.name)"
+        if let keyPath = try destinationListing(of: relationship, destination: destination) {
+            options.append(
+                "listing: \(listing.replacingOccurrences(of: "{by}", with: keyPath.joined(separator: ".")))")
+            choice =
+                "the cache when it can answer, else the listing when it has fewer pages than there are"
+                + " \(entity.name) objects (across every page of them the fetch reads), else one request per"
+                + " \(entity.name)"
+        }
+        return RelatedRead(relationship: "\(entity.name).\(relationship.name)", options: options, choice: choice)
+    }
+
+    /// Objects read by key, or by the key of the owner they point back to: the endpoint that
+    /// takes the keys (a batch, or one key at a time), or the destination's whole listing.
+    private func keyedRead(
+        _ relationship: Relationship, of entity: Entity, destination: Entity, keyPath: [String],
+        listing: String
+    ) throws(StoreChainError) -> RelatedRead {
+        let planner = try planner(for: destination.name)
+        let key = Operand.constant(.integer(0))
+        let by = keyPath.joined(separator: ".")
+        var options = ["cached: 0 requests when the caches hold the \(destination.name) objects fresh"]
+        let choice: String
+        if let batch = try? planner.plan(
+            predicate: .comparison(Comparison(.keyPath(keyPath), .in, .array([key]))), sort: []),
+            !batch.pushed.isEmpty
+        {
+            options.append("batch: \(batch.endpoint.request), 1 request each time (once per page of \(entity.name))")
+            options.append("listing: \(listing.replacingOccurrences(of: "{by}", with: by))")
+            choice =
+                "the cache when it can answer, else the listing when it has fewer pages than the batches the"
+                + " fetch sends, else the batch endpoint"
+        } else if let single = try? planner.plan(
+            predicate: .comparison(Comparison(.keyPath(keyPath), .equal, key)), sort: []),
+            !single.pushed.isEmpty
+        {
+            options.append("per \(by): \(single.endpoint.request), 1 request for each")
+            options.append("listing: \(listing.replacingOccurrences(of: "{by}", with: by))")
+            choice =
+                "the cache when it can answer, else the listing when it has fewer pages than there are"
+                + " \(by) values, else one request for each"
+        } else {
+            options.append("listing: \(listing.replacingOccurrences(of: "{by}", with: by))")
+            choice = "the cache when it can answer, else the listing (no endpoint takes \(by))"
+        }
+        return RelatedRead(relationship: "\(entity.name).\(relationship.name)", options: options, choice: choice)
+    }
+
+    /// The destination's whole listing as an option, filtered by `{by}`: its endpoint and
+    /// expected pages, or how the first fetch that needs them will learn them.
+    private func listingOption(of destination: Entity, context: RequestContext, serving parent: StoreRequest)
+        async throws -> String
+    {
+        let endpoint = try planner(for: destination.name).plan(predicate: nil, sort: []).endpoint.request
+        guard let estimate = try await listingEstimate(of: destination, probe: false, context: context, serving: parent)
+        else {
+            return "\(endpoint) filtered by {by} in memory, pages not known: the first fetch that weighs it reads"
+                + " its first page (1 request) to learn them"
+        }
+        return "\(endpoint) filtered by {by} in memory, \(estimate.pages) page(s) (\(estimate.source.rawValue))"
     }
 }

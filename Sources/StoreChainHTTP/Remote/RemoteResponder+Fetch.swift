@@ -316,10 +316,13 @@ extension RemoteResponder {
     }
 
     /// Loads the relationships along `path` for `nodes` and the objects they lead to; an entity
-    /// whose whole collection is in hand (`whole`) is read from it, with no request.
+    /// whose whole collection is in hand (`whole`) is read from it, with no request. `repeats`
+    /// is how many times the fetch will make this read (once per page of its listing), so that
+    /// reading a destination's whole listing once is weighed against the requests all of them
+    /// would make.
     func follow(
         _ path: [String], from nodes: inout [Node], source: inout [ObjectID: Node], whole: [String: [Node]] = [:],
-        context: RequestContext, serving parent: StoreRequest
+        repeats: Int = 1, context: RequestContext, serving parent: StoreRequest
     ) async throws {
         var level = nodes.map(\.id)
         var entityName = nodes.first?.id.entity ?? ""
@@ -336,8 +339,8 @@ extension RemoteResponder {
                         group(members, of: unknown.map(\.id), through: relationship, source: &source)
                     } else {
                         try await relationshipValues(
-                            name, of: unknown.map(\.id), entity: entity, source: &source, context: context,
-                            serving: parent)
+                            name, of: unknown.map(\.id), entity: entity, source: &source, repeats: repeats,
+                            context: context, serving: parent)
                     }
                 for (owner, value) in values { source[owner]?.relationships[name] = value }
             }
@@ -346,7 +349,7 @@ extension RemoteResponder {
             let missing = members == nil ? targets.filter { source[$0] == nil } : []
             if !missing.isEmpty {
                 for node in try await fetchNodes(
-                    destination, keys: missing.compactMap(\.key), context: context, serving: parent)
+                    destination, keys: missing.compactMap(\.key), repeats: repeats, context: context, serving: parent)
                 {
                     source[node.id] = node
                 }
@@ -358,18 +361,22 @@ extension RemoteResponder {
     }
 
     /// The objects of `entity` with these keys, in as few requests as the endpoints allow.
-    func fetchNodes(_ entity: Entity, keys: [Value], context: RequestContext, serving parent: StoreRequest)
-        async throws -> [Node]
-    {
-        try await fetchWhere(entity, keyPath: [entity.key], equalsAnyOf: keys, context: context, serving: parent)
+    func fetchNodes(
+        _ entity: Entity, keys: [Value], repeats: Int = 1, context: RequestContext, serving parent: StoreRequest
+    ) async throws -> [Node] {
+        try await fetchWhere(
+            entity, keyPath: [entity.key], equalsAnyOf: keys, repeats: repeats, context: context, serving: parent)
     }
 
-    /// The objects of `entity` whose `keyPath` is one of `values`: one fetch of the whole list,
-    /// or one fetch per value when only an endpoint that takes one value can push it down. Each
-    /// fetch is a sub-request through the chain (so caches answer it), or, outside a chain, read
-    /// here: the listing endpoint filtered in memory when nothing takes the values.
+    /// The objects of `entity` whose `keyPath` is one of `values`, the cheapest way: one fetch
+    /// of the whole list (a batch endpoint, or the listing filtered in memory), one fetch per
+    /// value when only an endpoint that takes one value can push it down, or the entity's whole
+    /// listing when that costs fewer requests than the pushed-down reads would make over
+    /// `repeats` calls (`listingEstimate`; the caches then hold the whole collection and answer
+    /// the calls after it). Each fetch is a sub-request through the chain (so caches answer it),
+    /// or, outside a chain, read here.
     func fetchWhere(
-        _ entity: Entity, keyPath: [String], equalsAnyOf values: [Value], context: RequestContext,
+        _ entity: Entity, keyPath: [String], equalsAnyOf values: [Value], repeats: Int = 1, context: RequestContext,
         serving parent: StoreRequest
     ) async throws -> [Node] {
         guard !values.isEmpty else { return [] }
@@ -377,8 +384,10 @@ extension RemoteResponder {
         let list = FetchPredicate.comparison(Comparison(.keyPath(keyPath), .in, .array(values.map(Operand.constant))))
         let filter = try CompiledPredicate(list, entity: entity.name, model: model)
         let listPlan = try planner.plan(predicate: filter.predicate, sort: [])
-        var predicates = [filter.predicate]
+        var predicates: [FetchPredicate?] = [filter.predicate]
         var plans = [listPlan]
+        // The requests the endpoints' own choice is expected to make over every call.
+        var expected = listPlan.pushed.isEmpty ? nil : repeats
         if listPlan.pushed.isEmpty,
             let single = try? planner.plan(
                 predicate: .comparison(Comparison(.keyPath(keyPath), .equal, .constant(values[0]))), sort: []),
@@ -386,12 +395,28 @@ extension RemoteResponder {
         {
             predicates = values.map { .comparison(Comparison(.keyPath(keyPath), .equal, .constant($0))) }
             plans = []
-            for predicate in predicates { plans.append(try planner.plan(predicate: predicate, sort: [])) }
+            for case let predicate? in predicates { plans.append(try planner.plan(predicate: predicate, sort: [])) }
+            expected = values.count * repeats
+        }
+        if let expected, expected >= Self.listingThreshold {
+            if let cached = try await cachedMatches(
+                FetchRequest(entity: entity.name, predicate: filter.predicate), context: context, serving: parent)
+            {
+                return cached.filter { filter.evaluate($0, in: [:]) }
+            }
+            if let listing = try await listingEstimate(of: entity, probe: true, context: context, serving: parent),
+                listingCost(listing, of: entity, repeats: repeats, context: context) < expected
+            {
+                // Fewer pages than requests: read the whole listing once; the caches keep it whole.
+                predicates = [nil]
+                plans = [try planner.plan(predicate: nil, sort: [])]
+            }
         }
         var found: [Node] = []
         var embedded: [Node] = []
         for (predicate, plan) in zip(predicates, plans) {
-            let request = FetchRequest(entity: entity.name, predicate: predicate)
+            var request = FetchRequest(entity: entity.name)
+            request.predicate = predicate
             if let response = try await context.subrequest(.fetch(request), serving: parent) {
                 guard case .objects(let nodes) = try response.fetchResult() else {
                     throw StoreChainError(
@@ -413,8 +438,8 @@ extension RemoteResponder {
     /// The values of a relationship the records did not carry: from its own endpoint, or from
     /// the inverse foreign key on the destination.
     func relationshipValues(
-        _ name: String, of owners: [ObjectID], entity: Entity, source: inout [ObjectID: Node], context: RequestContext,
-        serving parent: StoreRequest
+        _ name: String, of owners: [ObjectID], entity: Entity, source: inout [ObjectID: Node], repeats: Int = 1,
+        context: RequestContext, serving parent: StoreRequest
     ) async throws -> [ObjectID: RelationshipValue] {
         guard let relationship = entity.relationship(named: name),
             let destination = model.entity(named: relationship.destination)
@@ -427,13 +452,18 @@ extension RemoteResponder {
             {
                 return group(members, of: owners, through: relationship, source: &source)
             }
-            if let listing = try destinationListing(of: relationship, destination: destination),
-                let pages = listing.pages, pages < owners.count
+            // One request (or more) per owner, at every call: weighed against the destination's
+            // whole listing, read once (a fetch through the chain, which the caches then hold
+            // whole, so the calls after it are answered by `cachedMembers`).
+            let perOwner = owners.count * repeats
+            if perOwner >= Self.listingThreshold,
+                let keyPath = try destinationListing(of: relationship, destination: destination),
+                let listing = try await listingEstimate(
+                    of: destination, probe: true, context: context, serving: parent),
+                listingCost(listing, of: destination, repeats: repeats, context: context) < perOwner
             {
-                // Fewer pages of the destination's whole listing than owners: read the listing
-                // (a fetch through the chain, which the caches then hold whole) instead.
                 let members = try await fetchWhere(
-                    destination, keyPath: listing.keyPath, equalsAnyOf: owners.compactMap(\.key), context: context,
+                    destination, keyPath: keyPath, equalsAnyOf: owners.compactMap(\.key), context: context,
                     serving: parent)
                 return group(members, of: owners, through: relationship, source: &source)
             }
@@ -459,18 +489,16 @@ extension RemoteResponder {
                 suggestion: "map it as a foreign key, an embedded record or its own endpoint")
         }
         let members = try await fetchWhere(
-            destination, keyPath: [inverseName, entity.key], equalsAnyOf: owners.compactMap(\.key), context: context,
-            serving: parent)
+            destination, keyPath: [inverseName, entity.key], equalsAnyOf: owners.compactMap(\.key), repeats: repeats,
+            context: context, serving: parent)
         return group(members, of: owners, through: relationship, source: &source)
     }
 
     /// The other way to read an endpoint relationship's lists: the destination's whole listing,
-    /// grouped by the foreign key its records carry for the to-one inverse. `nil` when the
-    /// records carry no such key, or when the destination's endpoints would push the owners'
-    /// keys down one at a time (as many requests as reading each owner's list).
-    func destinationListing(of relationship: Relationship, destination: Entity) throws(StoreChainError)
-        -> (keyPath: [String], endpoint: String, pages: Int?)?
-    {
+    /// grouped by the foreign key its records carry for the to-one inverse, which this returns.
+    /// `nil` when the records carry no such key, or when the destination's endpoints would push
+    /// the owners' keys down one at a time (as many requests as reading each owner's list).
+    func destinationListing(of relationship: Relationship, destination: Entity) throws(StoreChainError) -> [String]? {
         guard let keyPath = inverseForeignKey(of: relationship, destination: destination),
             let planner = planners[destination.name]
         else { return nil }
@@ -479,8 +507,7 @@ extension RemoteResponder {
         where (try? planner.plan(predicate: .comparison(byOwner), sort: []))?.pushed.isEmpty == false {
             return nil
         }
-        let whole = try planner.plan(predicate: nil, sort: [])
-        return (keyPath, whole.endpoint.request, listingSizes.size(of: destination.name)?.pages)
+        return keyPath
     }
 
     /// The key path of the owner's key on the destination (`album.id` for `Album.tracks`), when
@@ -524,8 +551,17 @@ extension RemoteResponder {
     ) async throws -> [Node]? {
         guard let keyPath = inverseForeignKey(of: relationship, destination: destination) else { return nil }
         let keys = owners.compactMap(\.key).map(Operand.constant)
-        let request = FetchRequest(
-            entity: destination.name, predicate: .comparison(Comparison(.keyPath(keyPath), .in, .array(keys))))
+        return try await cachedMatches(
+            FetchRequest(
+                entity: destination.name, predicate: .comparison(Comparison(.keyPath(keyPath), .in, .array(keys)))),
+            context: context, serving: parent)
+    }
+
+    /// The objects a fetch matches when the caches answer it fresh (asked with `.cacheOnly`, so
+    /// it never goes upstream); `nil` when they cannot, or outside a chain.
+    func cachedMatches(_ request: FetchRequest, context: RequestContext, serving parent: StoreRequest) async throws
+        -> [Node]?
+    {
         do {
             guard
                 let response = try await context.subrequest(.fetch(request), serving: parent, cachePolicy: .cacheOnly),

@@ -86,8 +86,12 @@ extension RemoteResponder {
                 records: records.count, isLast: next == nil)
         }
         let paths = neededKeyPaths(request, entity: plan.entity)
+        let repeats = pagesLeft(
+            from: start, size: size, total: total, lastStart: lastStart, hasNext: next != nil, request: request,
+            exact: queryPlan.filterApplied && queryPlan.orderApplied)
         for path in paths {
-            try await follow(path, from: &nodes, source: &related, context: context, serving: .fetch(request))
+            try await follow(
+                path, from: &nodes, source: &related, repeats: repeats, context: context, serving: .fetch(request))
         }
         try plan.requireLoaded(nodes, source: related)
         var leftOut: [Node] = []
@@ -110,6 +114,18 @@ extension RemoteResponder {
             lastStart: lastStart, wholeCollection: wholeCollection, endpoint: queryPlan.endpoint.request)
         let reached = related.nodes(along: paths.map { $0.joined(separator: ".") }, from: nodes)
         return StoreResponse(.fetched(.objects(nodes)), related: reached + leftOut, info: info)
+    }
+
+    /// The pages the walk is expected to read from this one on, this one included: to the
+    /// listing's stated end, or to the end of the window when the backend applies the whole
+    /// request (the pager stops there); at least two while a next page is announced.
+    private func pagesLeft(
+        from start: Int, size: Int, total: Int?, lastStart: Int?, hasNext: Bool, request: FetchRequest, exact: Bool
+    ) -> Int {
+        guard hasNext, size > 0 else { return 1 }
+        var end = total ?? lastStart.map { $0 + size } ?? (start + 2 * size)
+        if exact, let limit = request.fetchLimit { end = min(end, request.fetchOffset + limit) }
+        return max(1, (end - start + size - 1) / size)
     }
 
     /// Remembers how large an unfiltered listing is, from one of its pages: the total the

@@ -1,0 +1,87 @@
+import Foundation
+import StoreChain
+
+/// What reading an entity's whole, unfiltered listing is expected to cost, and where that
+/// figure comes from.
+struct ListingEstimate: Sendable, Hashable {
+    enum Source: String, Sendable {
+        /// A listing page read in this process (a total header, `Link: rel="last"`, its end).
+        case learned = "known from a page read in this process"
+        /// The caches hold the whole collection (fresh or not) and counted it.
+        case cached = "counted in the caches' copy"
+        /// Its first page was read to find out.
+        case probed = "learned by reading its first page"
+        /// The endpoint does not page: one document.
+        case unpaged = "one document (the endpoint does not page)"
+    }
+
+    var pages: Int
+    var source: Source
+}
+
+extension RemoteResponder {
+    /// Below this many expected requests, a listing is not weighed at all: reading it instead
+    /// saves one request at most, for every record of the collection, and finding out its size
+    /// costs one.
+    static let listingThreshold = 3
+
+    /// The requests that reading `entity`'s whole listing is expected to take: what this process
+    /// learned, else one for an endpoint that does not page, else the size of the collection the
+    /// caches hold (asked with `.cacheOnly`, so it never goes upstream), else, with `probe`, what
+    /// reading its first page through the chain shows (a `Link: rel="last"` or a total). `nil`
+    /// when nothing tells.
+    func listingEstimate(
+        of entity: Entity, probe: Bool, context: RequestContext, serving parent: StoreRequest
+    ) async throws -> ListingEstimate? {
+        if let size = listingSizes.size(of: entity.name) { return ListingEstimate(pages: size.pages, source: .learned) }
+        let paging = try planner(for: entity.name).plan(predicate: nil, sort: []).endpoint.paging
+        guard paging != nil else { return ListingEstimate(pages: 1, source: .unpaged) }
+        if let records = try await cachedCount(of: entity, context: context, serving: parent),
+            let pages = Self.pages(records: records, paging: paging)
+        {
+            return ListingEstimate(pages: pages, source: .cached)
+        }
+        // One probe per entity and process: a listing that does not state its size is not asked
+        // again for every page of the fetch that needs it.
+        guard probe, listingSizes.markProbed(entity.name) else { return nil }
+        // Exactly one request: the listing's first page, at the endpoint's own page size. Its
+        // answer (`answerPage`) teaches `listingSizes` the total it states.
+        let first = StoreRequest.page(FetchRequest(entity: entity.name), PageRequest(.record(0)))
+        if try await context.subrequest(first, serving: parent) == nil {
+            _ = try await respond(to: first, context: context)
+        }
+        return listingSizes.size(of: entity.name).map { ListingEstimate(pages: $0.pages, source: .probed) }
+    }
+
+    /// Requests to read `records` at the page size a listing is read at when nothing asks for
+    /// another; `nil` for a `Link` listing, whose page size is the backend's secret.
+    static func pages(records: Int, paging: Paging?) -> Int? {
+        switch paging {
+        case .pages(_, _, let size, _)?, .offset(_, _, let size)?, .cursor(_, _, _, let size)?:
+            max(1, (records + max(1, size) - 1) / max(1, size))
+        case .link?: nil
+        case nil: 1
+        }
+    }
+
+    /// The requests reading `entity`'s whole listing costs over `repeats` calls: once when a
+    /// cache keeps it (the calls after the first find it there), else once per call.
+    func listingCost(_ listing: ListingEstimate, of entity: Entity, repeats: Int, context: RequestContext) -> Int {
+        context.services.keepsAnswers(of: entity.name) ? listing.pages : listing.pages * repeats
+    }
+
+    /// How many objects of `entity` the caches hold as its whole collection, fresh or not.
+    private func cachedCount(of entity: Entity, context: RequestContext, serving parent: StoreRequest) async throws
+        -> Int?
+    {
+        let count = StoreRequest.fetch(FetchRequest(entity: entity.name, resultType: .count))
+        do {
+            guard let response = try await context.subrequest(count, serving: parent, cachePolicy: .cacheOnly),
+                case .count(let records) = try response.fetchResult()
+            else { return nil }
+            return records
+        } catch let error as StoreChainError where error.code == .notCached {
+            return nil
+        }
+    }
+}
