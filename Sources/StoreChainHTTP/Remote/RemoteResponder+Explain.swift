@@ -148,30 +148,30 @@ extension RemoteResponder {
         let planner = try planner(for: destination.name)
         let key = Operand.constant(.integer(0))
         let by = keyPath.joined(separator: ".")
+        func pushedEndpoint(_ operation: Comparison.Operator, _ value: Operand) -> String? {
+            guard
+                let plan = try? planner.plan(
+                    predicate: .comparison(Comparison(.keyPath(keyPath), operation, value)), sort: []),
+                !plan.pushed.isEmpty
+            else { return nil }
+            return plan.endpoint.request
+        }
         var options = ["cached: 0 requests when the caches hold the \(destination.name) objects fresh"]
         let choice: String
-        if let batch = try? planner.plan(
-            predicate: .comparison(Comparison(.keyPath(keyPath), .in, .array([key]))), sort: []),
-            !batch.pushed.isEmpty
-        {
-            options.append("batch: \(batch.endpoint.request), 1 request each time (once per page of \(entity.name))")
-            options.append("listing: \(listing.replacingOccurrences(of: "{by}", with: by))")
+        if let batch = pushedEndpoint(.in, .array([key])) {
+            options.append("batch: \(batch), 1 request each time (once per page of \(entity.name))")
             choice =
                 "the cache when it can answer, else the listing when it has fewer pages than the batches the"
                 + " fetch sends, else the batch endpoint"
-        } else if let single = try? planner.plan(
-            predicate: .comparison(Comparison(.keyPath(keyPath), .equal, key)), sort: []),
-            !single.pushed.isEmpty
-        {
-            options.append("per \(by): \(single.endpoint.request), 1 request for each")
-            options.append("listing: \(listing.replacingOccurrences(of: "{by}", with: by))")
+        } else if let single = pushedEndpoint(.equal, key) {
+            options.append("per \(by): \(single), 1 request for each")
             choice =
                 "the cache when it can answer, else the listing when it has fewer pages than there are"
                 + " \(by) values, else one request for each"
         } else {
-            options.append("listing: \(listing.replacingOccurrences(of: "{by}", with: by))")
             choice = "the cache when it can answer, else the listing (no endpoint takes \(by))"
         }
+        options.append("listing: \(listing.replacingOccurrences(of: "{by}", with: by))")
         return RelatedRead(relationship: "\(entity.name).\(relationship.name)", options: options, choice: choice)
     }
 
