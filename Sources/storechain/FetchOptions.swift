@@ -11,7 +11,8 @@ struct FetchOptions: ParsableArguments {
     @Option(name: .customLong("where"), help: "A predicate in NSPredicate syntax.")
     var predicate: String?
 
-    @Option(help: "Sort keys, comma-separated: KEY, -KEY (descending), KEY[c] (ignore case).")
+    // `.unconditional`: `--sort -year` is a descending sort, not an unknown option `-year`.
+    @Option(parsing: .unconditional, help: "Sort keys, comma-separated: KEY, -KEY (descending), KEY[c] (ignore case).")
     var sort: String?
 
     @Option(help: "Return at most this many objects.")

@@ -110,6 +110,12 @@ import Testing
                 ["explain", "--pipeline", pipeline.path, "--entity", "Track", "--limit", "20", "--offset", "90"],
                 environment: environment)
             #expect(window.stdout.contains("2 page(s) of 50: pages 2…3 (page numbers)"), "\(window.stdout)")
+
+            let descending = try await CommandRunner.run(
+                ["explain", "--pipeline", pipeline.path, "--entity", "Band", "--sort", "-founded", "--limit", "5"],
+                environment: environment)
+            #expect(descending.status == 0, "\(descending.stderr)")
+            #expect(descending.stdout.contains("fetch Band"), "\(descending.stdout)")
             #expect(backend.stats.requests == 0, "explain sends nothing")
         }
     }

@@ -43,6 +43,15 @@ import Testing
         #expect(try await query("--entity", "Album", "--count", "--limit", "3", "--offset", "10").stdout == "2\n")
     }
 
+    @Test func aDescendingSortIsAValueNotAnOption() async throws {
+        let spaced = try await query("--entity", "Album", "--sort", "-year,title", "--limit", "2", "--format", "json")
+        #expect(spaced.status == 0, "\(spaced.stderr)")
+        let joined = try await query("--entity", "Album", "--sort=-year,title", "--limit", "2", "--format", "json")
+        #expect(spaced.stdout == joined.stdout)
+        let first = spaced.stdout.split(separator: "\n").dropFirst().first ?? ""
+        #expect(first.hasPrefix(#"  {"id": 52, "title": "HEY WHAT", "year": 2021"#), "\(spaced.stdout)")
+    }
+
     @Test func printsATable() async throws {
         let outcome = try await query("--entity", "Band", "--sort", "name[c]", "--limit", "2")
         let lines = outcome.stdout.split(separator: "\n")
