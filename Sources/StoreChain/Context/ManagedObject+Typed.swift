@@ -1,12 +1,22 @@
 import Foundation
 
-/// A Swift type an attribute value can be read as (generated entity types use it).
+/// A Swift type an attribute value can be read as and written from (generated entity types use
+/// it): `let year: Int? = try await album.value("year")`, `try album.set(year, for: "year")`.
 public protocol StoredValue: Sendable {
     /// The value as this type, or `nil` when it holds another kind.
     init?(storedValue: Value)
+    /// This value as an attribute value.
+    var storedValue: Value { get }
+}
+
+extension Value: StoredValue {
+    public init?(storedValue: Value) { self = storedValue }
+    public var storedValue: Value { self }
 }
 
 extension String: StoredValue {
+    public var storedValue: Value { .string(self) }
+
     public init?(storedValue: Value) {
         guard case .string(let value) = storedValue else { return nil }
         self = value
@@ -14,6 +24,8 @@ extension String: StoredValue {
 }
 
 extension Int: StoredValue {
+    public var storedValue: Value { .integer(self) }
+
     public init?(storedValue: Value) {
         guard case .integer(let value) = storedValue else { return nil }
         self = value
@@ -21,6 +33,8 @@ extension Int: StoredValue {
 }
 
 extension Double: StoredValue {
+    public var storedValue: Value { .double(self) }
+
     public init?(storedValue: Value) {
         switch storedValue {
         case .double(let value): self = value
@@ -31,6 +45,8 @@ extension Double: StoredValue {
 }
 
 extension Decimal: StoredValue {
+    public var storedValue: Value { .decimal(self) }
+
     public init?(storedValue: Value) {
         switch storedValue {
         case .decimal(let value): self = value
@@ -41,6 +57,8 @@ extension Decimal: StoredValue {
 }
 
 extension Bool: StoredValue {
+    public var storedValue: Value { .bool(self) }
+
     public init?(storedValue: Value) {
         guard case .bool(let value) = storedValue else { return nil }
         self = value
@@ -48,6 +66,8 @@ extension Bool: StoredValue {
 }
 
 extension Date: StoredValue {
+    public var storedValue: Value { .date(self) }
+
     public init?(storedValue: Value) {
         guard case .date(let value) = storedValue else { return nil }
         self = value
@@ -55,6 +75,8 @@ extension Date: StoredValue {
 }
 
 extension Data: StoredValue {
+    public var storedValue: Value { .data(self) }
+
     public init?(storedValue: Value) {
         guard case .data(let value) = storedValue else { return nil }
         self = value
@@ -62,6 +84,8 @@ extension Data: StoredValue {
 }
 
 extension UUID: StoredValue {
+    public var storedValue: Value { .uuid(self) }
+
     public init?(storedValue: Value) {
         guard case .uuid(let value) = storedValue else { return nil }
         self = value
@@ -69,6 +93,8 @@ extension UUID: StoredValue {
 }
 
 extension URL: StoredValue {
+    public var storedValue: Value { .url(self) }
+
     public init?(storedValue: Value) {
         guard case .url(let value) = storedValue else { return nil }
         self = value
@@ -76,6 +102,8 @@ extension URL: StoredValue {
 }
 
 extension JSONValue: StoredValue {
+    public var storedValue: Value { .json(self) }
+
     public init?(storedValue: Value) {
         guard case .json(let value) = storedValue else { return nil }
         self = value
@@ -83,6 +111,8 @@ extension JSONValue: StoredValue {
 }
 
 extension Optional: StoredValue where Wrapped: StoredValue {
+    public var storedValue: Value { self?.storedValue ?? .null }
+
     public init?(storedValue: Value) {
         if storedValue.isNull {
             self = .none
@@ -103,9 +133,48 @@ extension ManagedObject {
         let value = try await self.value(name)
         guard let typed = T(storedValue: value) else {
             throw StoreChainError(
-                .typeMismatch, "\(objectID).\(name) holds \(value), not a \(T.self)",
+                .typeMismatch, "\(objectID).\(name) holds \(value), which cannot be read as \(T.self)",
                 suggestion: "read it with value(_:) or as an optional type")
         }
         return typed
     }
+
+    /// An attribute's value as the Swift type the call site asks for, loading the object if it
+    /// is a fault: `let year: Int? = try await album.value("year")`.
+    ///
+    /// - Throws: `type-mismatch` when the value is of another kind (or missing for a
+    ///   non-optional type).
+    public func value<T: StoredValue>(_ name: String) async throws -> T {
+        try await value(name, as: T.self)
+    }
+
+    /// Changes an attribute to a Swift value: `try album.set(title, for: "title")`. The change
+    /// is kept in the context until `save()`.
+    ///
+    /// - Throws: `.typeMismatch` when the value does not fit the attribute.
+    public func set<T: StoredValue>(_ value: T, for name: String) throws(StoreChainError) {
+        try set(value.storedValue, for: name)
+    }
+}
+
+extension Value {
+    /// A Swift value as an attribute value: `Value(title)`, `Value(year)` (`nil` is `.null`).
+    public init(_ value: some StoredValue) {
+        self = value.storedValue
+    }
+
+    /// The value as a Swift type, or `nil` when it holds another kind (numbers widen: an
+    /// integer reads as a `Double` or a `Decimal`).
+    public func `as`<T: StoredValue>(_ type: T.Type) -> T? {
+        T(storedValue: self)
+    }
+
+    public var integerValue: Int? { Int(storedValue: self) }
+    public var doubleValue: Double? { Double(storedValue: self) }
+    public var decimalValue: Decimal? { Decimal(storedValue: self) }
+    public var boolValue: Bool? { Bool(storedValue: self) }
+    public var dateValue: Date? { Date(storedValue: self) }
+    public var dataValue: Data? { Data(storedValue: self) }
+    public var uuidValue: UUID? { UUID(storedValue: self) }
+    public var urlValue: URL? { URL(storedValue: self) }
 }

@@ -115,6 +115,16 @@ public final class ObjectContext: Sendable {
 
     // MARK: Changes
 
+    /// Inserts a new object with Swift values (`["title": title, "year": year]`, variables or
+    /// literals); it gets its permanent ID when saved.
+    ///
+    /// - Throws: `.unknownEntity`, or `.typeMismatch` / `.unknownKeyPath` for a bad value.
+    public func insert(_ entityName: String, values: [String: any StoredValue]) throws(StoreChainError)
+        -> ManagedObject
+    {
+        try insert(entityName, values: values.mapValues(\.storedValue))
+    }
+
     /// Inserts a new object with a temporary ID; it gets its permanent ID when saved.
     ///
     /// - Throws: `.unknownEntity`, or `.typeMismatch` / `.unknownKeyPath` for a bad value.
