@@ -24,10 +24,45 @@ public struct HandlerRegistry: Sendable {
         /// Only checking the file (`storechain validate`): factories should not open files or
         /// connections, and may return a stand-in handler.
         public let validatesOnly: Bool
+        /// What the terminal's data comes from (`StoreResponder.cacheNamespace`), for caches
+        /// that outlive the process.
+        public let cacheNamespace: String?
 
         /// A path from an option: relative paths are taken from the pipeline file's folder.
         public func url(forPath path: String) -> URL {
             path.hasPrefix("/") ? URL(filePath: path) : directory.appending(path: path)
+        }
+
+        /// Where a cache file goes: an absolute path as written; `./…` or `../…` next to the
+        /// pipeline file; `~/…` in the home folder; any other relative path in the user's cache
+        /// folder (`cacheDirectory`), so caches stay out of source trees.
+        public func cacheURL(forPath path: String) -> URL {
+            if path.hasPrefix("/") { return URL(filePath: path) }
+            if path.hasPrefix("./") || path.hasPrefix("../") {
+                return directory.appending(path: path).standardizedFileURL
+            }
+            if path.hasPrefix("~/") { return homeDirectory.appending(path: String(path.dropFirst(2))) }
+            return cacheDirectory.appending(path: path)
+        }
+
+        /// The folder for cache files: `STORECHAIN_CACHE_DIR` when set; else
+        /// `$XDG_CACHE_HOME/storechain` or `~/.cache/storechain` on Linux, and
+        /// `~/Library/Caches/storechain` on Apple platforms.
+        public var cacheDirectory: URL {
+            if let folder = environment["STORECHAIN_CACHE_DIR"], !folder.isEmpty { return URL(filePath: folder) }
+            #if canImport(Darwin)
+                return homeDirectory.appending(path: "Library/Caches/storechain")
+            #else
+                if let folder = environment["XDG_CACHE_HOME"], folder.hasPrefix("/") {
+                    return URL(filePath: folder).appending(path: "storechain")
+                }
+                return homeDirectory.appending(path: ".cache/storechain")
+            #endif
+        }
+
+        private var homeDirectory: URL {
+            if let home = environment["HOME"], home.hasPrefix("/") { return URL(filePath: home) }
+            return FileManager.default.homeDirectoryForCurrentUser
         }
     }
 

@@ -72,10 +72,14 @@ struct PipelineReader {
             terminal: terminal.responder)
     }
 
+    /// What the terminal's data comes from, once it is read.
+    private var cacheNamespace: String?
+
     private var context: (Model) -> HandlerRegistry.Context {
-        { [directory, session, validatesOnly] model in
+        { [directory, session, validatesOnly, cacheNamespace] model in
             HandlerRegistry.Context(
-                model: model, directory: directory, environment: session.environment, validatesOnly: validatesOnly)
+                model: model, directory: directory, environment: session.environment, validatesOnly: validatesOnly,
+                cacheNamespace: cacheNamespace)
         }
     }
 
@@ -125,6 +129,7 @@ struct PipelineReader {
         guard let model else { return nil }
         do {
             let responder = try entry.make(NodeDecoder(node: pair.value, path: path, session: session), context(model))
+            cacheNamespace = responder.cacheNamespace
             problems += session.unknownKeys(under: path)
             return (pair.key, responder)
         } catch {

@@ -30,7 +30,8 @@ extension HandlerRegistry {
             }
             if context.validatesOnly { return MemoryCache(model: context.model) }
             return DiskCache(
-                model: context.model, path: context.url(forPath: path).path,
+                model: context.model, path: context.cacheURL(forPath: path).path,
+                namespace: options.namespace ?? context.cacheNamespace,
                 maxBytes: options.maxSize?.bytes ?? 200 << 20, compresses: options.compress ?? true,
                 options: try options.cacheOptions(model: context.model))
         }
@@ -140,6 +141,7 @@ struct CacheFileOptions: Decodable {
     var honourResponseHeaders: Bool?
     var heuristic: Bool?
     var path: String?
+    var namespace: String?
     var compress: Bool?
 
     func cacheOptions(model: Model) throws(StoreChainError) -> CacheOptions {

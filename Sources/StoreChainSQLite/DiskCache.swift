@@ -7,7 +7,7 @@ import StoreChain
 /// ```swift
 /// let chain = Chain(terminal: remote) {
 ///     MemoryCache(model: model)
-///     try DiskCache(model: model, path: "Caches/music.sqlite")
+///     DiskCache(model: model, path: "Caches/music.sqlite", namespace: remote.cacheNamespace)
 /// }
 /// ```
 public typealias DiskCache = CacheHandler<SQLiteCacheStorage>
@@ -15,15 +15,17 @@ public typealias DiskCache = CacheHandler<SQLiteCacheStorage>
 extension CacheHandler where Storage == SQLiteCacheStorage {
     /// A disk cache in the SQLite file at `path` (created owner-only, with its directory),
     /// holding at most `maxBytes` of payloads, compressed with zlib where that saves space
-    /// unless `compresses` is false.
+    /// unless `compresses` is false. `namespace` names what the data comes from (pass the
+    /// terminal's `cacheNamespace`): a file that held another source's data starts empty.
     public convenience init(
-        model: Model, path: String, maxBytes: Int = 200 << 20, compresses: Bool = true,
+        model: Model, path: String, namespace: String? = nil, maxBytes: Int = 200 << 20, compresses: Bool = true,
         options: CacheOptions = CacheOptions(),
         logger: Logger = Logger(label: "storechain.disk-cache")
     ) {
         self.init(
             name: "disk-cache", model: model,
             storage: SQLiteCacheStorage(
-                path: path, model: model, maxBytes: maxBytes, compresses: compresses, logger: logger), options: options)
+                path: path, namespace: namespace, model: model, maxBytes: maxBytes, compresses: compresses,
+                logger: logger), options: options)
     }
 }

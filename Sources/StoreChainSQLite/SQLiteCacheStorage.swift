@@ -9,14 +9,20 @@ import Synchronization
 /// are stored in a compact binary layout with a checksum (`NodePayload`), query windows as JSON;
 /// payloads are compressed with zlib when that saves space. The file is owner-only.
 ///
+/// A file holds the data of one source, its `namespace` (the pipeline's backend address and
+/// mapping): opened for another source it is emptied first, and a process whose source no
+/// longer owns the file (another process took it over) neither reads nor writes it.
+///
 /// A file that cannot be read (corrupt, truncated, not a database) is moved aside and rebuilt
 /// with a logged warning; if no file can be used at all, every operation fails and the cache
 /// handler carries on without it, from the backend.
 public final class SQLiteCacheStorage: CacheStorage {
     /// The schema this code writes; a file with another version is rebuilt.
-    public static let schemaVersion = 4
+    public static let schemaVersion = 5
 
     public let path: String
+    /// What the cached data comes from; `nil` takes the file as it is, whatever wrote it.
+    public let namespace: String?
     /// The model, for compiling predicates to SQL; `nil` filters nothing in SQL.
     public let model: Model?
     /// Upper bound on stored payload bytes; least recently used entries go first.
@@ -31,16 +37,19 @@ public final class SQLiteCacheStorage: CacheStorage {
     /// Recently used entries, written to the file with the next write.
     private let touches = Locked<(nodes: Set<String>, queries: Set<String>)>(([], []))
     private let useCounter = Atomic<Int>(0)
+    /// Whether another source's takeover of the file has been logged.
+    private let reportedTakeover = Atomic<Bool>(false)
     /// Called before each use of the file, where it runs (tests check it is off the caller's
     /// executor).
     let accessProbe = Locked<(@Sendable () -> Void)?>(nil)
 
-    /// Opens (or creates) the cache file at `path`.
+    /// Opens (or creates) the cache file at `path` for data from `namespace`.
     public init(
-        path: String, model: Model? = nil, maxBytes: Int = 200 << 20, compresses: Bool = true,
-        logger: Logger = Logger(label: "storechain.disk-cache")
+        path: String, namespace: String? = nil, model: Model? = nil, maxBytes: Int = 200 << 20,
+        compresses: Bool = true, logger: Logger = Logger(label: "storechain.disk-cache")
     ) {
         self.path = path
+        self.namespace = namespace
         self.compresses = compresses
         self.model = model
         self.maxBytes = maxBytes
@@ -456,11 +465,55 @@ public final class SQLiteCacheStorage: CacheStorage {
     }
 
     private func read<T>(_ body: (Database) throws -> T) throws -> T {
-        try withDatabase { pool in try pool.read(body) }
+        try withDatabase { pool in
+            try pool.read { db in
+                try checkOwnership(db)
+                return try body(db)
+            }
+        }
     }
 
     func modify<T>(_ body: (Database) throws -> T) throws -> T {
-        try withDatabase { pool in try pool.write(body) }
+        try withDatabase { pool in
+            try pool.write { db in
+                try checkOwnership(db)
+                return try body(db)
+            }
+        }
+    }
+
+    /// Fails when the file now holds another source's data (another process opened it for
+    /// another backend), so none of it is read as this source's and none of this source's is
+    /// written into it.
+    private func checkOwnership(_ db: Database) throws {
+        guard let namespace else { return }
+        let held = try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM meta WHERE key = 'namespace'"))
+        guard held != namespace else { return }
+        let holder = held ?? "no source"
+        if !reportedTakeover.exchange(true, ordering: .relaxed) {
+            logger.warning(
+                "disk-cache: \(path) now holds data from \(holder), not \(namespace); caching on disk is off")
+        }
+        throw StoreChainError(
+            .cacheFile, "the cache file \(path) holds data from \(holder), not from \(namespace)",
+            suggestion: "give each backend its own cache path (or 'namespace'); the app keeps working from the backend")
+    }
+
+    /// Makes the file hold `namespace`'s data: a file that held another source's data (or data
+    /// of no known source) is emptied first.
+    private func claim(_ db: Database) throws {
+        guard let namespace else { return }
+        let held = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'namespace'")
+        guard held != namespace else { return }
+        let entries = try Int.fetchOne(db, sql: "SELECT (SELECT COUNT(*) FROM nodes) + (SELECT COUNT(*) FROM queries)")
+        if (entries ?? 0) > 0 {
+            logger.notice(
+                "disk-cache: \(path) held data from \(held ?? "an unnamed source"); it now caches \(namespace) and starts empty"
+            )
+        }
+        try db.execute(sql: "DELETE FROM nodes; DELETE FROM queries; DELETE FROM collections")
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('namespace', ?)", arguments: [namespace])
     }
 
     /// Runs `body` on the open file; a file found corrupt is moved aside and rebuilt for the
@@ -574,7 +627,10 @@ public final class SQLiteCacheStorage: CacheStorage {
         configuration.prepareDatabase { db in db.add(function: SQLPredicate.attributeFunction) }
         let pool = try DatabasePool(path: path, configuration: configuration)
         do {
-            try pool.write { db in try migrate(db) }
+            try pool.write { db in
+                try migrate(db)
+                try claim(db)
+            }
             try pool.read { db in try Self.verifySchema(db) }
             // Reading every table's first page finds a file damaged past its header.
             try pool.read { db in _ = try Int.fetchOne(db, sql: "PRAGMA quick_check(1)") }
@@ -606,7 +662,10 @@ public final class SQLiteCacheStorage: CacheStorage {
                 "disk-cache: \(path) has schema version \(version), not \(Self.schemaVersion); rebuilding it")
         }
         try db.execute(
-            sql: "DROP TABLE IF EXISTS nodes; DROP TABLE IF EXISTS queries; DROP TABLE IF EXISTS collections")
+            sql: """
+                DROP TABLE IF EXISTS nodes; DROP TABLE IF EXISTS queries; DROP TABLE IF EXISTS collections;
+                DROP TABLE IF EXISTS meta
+                """)
         for statement in Self.schema { try db.execute(sql: statement) }
         try db.execute(sql: "PRAGMA user_version = \(Self.schemaVersion)")
     }
@@ -632,6 +691,7 @@ public final class SQLiteCacheStorage: CacheStorage {
         CREATE TABLE collections (entity TEXT PRIMARY KEY NOT NULL, fetched_at REAL, expires_at REAL, etag TEXT, \
         last_modified TEXT, page_validators TEXT, rules TEXT)
         """,
+        "CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)",
     ]
 
     /// Checks that the tables are the ones this version writes: a damaged definition (a column

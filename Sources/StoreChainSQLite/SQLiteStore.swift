@@ -24,6 +24,8 @@ public final class SQLiteStore: StoreResponder {
     public let name = "SQLiteStore"
     public let path: String
     public let model: Model
+    /// The store file: a cache over it keeps its data apart from other stores'.
+    public var cacheNamespace: String? { "sqlite \(path)" }
     private let memory: InMemoryStore
     private let database: DatabaseQueue
 

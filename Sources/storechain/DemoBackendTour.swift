@@ -77,6 +77,8 @@ struct DemoBackendTour {
         let port = try await backend.start()
         let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-demo-\(UUID())")
         defer { try? FileManager.default.removeItem(at: folder) }
+        // The demo's caches live in its own folder, so every run starts cold.
+        let environment = ["STORECHAIN_DEMO_URL": "http://127.0.0.1:\(port)", "STORECHAIN_CACHE_DIR": folder.path]
         let clock = ShiftedClock()
         var logger = Logger(label: "storechain.demo")
         logger.logLevel = .error
@@ -90,7 +92,7 @@ struct DemoBackendTour {
                 let file = folder.appending(path: "\(name).pipeline.yml")
                 try text.write(to: file, atomically: true, encoding: .utf8)
                 let pipeline = try Pipeline.load(
-                    contentsOf: file, environment: ["STORECHAIN_DEMO_URL": "http://127.0.0.1:\(port)"])
+                    contentsOf: file, environment: environment)
                 loaded.append(pipeline.makeChain(clock: clock, logger: logger))
             }
             chains = (loaded[0], loaded[1])
@@ -103,7 +105,7 @@ struct DemoBackendTour {
             try await rateLimited(backend, chains.v2)
             try await batchedFaults(backend, chains.v2, model: backend.model)
             try await githubStyle(
-                backend, folder: folder, environment: ["STORECHAIN_DEMO_URL": "http://127.0.0.1:\(port)"])
+                backend, folder: folder, environment: environment)
         } catch {
             await backend.stop()
             throw error

@@ -18,7 +18,8 @@ import Testing
         let port = try await backend.start()
         do {
             try await body(
-                folder.appending(path: "v2.pipeline.yml"), ["STORECHAIN_DEMO_URL": "http://127.0.0.1:\(port)"], backend)
+                folder.appending(path: "v2.pipeline.yml"),
+                ["STORECHAIN_DEMO_URL": "http://127.0.0.1:\(port)", "STORECHAIN_CACHE_DIR": folder.path], backend)
         } catch {
             await backend.stop()
             throw error

@@ -21,7 +21,7 @@ import Testing
         try """
         model: music.model.yml
         handlers:
-          - disk-cache: { path: cache/music.sqlite, ttl: 1h }
+          - disk-cache: { path: ./cache/music.sqlite, ttl: 1h }
         terminal:
           json-file: { path: music.json }
         """.write(to: pipeline, atomically: true, encoding: .utf8)

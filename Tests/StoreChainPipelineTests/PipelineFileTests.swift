@@ -162,7 +162,7 @@ import Testing
               in-memory: {}
             """
         let pipeline = try Pipeline.parse(
-            text, source: "inline.yml", directory: folder, environment: ["CACHE_DIR": "caches"])
+            text, source: "inline.yml", directory: folder, environment: ["CACHE_DIR": "./caches"])
         #expect(pipeline.stages.map(\.type) == ["disk-cache"])
         #expect(FileManager.default.fileExists(atPath: folder.appending(path: "caches/music.sqlite").path))
     }

@@ -67,7 +67,7 @@ import Testing
     @Test func theFileDescribesTheSameBackendAsTheSwiftOptions() throws {
         let folder = try Self.demoFolder()
         let base = URL(string: "http://127.0.0.1:8080")!
-        let environment = ["STORECHAIN_DEMO_URL": "http://127.0.0.1:8080"]
+        let environment = ["STORECHAIN_DEMO_URL": "http://127.0.0.1:8080", "STORECHAIN_CACHE_DIR": folder.path]
         for (file, options) in [
             ("v1", DemoRemoteOptions.v1(baseURL: base)), ("v2", DemoRemoteOptions.v2(baseURL: base)),
             ("v3", DemoRemoteOptions.v3(baseURL: base)),
@@ -89,7 +89,7 @@ import Testing
             let folder = try Self.demoFolder()
             let pipeline = try Pipeline.load(
                 contentsOf: folder.appending(path: "v2.pipeline.yml"),
-                environment: ["STORECHAIN_DEMO_URL": base.absoluteString])
+                environment: ["STORECHAIN_DEMO_URL": base.absoluteString, "STORECHAIN_CACHE_DIR": folder.path])
             let fromFile = pipeline.makeChain()
             let model = pipeline.model
             let inSwift = Chain(

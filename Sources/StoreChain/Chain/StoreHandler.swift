@@ -49,11 +49,18 @@ extension StoreHandler {
 public protocol StoreResponder: Sendable {
     var name: String { get }
 
+    /// What this terminal's data comes from (a backend's address and mapping, a file), so a
+    /// disk cache never answers with data another source gave it; `nil` when it has no lasting
+    /// identity (the default).
+    var cacheNamespace: String? { get }
+
     func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse
 }
 
 extension StoreResponder {
     public var name: String { String(describing: type(of: self)) }
+
+    public var cacheNamespace: String? { nil }
 }
 
 /// A handler that applies only to some request kinds and entities.

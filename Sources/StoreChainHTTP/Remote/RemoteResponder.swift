@@ -17,6 +17,10 @@ public final class RemoteResponder: StoreResponder {
     public let name = "RemoteResponder"
     public let model: Model
     public let options: RemoteOptions
+    /// The backend's address and a digest of the address and the entity mapping: a disk cache
+    /// keeps data from another backend, or mapped another way, apart. Headers and tokens are
+    /// not part of it, so a refreshed token keeps the cache.
+    public let cacheNamespace: String?
     let transport: any HTTPTransport
     let mapper: RecordMapper
     let planners: [String: QueryPlanner]
@@ -40,6 +44,8 @@ public final class RemoteResponder: StoreResponder {
     ) throws(StoreChainError) {
         self.model = model
         self.options = options
+        self.cacheNamespace =
+            "remote \(RemoteError.redacted(options.baseURL)) #\(Fingerprint.hex(of: (options.baseURL, options.entities)))"
         self.transport = transport
         self.mapper = RecordMapper(model: model, entities: options.entities)
         var planners: [String: QueryPlanner] = [:]
