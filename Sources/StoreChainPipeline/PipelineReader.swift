@@ -30,15 +30,26 @@ struct PipelineReader {
 
     /// Adds the node's place to an error that does not say where it is.
     private mutating func add(_ error: any Error, at node: Yams.Node?, _ path: String) {
-        let location = document.location(node, path)
         switch error {
         case let error as StoreChainError:
-            problems.append(error.location?.line == nil ? error.located(location) : error)
+            problems.append(locate(error, under: node, path))
         case let failure as ValidationFailure:
-            problems += failure.errors
+            problems += failure.errors.map { locate($0, under: node, path) }
         default:
-            problems.append(StoreChainError(.invalidPipeline, "\(error)", at: location))
+            problems.append(StoreChainError(.invalidPipeline, "\(error)", at: document.location(node, path)))
         }
+    }
+
+    /// An error without a line, placed at the key its path names under `node`
+    /// (`entities.Band.attributes.nam` under a terminal's options), or else at `node`.
+    private func locate(_ error: StoreChainError, under node: Yams.Node?, _ path: String) -> StoreChainError {
+        guard error.location?.line == nil else { return error }
+        if let node, let relative = error.location?.path, let found = document.node(at: relative, under: node) {
+            var located = error
+            located.location = document.location(found, document.join(path, relative))
+            return located
+        }
+        return error.located(document.location(node, path))
     }
 
     mutating func read() -> Pipeline? {

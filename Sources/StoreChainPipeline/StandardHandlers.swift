@@ -20,7 +20,7 @@ extension HandlerRegistry {
             MemoryCache(
                 model: context.model,
                 limits: .init(
-                    maxObjects: options.maxObjects ?? 10_000, maxBytes: options.maxSize?.bytes ?? 64 << 20),
+                    maxObjects: options.maxObjects?.value ?? 10_000, maxBytes: options.maxSize?.bytes ?? 64 << 20),
                 options: try options.cacheOptions(model: context.model))
         }
         registry.register("disk-cache", options: CacheFileOptions.self, placement: .cache) { options, context in
@@ -41,20 +41,21 @@ extension HandlerRegistry {
             return PaginationHandler(
                 model: context.model,
                 options: PaginationOptions(
-                    pageSize: options.pageSize, pageSizes: options.pageSizes ?? [:],
-                    maxPages: options.maxPages ?? 1_000, concurrency: options.concurrency ?? 4))
+                    pageSize: options.pageSize?.value, pageSizes: options.pageSizes?.mapValues(\.value) ?? [:],
+                    maxPages: options.maxPages?.value ?? 1_000, concurrency: options.concurrency?.value ?? 4))
         }
         registry.register("rate-limit", options: RateLimitFileOptions.self, placement: .traffic) { options, _ in
             RateLimitHandler(
                 options: RateLimitOptions(
-                    rate: options.rate.perSecond, burst: options.burst ?? 1, maxInFlight: options.maxInFlight,
+                    rate: options.rate.perSecond, burst: options.burst?.value ?? 1,
+                    maxInFlight: options.maxInFlight?.value,
                     mode: options.mode ?? .wait))
         }
         registry.register("retry", options: RetryFileOptions.self, placement: .traffic) { options, _ in
             let defaults = RetryOptions()
             return RetryHandler(
                 options: RetryOptions(
-                    maxAttempts: options.attempts ?? defaults.maxAttempts,
+                    maxAttempts: options.attempts?.value ?? defaults.maxAttempts,
                     baseDelay: options.baseDelay?.duration ?? defaults.baseDelay,
                     maxDelay: options.maxDelay?.duration ?? defaults.maxDelay,
                     retriesSaves: options.retrySaves ?? false))
@@ -65,17 +66,21 @@ extension HandlerRegistry {
                 model: context.model,
                 options: BatchingOptions(
                     entities: Set(options.entities), window: options.window?.duration ?? .milliseconds(5),
-                    maxBatch: options.maxBatch ?? 100, maxDelay: options.maxDelay?.duration ?? .milliseconds(50)))
+                    maxBatch: options.maxBatch?.value ?? 100, maxDelay: options.maxDelay?.duration ?? .milliseconds(50))
+            )
         }
         registry.registerTerminal("remote", options: RemoteOptions.self) { options, context in
+            var problems = RemoteResponder.problems(in: options, model: context.model)
             let missing = context.model.entities.map(\.name).filter { options.entities[$0] == nil }.sorted()
-            guard missing.isEmpty else {
-                throw StoreChainError(
-                    .invalidPipeline,
-                    "the remote terminal cannot serve \(missing.joined(separator: ", ")): no mapping under 'entities'",
-                    at: .init(path: "terminal.remote.entities"),
-                    suggestion: "add an entry with its endpoints for each entity of the model")
+            if !missing.isEmpty {
+                problems.append(
+                    StoreChainError(
+                        .invalidPipeline,
+                        "the remote terminal cannot serve \(missing.joined(separator: ", ")): no mapping under 'entities'",
+                        at: .init(path: "entities"),
+                        suggestion: "add an entry with its endpoints for each entity of the model"))
             }
+            guard problems.isEmpty else { throw ValidationFailure(problems) }
             return try RemoteResponder(model: context.model, options: options, environment: context.environment)
         }
         registry.registerTerminal("json-file", options: FileTerminalOptions.self) { options, context in
@@ -102,6 +107,7 @@ extension Model {
         for name in names where entity(named: name) == nil {
             throw StoreChainError(
                 .invalidPipeline, "'\(option)' names entity '\(name)', which the model does not have",
+                at: .init(path: "\(option).\(name)"),
                 suggestion: Suggestion.didYouMean(name, in: entities.map(\.name)))
         }
     }
@@ -134,7 +140,7 @@ struct MetricsFileOptions: Decodable {
 struct CacheFileOptions: Decodable {
     var ttl: TimeSpan?
     var entityTtl: [String: TimeSpan]?
-    var maxObjects: Int?
+    var maxObjects: PositiveCount?
     var maxSize: ByteSize?
     var staleWhileRevalidate: TimeSpan?
     var staleIfError: TimeSpan?
@@ -158,23 +164,23 @@ struct CacheFileOptions: Decodable {
 
 /// `pagination: { page-size: 50, page-sizes: { Track: 100 }, max-pages: 200, concurrency: 4 }`.
 struct PaginationFileOptions: Decodable {
-    var pageSize: Int?
-    var pageSizes: [String: Int]?
-    var maxPages: Int?
-    var concurrency: Int?
+    var pageSize: PositiveCount?
+    var pageSizes: [String: PositiveCount]?
+    var maxPages: PositiveCount?
+    var concurrency: PositiveCount?
 }
 
 /// `rate-limit: { rate: 10/s, burst: 20, max-in-flight: 4, mode: wait }`.
 struct RateLimitFileOptions: Decodable {
     var rate: Rate
-    var burst: Int?
-    var maxInFlight: Int?
+    var burst: PositiveCount?
+    var maxInFlight: PositiveCount?
     var mode: RateLimitOptions.Mode?
 }
 
 /// `retry: { attempts: 4, base-delay: 200ms, max-delay: 10s, retry-saves: false }`.
 struct RetryFileOptions: Decodable {
-    var attempts: Int?
+    var attempts: PositiveCount?
     var baseDelay: TimeSpan?
     var maxDelay: TimeSpan?
     var retrySaves: Bool?
@@ -184,7 +190,7 @@ struct RetryFileOptions: Decodable {
 struct BatchingFileOptions: Decodable {
     var entities: [String]
     var window: TimeSpan?
-    var maxBatch: Int?
+    var maxBatch: PositiveCount?
     var maxDelay: TimeSpan?
 }
 

@@ -85,6 +85,38 @@ struct YAMLDocument {
         return result
     }
 
+    /// The key (or list item) a key path such as `entities.Band.fetch[0].request` names under
+    /// `node`, or the deepest one found on the way; `nil` when not even its first key is there.
+    func node(at path: String, under node: Yams.Node) -> Yams.Node? {
+        var steps: [(key: String?, index: Int?)] = []
+        for component in path.split(separator: ".") {
+            var name = component
+            var indices: [Int] = []
+            while name.hasSuffix("]"), let open = name.lastIndex(of: "["),
+                let index = Int(name[name.index(after: open)..<name.index(before: name.endIndex)])
+            {
+                indices.insert(index, at: 0)
+                name = name[..<open]
+            }
+            steps.append((String(name), nil))
+            steps += indices.map { (nil, $0) }
+        }
+        var current = node
+        var found: Yams.Node?
+        for step in steps {
+            if let key = step.key {
+                guard case .mapping(let mapping) = current,
+                    let pair = mapping.first(where: { $0.key.scalar?.string == key })
+                else { break }
+                (current, found) = (pair.value, pair.key)
+            } else if let index = step.index {
+                guard case .sequence(let items) = current, items.indices.contains(index) else { break }
+                (current, found) = (items[index], items[index])
+            }
+        }
+        return found
+    }
+
     /// The string of a scalar, or a problem.
     func string(_ node: Yams.Node, _ path: String, problems: inout [StoreChainError]) -> String? {
         guard case .scalar(let scalar) = node else {

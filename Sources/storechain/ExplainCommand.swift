@@ -10,12 +10,15 @@ struct ExplainCommand: AsyncParsableCommand {
         commandName: "explain",
         abstract: "Show, without running it, how a pipeline would serve a fetch.",
         discussion: """
-            Lists the handlers that see the request, the endpoint the planner picks, what is pushed
-            down to the backend, what runs in memory, the ways to read the related objects it needs
-            with their expected requests, and the pages it expects to read. Nothing is sent to the
-            backend; the pipeline's caches are asked how large the listings they hold are.
-              storechain explain --pipeline Examples/Bandcamp/v2.pipeline.yml --entity Band \\
-                --where 'name BEGINSWITH[c] "rue"'
+            Lists the handlers that see the request, the endpoint the planner picks, what is \
+            pushed down to the backend, what runs in memory, the ways to read the related objects \
+            it needs with their expected requests, and the pages it expects to read. Nothing is \
+            sent to the backend; the pipeline's caches are asked how large the listings they \
+            hold are.
+
+            Example:
+              storechain explain --pipeline Examples/Bandcamp/v2.pipeline.yml \\
+                --entity Band --where 'name BEGINSWITH[c] "rue"'
             """
     )
 

@@ -12,10 +12,11 @@ struct QueryCommand: AsyncParsableCommand {
         abstract: "Run one fetch request and print the result.",
         discussion: """
             Examples:
-              storechain query --pipeline Examples/Bandcamp/v2.pipeline.yml --entity Album \\
-                --where 'year >= 2000 AND band.name BEGINSWITH[c] "rue"' --sort -year --stats
-              storechain query --model Examples/Music/music.model.yml --data Examples/Music/music.json \\
-                --entity Band --count
+              storechain query --pipeline Examples/Bandcamp/v2.pipeline.yml \\
+                --entity Album --sort -year --stats \\
+                --where 'year >= 2000 AND band.name BEGINSWITH[c] "rue"'
+              storechain query --model Examples/Music/music.model.yml \\
+                --data Examples/Music/music.json --entity Band --count
             """
     )
 

@@ -10,10 +10,10 @@ struct ValidateCommand: ParsableCommand {
         commandName: "validate",
         abstract: "Check pipeline and model files; exits non-zero when any has a problem.",
         discussion: """
-            A file with top-level 'entities' is a model file; any other is a pipeline file. Pipelines
-            are checked without opening the cache files they name; environment variables they use
-            must be set (or given with --env). Handler types an app registers itself can be named
-            with --ignore-type: their options are then not checked.
+            A file with top-level 'entities' is a model file; any other is a pipeline file. \
+            Pipelines are checked without opening the cache files they name; environment \
+            variables they use must be set (or given with --env). Handler types an app registers \
+            itself can be named with --ignore-type: their options are then not checked.
             """
     )
 

@@ -97,7 +97,7 @@ import Testing
             ]
         ),
         ("unset-env.yml", [(4, "terminal.remote.base-url", "STORECHAIN_TEST_UNSET_URL is not set")]),
-        ("uncovered-entity.yml", [(4, "terminal.remote.entities", "cannot serve Album, Track")]),
+        ("uncovered-entity.yml", [(5, "terminal.remote.entities", "cannot serve Album, Track")]),
         (
             "bad-order.yml",
             [
@@ -135,6 +135,32 @@ import Testing
             ]
         ),
     ]
+
+    /// Counts below one, and a remote mapping naming what the model lacks: every one reported
+    /// at once, at its own line, by `validate` as by `load`.
+    @Test func badCountsAndMappingNamesAreReportedAtTheirLines() throws {
+        let url = Self.fixtures.appending(path: "errors/bad-counts.yml")
+        let expected = [
+            (17, "terminal.remote.entities.Album.relationships.bnd", "names relationship 'bnd'"),
+            (13, "terminal.remote.entities.Band.attributes.nam", "names attribute 'nam'"),
+            (3, "handlers[0].memory-cache.max-objects", "0 is not a count of one or more"),
+            (4, "handlers[1].pagination.page-size", "-4 is not a count of one or more"),
+            (5, "handlers[2].batching.max-batch", "0 is not a count"),
+            (6, "handlers[3].rate-limit.burst", "-1 is not a count"),
+            (7, "handlers[4].retry.attempts", "0 is not a count"),
+        ]
+        let loading = try #require(throws: ValidationFailure.self) {
+            try Pipeline.load(contentsOf: url, environment: [:])
+        }
+        for errors in [loading.errors, Pipeline.validate(contentsOf: url, environment: [:])] {
+            #expect(errors.count == expected.count, "\(errors)")
+            for (error, (line, path, text)) in zip(errors, expected) {
+                #expect(error.location?.line == line, "\(error)")
+                #expect(error.location?.path == path, "\(error)")
+                #expect(error.description.contains(text), "\(error)")
+            }
+        }
+    }
 
     @Test(arguments: problemCases.map(\.0))
     func everyProblemIsReportedWithItsLineAndKeyPath(fixture: String) throws {

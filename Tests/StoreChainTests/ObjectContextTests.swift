@@ -209,6 +209,36 @@ import Testing
         #expect(chain.events.subscriberCount == before, "no observation is left running")
     }
 
+    @Test func anObservationsHelpersTakeTheFirstResultAndWaitForAChangeWithATimeout() async throws {
+        let request = try TestData.fetch("Band", where: "country == 'US'", sort: [FetchSortDescriptor("name")])
+        #expect(try await context.observe(request).first().map(\.objectID) == [band(4)])
+        var taken = 0
+        for try await _ in context.observe(request).prefix(1) { taken += 1 }
+        #expect(taken == 1, "prefix ends the observation after one result")
+
+        let clock = ManualClock()
+        var results = context.observe(request).timeout(.seconds(5), clock: clock).makeAsyncIterator()
+        #expect(try await results.next()?.map(\.objectID) == [band(4)])
+        await clock.waitForSleepers(1)
+        await clock.advance(by: .seconds(3))
+        let other = ObjectContext(chain: chain, model: store.model)
+        _ = try other.insert("Band", values: ["name": "Beach House", "country": "US"])
+        try await other.save()
+        #expect(try await results.next()?.map(\.objectID) == [band(5), band(4)], "a change within the limit")
+
+        await clock.advance(by: .seconds(4))
+        #expect(clock.now.timeIntervalSince1970 == 1_700_000_007, "7 s in, but only 4 s after the last result")
+        try other.object(with: band(4)).set("Low", for: "name")
+        try await other.save()
+        #expect(try await results.next()?.map(\.objectID) == [band(5), band(4)], "the renamed band is a change")
+
+        await clock.waitForSleepers(1)
+        await clock.advance(by: .seconds(5))
+        let error = await #expect(throws: StoreChainError.self) { try await results.next() }
+        #expect(error?.code == .timedOut)
+        #expect(error?.message.contains("no result within 5.0 seconds") == true, "\(String(describing: error))")
+    }
+
     @Test func otherContextsSavesAreMergedIntoRegisteredObjects() async throws {
         let mine = try #require(try await context.fetch(TestData.fetch("Band", where: "id == 4")).first)
         #expect(mine.cachedValue("name") == "low")

@@ -36,6 +36,22 @@ public struct TimeSpan: Sendable, Hashable, Decodable {
     }
 }
 
+/// A count that must be at least one, as files write it (`page-size: 50`): zero or a negative
+/// number is an error at its line, not a handler that never makes progress.
+public struct PositiveCount: Sendable, Hashable, Decodable {
+    public let value: Int
+
+    public init(from decoder: any Decoder) throws {
+        let value = try decoder.singleValueContainer().decode(Int.self)
+        guard value > 0 else {
+            throw StoreChainError(
+                .invalidPipeline, "\(value) is not a count of one or more", suggestion: "write a whole number from 1 up"
+            )
+        }
+        self.value = value
+    }
+}
+
 /// A size as files write it: `512KB`, `200MB`, `1.5GB` (powers of 1,024), or bytes.
 public struct ByteSize: Sendable, Hashable, Decodable {
     public let bytes: Int

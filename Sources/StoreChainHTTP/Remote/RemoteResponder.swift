@@ -48,10 +48,10 @@ public final class RemoteResponder: StoreResponder {
             "remote \(RemoteError.redacted(options.baseURL)) #\(Fingerprint.hex(of: (options.baseURL, options.entities)))"
         self.transport = transport
         self.mapper = RecordMapper(model: model, entities: options.entities)
+        if let problem = Self.problems(in: options, model: model).first { throw problem }
         var planners: [String: QueryPlanner] = [:]
         for (name, entityOptions) in options.entities {
-            let entity = try Self.check(entityOptions, named: name, in: model)
-            planners[name] = try QueryPlanner(entity: entity, options: entityOptions)
+            planners[name] = try QueryPlanner(entity: try model.requireEntity(name), options: entityOptions)
         }
         self.planners = planners
         if let token = options.bearerToken, !token.isEmpty {
@@ -68,29 +68,65 @@ public final class RemoteResponder: StoreResponder {
         }
     }
 
-    private static func check(_ options: RemoteEntityOptions, named name: String, in model: Model)
-        throws(StoreChainError)
-        -> Entity
+    /// Every problem of the mapping against the model — entities, attributes, relationships,
+    /// templates and bindings — each with its key path under the options
+    /// (`entities.Band.attributes.nam`), so all of them can be reported at once.
+    public static func problems(in options: RemoteOptions, model: Model) -> [StoreChainError] {
+        var problems: [StoreChainError] = []
+        for name in options.entities.keys.sorted() {
+            guard let entityOptions = options.entities[name] else { continue }
+            let found = mappingProblems(entityOptions, named: name, model: model)
+            problems += found
+            guard found.isEmpty, let entity = model.entity(named: name) else { continue }
+            do throws(StoreChainError) {
+                _ = try QueryPlanner(entity: entity, options: entityOptions)
+            } catch {
+                problems.append(error.located(.init(path: "entities.\(name)")))
+            }
+        }
+        return problems
+    }
+
+    private static func mappingProblems(_ options: RemoteEntityOptions, named name: String, model: Model)
+        -> [StoreChainError]
     {
-        let entity = try model.requireEntity(name)
+        let path = "entities.\(name)"
+        guard let entity = model.entity(named: name) else {
+            return [
+                StoreChainError(
+                    .unknownEntity, "the remote mapping names entity '\(name)', which the model does not have",
+                    at: .init(path: path), suggestion: Suggestion.didYouMean(name, in: model.entities.map(\.name)))
+            ]
+        }
+        var problems: [StoreChainError] = []
         for attribute in options.attributes.keys.sorted() where entity.attribute(named: attribute) == nil {
-            throw StoreChainError(
-                .invalidRequest,
-                "the remote mapping of '\(name)' names attribute '\(attribute)', which the model does not have",
-                suggestion: Suggestion.didYouMean(attribute, in: entity.attributes.map(\.name)))
+            problems.append(
+                StoreChainError(
+                    .invalidRequest,
+                    "the remote mapping of '\(name)' names attribute '\(attribute)', which the model does not have",
+                    at: .init(path: "\(path).attributes.\(attribute)"),
+                    suggestion: Suggestion.didYouMean(attribute, in: entity.attributes.map(\.name))))
         }
         for relationship in options.relationships.keys.sorted() where entity.relationship(named: relationship) == nil {
-            throw StoreChainError(
-                .invalidRequest,
-                "the remote mapping of '\(name)' names relationship '\(relationship)', which the model does not have",
-                suggestion: Suggestion.didYouMean(relationship, in: entity.relationships.map(\.name)))
+            problems.append(
+                StoreChainError(
+                    .invalidRequest,
+                    "the remote mapping of '\(name)' names relationship '\(relationship)', which the model does not have",
+                    at: .init(path: "\(path).relationships.\(relationship)"),
+                    suggestion: Suggestion.didYouMean(relationship, in: entity.relationships.map(\.name))))
         }
-        for template in [options.get, options.create, options.update, options.delete].compactMap({ $0 })
-            + options.fetch.map(\.request)
-        {
-            _ = try RequestTemplate(template)
+        let templates =
+            [("get", options.get), ("create", options.create), ("update", options.update), ("delete", options.delete)]
+            .compactMap { key, template in template.map { ("\(path).\(key)", $0) } }
+            + options.fetch.enumerated().map { ("\(path).fetch[\($0.offset)].request", $0.element.request) }
+        for (location, template) in templates {
+            do throws(StoreChainError) {
+                _ = try RequestTemplate(template)
+            } catch {
+                problems.append(error.located(.init(path: location)))
+            }
         }
-        return entity
+        return problems
     }
 
     /// Requests and bytes exchanged so far.
