@@ -150,6 +150,29 @@ import Testing
             try await context.count(for: FetchRequest(entity: "Track", predicate: FetchPredicate("album == nil"))) == 1)
     }
 
+    /// The demo app's album without its band went to the network and came back as a 422.
+    @Test func aRequiredRelationshipIsCheckedBeforeTheSaveLeavesTheContext() async throws {
+        let album = try context.insert("Album", values: ["title": "Untethered"])
+        let unset = await #expect(throws: StoreChainError.self) { try await context.save() }
+        #expect(unset?.code == .saveFailed)
+        #expect(
+            unset?.message == "\(album.objectID): required relationship 'band' has no Band",
+            "\(String(describing: unset))")
+        try terminal.requireForwarded(exactly: 0, .save)
+
+        try album.setRelated(context.object(with: band(1)), for: "band")
+        let existing = context.object(with: self.album(30))
+        try existing.setRelated(nil, for: "band")
+        let emptied = await #expect(throws: StoreChainError.self) { try await context.save() }
+        #expect(emptied?.message == "Album/30: required relationship 'band' has no Band")
+        try terminal.requireForwarded(exactly: 0, .save)
+        #expect(album.objectID.isTemporary && context.hasChanges, "nothing was applied")
+
+        try existing.setRelated(context.object(with: band(3)), for: "band")
+        try await context.save()
+        #expect(!album.objectID.isTemporary && !context.hasChanges)
+    }
+
     @Test func aFailedSaveLeavesTheContextAsItWas() async throws {
         let band = try context.insert("Band", values: ["name": "Grouper"])
         let album = try context.insert("Album", values: ["year": 2011])

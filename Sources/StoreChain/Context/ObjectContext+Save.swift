@@ -31,9 +31,11 @@ extension ObjectContext {
                             .saveFailed, "\(id): required attribute '\(attribute.name)' has no value",
                             suggestion: "set it before saving, or give it a default in the model")
                     }
+                    try Self.checkRequiredRelationships(of: entity, id, change, inserted: true)
                     changes.inserted.append(
                         Node(id: id, attributes: change.attributes, relationships: change.relationships))
                 case .updated:
+                    try Self.checkRequiredRelationships(of: entity, id, change, inserted: false)
                     changes.updated.append(
                         Node(
                             id: id, attributes: change.attributes, relationships: change.relationships,
@@ -43,6 +45,22 @@ extension ObjectContext {
                 }
             }
             return (changes, state.pending)
+        }
+    }
+
+    /// A required to-one relationship must hold an object: one an insert never set, or a change
+    /// that emptied it, fails here, naming the object and relationship, before anything is sent.
+    private static func checkRequiredRelationships(
+        of entity: Entity, _ id: ObjectID, _ change: PendingChange, inserted: Bool
+    ) throws(StoreChainError) {
+        for relationship in entity.relationships where !relationship.isToMany && !relationship.isOptional {
+            let value = change.relationships[relationship.name]
+            guard value == .toOne(nil) || (inserted && value == nil) else { continue }
+            throw StoreChainError(
+                .saveFailed, "\(id): required relationship '\(relationship.name)' has no \(relationship.destination)",
+                suggestion:
+                    "set it with setRelated(_:for:) before saving, or make it optional in the model ('to-one: \(relationship.destination)?')"
+            )
         }
     }
 
