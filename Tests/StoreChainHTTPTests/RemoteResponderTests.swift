@@ -247,11 +247,11 @@ import Testing
                 ? .status(304, headers: ["ETag": "\"v1\""]) : .json(RemoteFixtures.bandsPage)
         }
         let validators = Validators(etag: "\"v1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT")
-        let response = try await try responder(transport).respond(
+        let response = try await responder(transport).respond(
             to: .revalidation(.fetch(FetchRequest(entity: "Band")), validators), context: RequestContext())
         #expect(response.info.notModified)
         #expect(transport.requests.first?.headers["If-Modified-Since"] == "Wed, 21 Oct 2026 07:28:00 GMT")
-        let plain = try await try responder(transport).respond(
+        let plain = try await responder(transport).respond(
             to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
         #expect(!plain.info.notModified)
         #expect(transport.requests.last?.headers["If-None-Match"] == nil, "a fetch is never conditional")
@@ -310,7 +310,7 @@ import Testing
                 Node(id: ObjectID(entity: "Band", key: 1), attributes: ["founded": .date(ISO8601.parse("2001-01-01")!)])
             ],
             deleted: [ObjectID(entity: "Band", key: 2)])
-        let result = try await try responder(transport).respond(to: .save(changes), context: RequestContext())
+        let result = try await responder(transport).respond(to: .save(changes), context: RequestContext())
             .saveResult()
         #expect(
             result.permanentIDs == [
@@ -332,7 +332,7 @@ import Testing
         let album = Node(
             id: .temporary(entity: "Album"), attributes: ["title": "X"], relationships: ["band": .toOne(band.id)])
         let error = await #expect(throws: StoreChainError.self) {
-            try await try responder(transport).respond(
+            try await responder(transport).respond(
                 to: .save(SaveChanges(inserted: [band, album])), context: RequestContext())
         }
         #expect(error?.code == .saveFailed)
