@@ -487,7 +487,7 @@ public final class SQLiteCacheStorage: CacheStorage {
     /// written into it.
     private func checkOwnership(_ db: Database) throws {
         guard let namespace else { return }
-        let held = try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM meta WHERE key = 'namespace'"))
+        let held = try Self.heldNamespace(db)
         guard held != namespace else { return }
         let holder = held ?? "no source"
         if !reportedTakeover.exchange(true, ordering: .relaxed) {
@@ -499,11 +499,16 @@ public final class SQLiteCacheStorage: CacheStorage {
             suggestion: "give each backend its own cache path (or 'namespace'); the app keeps working from the backend")
     }
 
+    /// The source whose data the file holds, if one claimed it.
+    private static func heldNamespace(_ db: Database) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM meta WHERE key = 'namespace'"))
+    }
+
     /// Makes the file hold `namespace`'s data: a file that held another source's data (or data
     /// of no known source) is emptied first.
     private func claim(_ db: Database) throws {
         guard let namespace else { return }
-        let held = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'namespace'")
+        let held = try Self.heldNamespace(db)
         guard held != namespace else { return }
         let entries = try Int.fetchOne(db, sql: "SELECT (SELECT COUNT(*) FROM nodes) + (SELECT COUNT(*) FROM queries)")
         if (entries ?? 0) > 0 {

@@ -74,14 +74,11 @@ extension RemoteResponder {
     private func cachedCount(of entity: Entity, context: RequestContext, serving parent: StoreRequest) async throws
         -> Int?
     {
-        let count = StoreRequest.fetch(FetchRequest(entity: entity.name, resultType: .count))
-        do {
-            guard let response = try await context.subrequest(count, serving: parent, cachePolicy: .cacheOnly),
-                case .count(let records) = try response.fetchResult()
-            else { return nil }
-            return records
-        } catch let error as StoreChainError where error.code == .notCached {
-            return nil
-        }
+        let count = FetchRequest(entity: entity.name, resultType: .count)
+        guard
+            case .count(let records)? = try await cachedAnswer(
+                count, acceptingStale: true, context: context, serving: parent)
+        else { return nil }
+        return records
     }
 }

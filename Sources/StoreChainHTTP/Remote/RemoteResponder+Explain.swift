@@ -92,26 +92,27 @@ extension RemoteResponder {
                 else { break }
                 defer { entity = destination }
                 guard seen.insert("\(entity.name).\(name)").inserted else { continue }
-                let listing = try await listingOption(of: destination, context: context, serving: parent)
-                let read: RelatedRead?
                 switch mapper.options(for: entity.name).relationships[name] {
                 case .endpoint(let text)?:
-                    read = try endpointRead(
-                        relationship, of: entity, destination: destination, endpoint: text, listing: listing)
+                    reads.append(
+                        try await endpointRead(
+                            relationship, of: entity, destination: destination, endpoint: text, context: context,
+                            serving: parent))
                 case .foreignKey?:
-                    read = try keyedRead(
-                        relationship, of: entity, destination: destination, keyPath: [destination.key],
-                        listing: listing)
-                case .embedded?:
-                    read = nil
+                    reads.append(
+                        try await keyedRead(
+                            relationship, of: entity, destination: destination, keyPath: [destination.key],
+                            context: context, serving: parent))
                 case nil:
-                    read = try relationship.inverse.map { inverse throws(StoreChainError) in
-                        try keyedRead(
-                            relationship, of: entity, destination: destination, keyPath: [inverse, entity.key],
-                            listing: listing)
+                    if let inverse = relationship.inverse {
+                        reads.append(
+                            try await keyedRead(
+                                relationship, of: entity, destination: destination, keyPath: [inverse, entity.key],
+                                context: context, serving: parent))
                     }
+                case .embedded?:
+                    break
                 }
-                if let read { reads.append(read) }
             }
         }
         return reads
@@ -121,8 +122,8 @@ extension RemoteResponder {
     /// whole listing grouped by owner.
     private func endpointRead(
         _ relationship: Relationship, of entity: Entity, destination: Entity, endpoint: String,
-        listing: String
-    ) throws(StoreChainError) -> RelatedRead {
+        context: RequestContext, serving parent: StoreRequest
+    ) async throws -> RelatedRead {
         var options = [
             "cached: 0 requests when the caches hold every \(destination.name) fresh",
             "per \(entity.name): \(endpoint), 1 request or more for each",
@@ -130,7 +131,8 @@ extension RemoteResponder {
         var choice = "the cache when it can answer, else one request per \(entity.name)"
         if let keyPath = try destinationListing(of: relationship, destination: destination) {
             options.append(
-                "listing: \(listing.replacingOccurrences(of: "{by}", with: keyPath.joined(separator: ".")))")
+                try await listingOption(
+                    of: destination, by: keyPath.joined(separator: "."), context: context, serving: parent))
             choice =
                 "the cache when it can answer, else the listing when it has fewer pages than there are"
                 + " \(entity.name) objects (across every page of them the fetch reads), else one request per"
@@ -143,8 +145,8 @@ extension RemoteResponder {
     /// takes the keys (a batch, or one key at a time), or the destination's whole listing.
     private func keyedRead(
         _ relationship: Relationship, of entity: Entity, destination: Entity, keyPath: [String],
-        listing: String
-    ) throws(StoreChainError) -> RelatedRead {
+        context: RequestContext, serving parent: StoreRequest
+    ) async throws -> RelatedRead {
         let planner = try planner(for: destination.name)
         let key = Operand.constant(.integer(0))
         let by = keyPath.joined(separator: ".")
@@ -171,21 +173,22 @@ extension RemoteResponder {
         } else {
             choice = "the cache when it can answer, else the listing (no endpoint takes \(by))"
         }
-        options.append("listing: \(listing.replacingOccurrences(of: "{by}", with: by))")
+        options.append(try await listingOption(of: destination, by: by, context: context, serving: parent))
         return RelatedRead(relationship: "\(entity.name).\(relationship.name)", options: options, choice: choice)
     }
 
-    /// The destination's whole listing as an option, filtered by `{by}`: its endpoint and
-    /// expected pages, or how the first fetch that needs them will learn them.
-    private func listingOption(of destination: Entity, context: RequestContext, serving parent: StoreRequest)
-        async throws -> String
-    {
+    /// The destination's whole listing as an option, filtered by the key path `by`: its
+    /// endpoint and expected pages, or how the first fetch that needs them will learn them.
+    private func listingOption(
+        of destination: Entity, by: String, context: RequestContext, serving parent: StoreRequest
+    ) async throws -> String {
         let endpoint = try planner(for: destination.name).plan(predicate: nil, sort: []).endpoint.request
+        let listing = "listing: \(endpoint) filtered by \(by) in memory"
         guard let estimate = try await listingEstimate(of: destination, probe: false, context: context, serving: parent)
         else {
-            return "\(endpoint) filtered by {by} in memory, pages not known: the first fetch that weighs it reads"
-                + " its first page (1 request) to learn them"
+            return "\(listing), pages not known: the first fetch that weighs it reads its first page (1 request) to"
+                + " learn them"
         }
-        return "\(endpoint) filtered by {by} in memory, \(estimate.pages) page(s) (\(estimate.source.rawValue))"
+        return "\(listing), \(estimate.pages) page(s) (\(estimate.source.rawValue))"
     }
 }

@@ -562,12 +562,25 @@ extension RemoteResponder {
     func cachedMatches(_ request: FetchRequest, context: RequestContext, serving parent: StoreRequest) async throws
         -> [Node]?
     {
+        guard
+            case .objects(let members)? = try await cachedAnswer(
+                request, acceptingStale: false, context: context, serving: parent)
+        else { return nil }
+        return members
+    }
+
+    /// What the caches answer for `request`, asked with `.cacheOnly` so it never goes upstream;
+    /// `nil` when they cannot, when the answer is stale and `acceptingStale` is false, or outside
+    /// a chain.
+    func cachedAnswer(
+        _ request: FetchRequest, acceptingStale: Bool, context: RequestContext, serving parent: StoreRequest
+    ) async throws -> FetchResult? {
         do {
             guard
                 let response = try await context.subrequest(.fetch(request), serving: parent, cachePolicy: .cacheOnly),
-                !response.info.isStale, case .objects(let members) = try response.fetchResult()
+                acceptingStale || !response.info.isStale
             else { return nil }
-            return members
+            return try response.fetchResult()
         } catch let error as StoreChainError where error.code == .notCached {
             return nil
         }
