@@ -211,9 +211,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "StoreChainAppTests",
+            dependencies: ["StoreChain", "StoreChainPipeline", "StoreChainTesting"],
+            resources: [.copy("music.model.yml")],
+            swiftSettings: swiftSettings,
+            plugins: ["StoreChainModelPlugin"]
+        ),
+        .testTarget(
             name: "StoreChainCLITests",
             dependencies: [
-                "storechain", "storechain-codegen", "storechain-crash-writer", "StoreChain", "StoreChainPipeline",
+                "storechain", "storechain-crash-writer", "StoreChain", "StoreChainPipeline",
                 "StoreChainDemoBackend", "StoreChainHTTP", "StoreChainSQLite", "StoreChainTesting",
             ],
             swiftSettings: swiftSettings

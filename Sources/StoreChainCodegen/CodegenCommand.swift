@@ -15,7 +15,7 @@ enum CodegenCommand {
         let input = URL(filePath: arguments[1])
         do {
             let model = try ModelFile.load(contentsOf: input)
-            let text = SwiftModelGenerator(model: model, source: input.lastPathComponent).generate()
+            let text = try SwiftModelGenerator(model: model, source: input.lastPathComponent).generate()
             try text.write(to: URL(filePath: arguments[2]), atomically: true, encoding: .utf8)
         } catch let failure as ValidationFailure {
             for error in failure.errors { FileHandle.standardError.write(Data("error: \(error)\n".utf8)) }

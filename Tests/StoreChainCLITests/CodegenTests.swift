@@ -10,13 +10,32 @@ import Testing
             ["Examples/Music/music.model.yml", output.path], executable: "storechain-codegen")
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let text = try String(contentsOf: output, encoding: .utf8)
-        #expect(text.contains("public struct Band: Sendable, Hashable {"))
+        #expect(text.contains("public struct Band: TypedObject {"))
         #expect(text.contains("public var `founded`: Date? {"))
         #expect(text.contains(#"get async throws { try await object.value("founded", as: Date?.self) }"#))
         #expect(text.contains("public var `albums`: [Album] {"))
-        #expect(text.contains("public var `band`: Band? {"))
+        #expect(text.contains("public var `band`: Band {"), "a required to-one is not optional")
+        #expect(text.contains(#"get async throws { try await object.requiredRelated("band", as: Band.self) }"#))
+        #expect(text.contains("public func setFounded(_ value: Date?) throws(StoreChainError) {"))
+        #expect(!text.contains("func setId("), "keys are given by the backend, not set")
+        #expect(text.contains("into context: ObjectContext, `title`: String, `band`: Band, `year`: Int? = nil"))
+        #expect(text.contains("extension SortKey where Object == Album {"))
+        #expect(text.contains(#"public static var `year`: Self { Self("year") }"#))
+        #expect(text.contains(#"public static var `tracks`: Self { Self("tracks") }"#))
         #expect(text.contains(#"public static let `name` = Key<String>("name")"#))
         #expect(text.contains(#"public static let `tracks` = ToMany("tracks")"#))
+    }
+
+    @Test func propertiesThatClashWithGeneratedMembersAreNamed() async throws {
+        let model = FileManager.default.temporaryDirectory.appending(path: "clash-\(UUID()).model.yml")
+        try
+            "entities:\n  Band:\n    key: id\n    attributes: { id: integer, count: integer, name: string, setName: string }\n"
+            .write(to: model, atomically: true, encoding: .utf8)
+        let outcome = try await CommandRunner.run([model.path, "/dev/null"], executable: "storechain-codegen")
+        #expect(outcome.status == 1)
+        #expect(outcome.stderr.contains("Band.count clashes with the generated member 'count'"), "\(outcome.stderr)")
+        #expect(
+            outcome.stderr.contains("Band.name's setter would clash with the property 'setName'"), "\(outcome.stderr)")
     }
 
     @Test func aBadModelFailsWithItsErrors() async throws {

@@ -19,7 +19,9 @@ struct BandcampExample {
                 backend.resetStats()
                 let chain = pipeline.makeChain()
                 print("== \(file)")
-                try await browse(ObjectContext(chain: chain, model: pipeline.model))
+                let context = ObjectContext(chain: chain, model: pipeline.model)
+                try await browse(context)
+                if file == "v2.pipeline.yml" { try await record(context) }
                 await chain.shutdown()
                 print("   (\(backend.stats.requests) requests to the backend)\n")
             }
@@ -36,7 +38,7 @@ struct BandcampExample {
     static func browse(_ context: ObjectContext) async throws {
         let bands = try await Band.fetch(
             context, where: Band.Keys.name.beginsWith("the", options: .caseInsensitive),
-            sortedBy: [FetchSortDescriptor("name")])
+            sortedBy: [.name])
         var names: [String] = []
         for band in bands { names.append(try await band.name) }
         print("   bands beginning with \"the\": \(names)")
@@ -50,5 +52,20 @@ struct BandcampExample {
         for track in try await newest.tracks.prefix(5) {
             print("     \(try await track.number). \(try await track.title)")
         }
+    }
+
+    /// Writing through the generated types: a typed insert and a setter, one save, then a typed
+    /// count and sort that see the new album.
+    static func record(_ context: ObjectContext) async throws {
+        guard let band = try await Band.fetch(context, sortedBy: [.name], limit: 1).first else { return }
+        let name = try await band.name
+        let album = try Album.insert(into: context, title: "Live at the Loopback", band: band)
+        try album.setYear(2026)
+        try await context.save()
+        print("   saved \(try await album.title) as \(album.objectID)")
+        let ofBand = Album.Keys.band.key(Band.Keys.name) == name
+        let count = try await Album.count(context, where: ofBand)
+        let newest = try await Album.fetch(context, where: ofBand, sortedBy: [.year.descending], limit: 1)
+        print("   \(name) now has \(count) albums, the newest \(try await newest.first?.title ?? "none")")
     }
 }

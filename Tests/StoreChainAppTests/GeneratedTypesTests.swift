@@ -1,0 +1,111 @@
+import Foundation
+import StoreChain
+import StoreChainPipeline
+import StoreChainTesting
+import Testing
+
+/// The types the StoreChainModelPlugin generates from `music.model.yml`, used as app code uses
+/// them: typed insert, setters, sort and prefetch keys, counts, observations, and a required
+/// to-one that is not optional.
+@Suite struct GeneratedTypesTests {
+    let store: InMemoryStore
+    let terminal: RecordingResponder
+    let context: ObjectContext
+
+    init() throws {
+        store = try MusicFixture.store()
+        terminal = RecordingResponder(forwardingTo: store)
+        context = ObjectContext(chain: Chain(handlers: [], terminal: terminal), model: store.model)
+    }
+
+    @Test func theModelFileIsTheFixturesModel() throws {
+        let file = try #require(Bundle.module.url(forResource: "music.model", withExtension: "yml"))
+        #expect(try ModelFile.load(contentsOf: file) == MusicFixture.model())
+    }
+
+    @Test func typedSortLimitAndOffset() async throws {
+        let albums = try await Album.fetch(
+            context, where: Album.Keys.year != nil, sortedBy: [.year.descending], limit: 3, offset: 1)
+        #expect(try await albums.asyncMap { try await $0.title } == ["Guide to an Escape", "Takk...", "Ágætis byrjun"])
+        let bands = try await Band.fetch(context, sortedBy: [.name.caseInsensitive])
+        #expect(try await bands.asyncMap { try await $0.name } == ["low", "Mötley Crüe", "Rue Royale", "Sigur Rós"])
+        guard case .fetch(let request) = terminal.requests.last else {
+            Issue.record("no fetch was sent")
+            return
+        }
+        #expect(request.sortDescriptors == [FetchSortDescriptor("name", caseInsensitive: true)])
+    }
+
+    @Test func prefetchingLoadsTheRelationshipWithTheFetch() async throws {
+        let albums = try await Album.fetch(context, where: Album.Keys.title == "Takk...", prefetching: [.band])
+        let forwarded = terminal.requests.count
+        let band = try await albums[0].band
+        #expect(try await band.name == "Sigur Rós")
+        #expect(terminal.requests.count == forwarded, "the band came with the fetch")
+    }
+
+    @Test func insertSetAndSaveThroughTypedAPI() async throws {
+        let band = try Band.insert(into: context, name: "Beach House", country: "US")
+        let album = try Album.insert(into: context, title: "Bloom", band: band)
+        try album.setYear(2012)
+        try album.setPrice(nil)
+        #expect(album.object.isInserted)
+        try await context.save()
+
+        #expect(album.objectID == ObjectID(entity: "Album", key: 32))
+        #expect(try await album.year == 2012)
+        #expect(try await album.band == band)
+        #expect(try await band.albums == [album])
+        let stored = try #require(store.node(for: album.objectID))
+        #expect(stored[attribute: "title"] == "Bloom" && stored[attribute: "year"] == 2012)
+        #expect(try await Album.count(context, where: Album.Keys.band.key(Band.Keys.name) == "Beach House") == 1)
+
+        try album.setTitle("Bloom (Deluxe)")
+        let rue = try #require(try await Band.fetch(context, where: Band.Keys.name == "Rue Royale").first)
+        try album.setBand(rue)
+        try await context.save()
+        #expect(store.node(for: album.objectID)?[attribute: "title"] == "Bloom (Deluxe)")
+        #expect(try await rue.albums.contains(album))
+    }
+
+    @Test func aTypedInsertStillChecksRequiredValuesOnSave() async throws {
+        let band = try Band.insert(into: context, name: "Grouper")
+        let track = try Track.insert(
+            into: context, title: "Heavy Water", seconds: 200,
+            album: Album.insert(into: context, title: "Dragging a Dead Deer", band: band))
+        #expect(track.object.isInserted)
+        try await context.save()
+        #expect(try await track.album.title == "Dragging a Dead Deer")
+    }
+
+    @Test func aRequiredToOneThatIsEmptyIsAnErrorNotNil() async throws {
+        let album = try #require(try await Album.fetch(context, where: Album.Keys.title == "Shout").first)
+        #expect(try await album.band.name == "Mötley Crüe")
+        try album.object.setRelated(nil, for: "band")
+        let error = await #expect(throws: StoreChainError.self) { try await album.band }
+        #expect(error?.code == .invalidData)
+        #expect(error?.message == "Album/31.band is required but holds no Band", "\(String(describing: error))")
+    }
+
+    @Test func typedCountsAndObservations() async throws {
+        #expect(try await Track.count(context) == 7)
+        #expect(try await Track.count(context, where: Track.Keys.seconds > 400) == 2)
+        let observation = Band.observe(context, where: Band.Keys.country == "US", sortedBy: [.name])
+        var results = observation.timeout(.seconds(5), clock: ManualClock()).makeAsyncIterator()
+        let before = try #require(try await results.next())
+        #expect(try await before.asyncMap { try await $0.name } == ["low"])
+        _ = try Band.insert(into: context, name: "Beach House", country: "US")
+        try await context.save()
+        let after = try #require(try await results.next())
+        #expect(try await after.asyncMap { try await $0.name } == ["Beach House", "low"])
+        #expect(try await Band.observe(context, where: Band.Keys.country == "IS").first().count == 1)
+    }
+}
+
+extension Array {
+    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}
