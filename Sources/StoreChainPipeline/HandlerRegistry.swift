@@ -1,5 +1,6 @@
 import Foundation
 import StoreChain
+import StoreChainHTTP
 
 /// Maps the handler and terminal type names a pipeline file uses to factories with typed,
 /// `Decodable` options, the way Core Data registers store classes by a type string. A registry
@@ -27,10 +28,15 @@ public struct HandlerRegistry: Sendable {
         /// What the terminal's data comes from (`StoreResponder.cacheNamespace`), for caches
         /// that outlive the process.
         public let cacheNamespace: String?
+        /// The registered HTTP interceptor types, for terminals that read an `interceptors` list.
+        let interceptors: [String: InterceptorEntry]
 
-        /// A path from an option: relative paths are taken from the pipeline file's folder.
+        /// A path from an option: relative paths are taken from the pipeline file's folder, `~/…`
+        /// from the home folder.
         public func url(forPath path: String) -> URL {
-            path.hasPrefix("/") ? URL(filePath: path) : directory.appending(path: path)
+            if path.hasPrefix("/") { return URL(filePath: path) }
+            if path.hasPrefix("~/") { return homeDirectory.appending(path: String(path.dropFirst(2))) }
+            return directory.appending(path: path)
         }
 
         /// Where a cache file goes: an absolute path as written; `./…` or `../…` next to the
@@ -91,8 +97,13 @@ public struct HandlerRegistry: Sendable {
         let make: @Sendable (NodeDecoder, Context) throws -> any StoreResponder
     }
 
+    struct InterceptorEntry: Sendable {
+        let make: @Sendable (NodeDecoder, Context) throws -> any HTTPInterceptor
+    }
+
     private(set) var handlers: [String: HandlerEntry] = [:]
     private(set) var terminals: [String: TerminalEntry] = [:]
+    private(set) var interceptors: [String: InterceptorEntry] = [:]
 
     /// An empty registry; `.standard` has the built-in types.
     public init() {}
@@ -113,6 +124,28 @@ public struct HandlerRegistry: Sendable {
     ) {
         terminals[type] = TerminalEntry { decoder, context in try make(try decoder.decode(Options.self), context) }
     }
+
+    /// A terminal type that reads its options node itself (the remote terminal, for its
+    /// `interceptors` list).
+    mutating func registerTerminal(
+        _ type: String, make: @escaping @Sendable (NodeDecoder, Context) throws -> any StoreResponder
+    ) {
+        terminals[type] = TerminalEntry(make: make)
+    }
+
+    /// Registers an HTTP interceptor type for the remote terminal's `interceptors` list:
+    /// `- type: { options }` there decodes `Options` and calls `make`.
+    public mutating func registerInterceptor<Options: Decodable & Sendable>(
+        _ type: String, options: Options.Type,
+        make: @escaping @Sendable (Options, Context) throws -> any HTTPInterceptor
+    ) {
+        interceptors[type] = InterceptorEntry { decoder, context in
+            try make(try decoder.decode(Options.self), context)
+        }
+    }
+
+    /// The HTTP interceptor type names, sorted.
+    public var interceptorTypes: [String] { interceptors.keys.sorted() }
 
     /// The handler type names, sorted.
     public var handlerTypes: [String] { handlers.keys.sorted() }

@@ -87,10 +87,10 @@ struct PipelineReader {
     private var cacheNamespace: String?
 
     private var context: (Model) -> HandlerRegistry.Context {
-        { [directory, session, validatesOnly, cacheNamespace] model in
+        { [directory, session, validatesOnly, cacheNamespace, registry] model in
             HandlerRegistry.Context(
                 model: model, directory: directory, environment: session.environment, validatesOnly: validatesOnly,
-                cacheNamespace: cacheNamespace)
+                cacheNamespace: cacheNamespace, interceptors: registry.interceptors)
         }
     }
 

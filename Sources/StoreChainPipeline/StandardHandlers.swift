@@ -7,7 +7,8 @@ import StoreChainSQLite
 extension HandlerRegistry {
     /// The built-in handler types — `logging`, `metrics`, `memory-cache`, `disk-cache`,
     /// `pagination`, `rate-limit`, `retry`, `batching` — and terminals — `remote`, `sqlite`,
-    /// `json-file`, `in-memory`. Their options are documented in `Docs/Pipelines.md`.
+    /// `json-file`, `in-memory` — and the remote terminal's HTTP interceptors — `request-id`,
+    /// `token-file`. Their options are documented in `Docs/Pipelines.md`.
     public static var standard: HandlerRegistry {
         var registry = HandlerRegistry()
         registry.register("logging", options: LoggingFileOptions.self) { options, _ in
@@ -69,7 +70,9 @@ extension HandlerRegistry {
                     maxBatch: options.maxBatch?.value ?? 100, maxDelay: options.maxDelay?.duration ?? .milliseconds(50))
             )
         }
-        registry.registerTerminal("remote", options: RemoteOptions.self) { options, context in
+        registry.registerTerminal("remote") { decoder, context in
+            let options = try decoder.decode(RemoteOptions.self)
+            let interceptors = try decoder.interceptors(in: context)
             var problems = RemoteResponder.problems(in: options, model: context.model)
             let missing = context.model.entities.map(\.name).filter { options.entities[$0] == nil }.sorted()
             if !missing.isEmpty {
@@ -81,7 +84,16 @@ extension HandlerRegistry {
                         suggestion: "add an entry with its endpoints for each entity of the model"))
             }
             guard problems.isEmpty else { throw ValidationFailure(problems) }
-            return try RemoteResponder(model: context.model, options: options, environment: context.environment)
+            return try RemoteResponder(
+                model: context.model, options: options, interceptors: interceptors, environment: context.environment)
+        }
+        registry.registerInterceptor("request-id", options: RequestIDFileOptions.self) { options, _ in
+            RequestIDInterceptor(header: options.header ?? "X-Request-ID")
+        }
+        registry.registerInterceptor("token-file", options: TokenFileOptions.self) { options, context in
+            TokenFileInterceptor(
+                url: context.url(forPath: options.path), header: options.header ?? "Authorization",
+                prefix: options.prefix ?? "Bearer ")
         }
         registry.registerTerminal("json-file", options: FileTerminalOptions.self) { options, context in
             try JSONFileStore(contentsOf: context.url(forPath: options.path), model: context.model).store
@@ -130,6 +142,18 @@ struct LoggingFileOptions: Decodable {
 }
 
 /// `metrics: { prefix: storechain }`.
+/// `request-id`: `{ header: X-Request-ID }`.
+struct RequestIDFileOptions: Decodable {
+    var header: String?
+}
+
+/// `token-file`: `{ path: /run/secrets/api-token, header: Authorization, prefix: "Bearer " }`.
+struct TokenFileOptions: Decodable {
+    var path: String
+    var header: String?
+    var prefix: String?
+}
+
 struct MetricsFileOptions: Decodable {
     var prefix: String?
 }

@@ -22,6 +22,8 @@ public final class RemoteResponder: StoreResponder {
     /// not part of it, so a refreshed token keeps the cache.
     public let cacheNamespace: String?
     let transport: any HTTPTransport
+    /// What every HTTP exchange passes through, outermost first.
+    public let interceptors: [any HTTPInterceptor]
     let mapper: RecordMapper
     let planners: [String: QueryPlanner]
     private let authorization: String?
@@ -37,16 +39,18 @@ public final class RemoteResponder: StoreResponder {
     }
 
     /// Checks the options against the model (every entity, attribute, relationship and
-    /// template), and reads the bearer token from the environment.
+    /// template), and reads the bearer token from the environment. Every HTTP exchange passes
+    /// through `interceptors`, the first outermost.
     public init(
         model: Model, options: RemoteOptions, transport: any HTTPTransport = AsyncHTTPClientTransport(),
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        interceptors: [any HTTPInterceptor] = [], environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(StoreChainError) {
         self.model = model
         self.options = options
         self.cacheNamespace =
             "remote \(RemoteError.redacted(options.baseURL)) #\(Fingerprint.hex(of: (options.baseURL, options.entities)))"
         self.transport = transport
+        self.interceptors = interceptors
         self.mapper = RecordMapper(model: model, entities: options.entities)
         if let problem = Self.problems(in: options, model: model).first { throw problem }
         var planners: [String: QueryPlanner] = [:]
@@ -193,20 +197,33 @@ public final class RemoteResponder: StoreResponder {
             timeout = min(timeout, .seconds(max(0, deadline.timeIntervalSince(context.clock.now))))
         }
         let request = TransportRequest(method: method, url: url, headers: headers, body: data, timeout: timeout)
-        // An exchange counts when it is attempted, so one that fails (a dropped connection)
-        // shows in the traffic too.
-        counters.withLock { traffic in
-            traffic.requests += 1
-            traffic.bytesSent += request.body?.count ?? 0
-        }
         let requestedAt = context.clock.now
-        var response = try await transport.send(request)
+        var response = try await send(request, from: interceptors[...], context: context)
         response.requestedAt = requestedAt
         response.receivedAt = context.clock.now
-        counters.withLock { $0.bytesReceived += response.body.count }
         guard (200..<300).contains(response.status) || response.status == 304 || accepting.contains(response.status)
         else { throw RemoteError.status(request, response) }
         return response
+    }
+
+    /// Sends a request through the interceptors left, then the transport.
+    private func send(
+        _ request: TransportRequest, from interceptors: ArraySlice<any HTTPInterceptor>, context: RequestContext
+    ) async throws -> TransportResponse {
+        guard let interceptor = interceptors.first else {
+            // An exchange counts when it is attempted, so one that fails (a dropped
+            // connection) shows in the traffic too.
+            counters.withLock { traffic in
+                traffic.requests += 1
+                traffic.bytesSent += request.body?.count ?? 0
+            }
+            let response = try await transport.send(request)
+            counters.withLock { $0.bytesReceived += response.body.count }
+            return response
+        }
+        return try await interceptor.intercept(request, context: context) { request in
+            try await send(request, from: interceptors.dropFirst(), context: context)
+        }
     }
 
     /// Parses a response body; malformed JSON names the URL and byte offset.

@@ -1,0 +1,21 @@
+import Foundation
+import StoreChain
+
+/// Gives every HTTP exchange a fresh UUID in a header (`X-Request-ID` unless named otherwise),
+/// so the backend's logs can be matched to ours. Pipeline files: `- request-id: { header: … }`.
+public struct RequestIDInterceptor: HTTPInterceptor {
+    public let header: String
+
+    public init(header: String = "X-Request-ID") {
+        self.header = header
+    }
+
+    public func intercept(
+        _ request: TransportRequest, context: RequestContext,
+        next: (TransportRequest) async throws -> TransportResponse
+    ) async throws -> TransportResponse {
+        var request = request
+        request.headers[header] = UUID().uuidString
+        return try await next(request)
+    }
+}
