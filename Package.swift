@@ -212,7 +212,10 @@ let package = Package(
         ),
         .testTarget(
             name: "StoreChainAppTests",
-            dependencies: ["StoreChain", "StoreChainPipeline", "StoreChainTesting"],
+            dependencies: [
+                "StoreChain", "StoreChainHTTP", "StoreChainPipeline", "StoreChainSQLite", "StoreChainTesting",
+                "CustomHandlerExample",
+            ],
             resources: [.copy("music.model.yml")],
             swiftSettings: swiftSettings,
             plugins: ["StoreChainModelPlugin"]
