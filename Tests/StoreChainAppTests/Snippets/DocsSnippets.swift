@@ -1,4 +1,4 @@
-// swift-format-ignore-file: the code between the snippet markers is the documentation's text, as written there.
+// swift-format-ignore-file
 
 import CustomHandlerExample
 import Foundation
@@ -14,7 +14,7 @@ func registeringHandlerAndInterceptorTypes() throws {
     // FixedBandsOptions and FixedBandsHandler are in Examples/CustomHandler.
     var registry = HandlerRegistry.standard
     registry.register("fixed-bands", options: FixedBandsOptions.self, placement: .anywhere) { options, context in
-        FixedBandsHandler(model: context.model, bands: options.nodes)  // context: model, folder, environment
+        FixedBandsHandler(model: context.model, bands: options.nodes)   // context: model, folder, environment
     }
 
     // An HTTP interceptor type for the remote terminal's `interceptors:` list.

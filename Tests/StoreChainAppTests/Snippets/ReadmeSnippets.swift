@@ -1,4 +1,4 @@
-// swift-format-ignore-file: the code between the snippet markers is the documentation's text, as written there.
+// swift-format-ignore-file
 
 import CustomHandlerExample
 import Foundation
@@ -9,6 +9,7 @@ import StoreChainSQLite
 
 // The Swift code blocks of README.md, each between `snippet begin` and `snippet end`, compiled
 // here (never run). `DocumentedCodeTests` checks that every block in the docs is one of these.
+// The files are not formatted (swift-format-ignore-file): a region is the docs' text as written.
 
 func registeringAHandlerType() throws {
     // snippet begin
@@ -31,17 +32,11 @@ func fetchRequestsInSwift() throws {
     request.predicate = try FetchPredicate("band.name BEGINSWITH[c] %@ AND year >= %d", "rue", 2010)
     request.sortDescriptors = [FetchSortDescriptor("year", ascending: false)]
     request.fetchLimit = 10
-    let result = try store.fetch(request)  // .objects([Node]); also .objectIDs, .count, .dictionaries
+    let result = try store.fetch(request)   // .objects([Node]); also .objectIDs, .count, .dictionaries
 
     // The typed builder makes the same predicate:
-    enum Album {
-        static let year = Key<Int>("year")
-        static let band = ToOne("band")
-    }
-    enum Band {
-        static let name = Key<String>("name")
-        static let albums = ToMany("albums")
-    }
+    enum Album { static let year = Key<Int>("year"); static let band = ToOne("band") }
+    enum Band { static let name = Key<String>("name"); static let albums = ToMany("albums") }
     let same = Album.band.key(Band.name).beginsWith("rue", options: .caseInsensitive) && Album.year >= 2010
     let prolific = Band.albums.count > 5 && Band.albums.any(Album.year) < 1990
     // snippet end
@@ -55,18 +50,18 @@ func writingAHandler(store: InMemoryStore) async throws {
             async throws -> StoreResponse
         {
             let start = context.clock.now
-            let response = try await next(request, context)  // forward…
+            let response = try await next(request, context)          // forward…
             context.logger.info("\(request) in \(context.clock.now.timeIntervalSince(start))s")
-            return response  // …and see the answer come back
+            return response                                          // …and see the answer come back
         }
     }
 
     let chain = Chain(terminal: store) {
-        Timing().when(kinds: [.fetch], entities: ["Band"])  // scoped: other requests pass by
+        Timing().when(kinds: [.fetch], entities: ["Band"])         // scoped: other requests pass by
         MemoryCache(model: store.model)
     }
     let result = try await chain.fetch(FetchRequest(entity: "Band"))
-    await chain.shutdown()  // waits for background work handlers started (revalidation, prefetch)
+    await chain.shutdown()   // waits for background work handlers started (revalidation, prefetch)
     // snippet end
     _ = result
 }
