@@ -52,39 +52,160 @@ struct PipelineReader {
         return error.located(document.location(node, path))
     }
 
+    /// The files this one extends, nearest first; a loop is an error.
+    var extendedBy: [URL] = []
+
+    /// The top-level pairs, checked once for unknown keys.
+    private var topPairs: [(key: String, keyNode: Yams.Node, value: Yams.Node)]?
+    /// The reader of the extended file, once opened: empty when there is none or it failed (an
+    /// array, as a struct cannot hold itself).
+    private var extended: [PipelineReader]?
+    /// How many of the extended reader's problems are already in `problems`.
+    private var adopted = 0
+
     mutating func read() -> Pipeline? {
-        guard let root = document.root, case .mapping = root else {
-            report(
-                document.root, "", "the pipeline file is empty or not a mapping",
-                "start with 'model:', 'handlers:' and 'terminal:'")
+        guard let model = readModel() else {
+            _ = readTerminal()
             return nil
         }
-        let top = document.pairs(root, "", problems: &problems) ?? []
-        let allowed = ["model", "handlers", "terminal"]
-        for pair in top where !allowed.contains(pair.key) {
-            report(pair.keyNode, pair.key, "unknown key '\(pair.key)'", Suggestion.didYouMean(pair.key, in: allowed))
-        }
-        let model = readModel(top.first { $0.key == "model" }?.value, root: root)
-        let terminal = readTerminal(top.first { $0.key == "terminal" }?.value, root: root, model: model)
-        var stages: [Pipeline.Stage] = []
-        if let handlers = top.first(where: { $0.key == "handlers" })?.value {
-            if case .sequence(let items) = handlers {
-                for (index, item) in items.enumerated() {
-                    if let stage = readHandler(item, path: "handlers[\(index)]", model: model) { stages.append(stage) }
-                }
-            } else {
-                report(handlers, "handlers", "'handlers' must be a list", "write one '- type: { options }' per line")
-            }
-        }
-        checkOrder(stages)
-        guard let model, let terminal else { return nil }
+        let terminal = readTerminal(model: model)
+        let stages = readHandlers(model: model)
+        guard let terminal, let stages else { return nil }
         return Pipeline(
             source: document.source ?? "pipeline", model: model, stages: stages, terminalType: terminal.type,
             terminal: terminal.responder)
     }
 
+    private mutating func top() -> [(key: String, keyNode: Yams.Node, value: Yams.Node)]? {
+        if let topPairs { return topPairs }
+        guard let root = document.root, case .mapping = root else {
+            report(
+                document.root, "", "the pipeline file is empty or not a mapping",
+                "start with 'model:', 'handlers:' and 'terminal:', or 'extends:' another file")
+            topPairs = []
+            return nil
+        }
+        let pairs = document.pairs(root, "", problems: &problems) ?? []
+        let allowed = ["extends", "model", "handlers", "terminal"]
+        for pair in pairs where !allowed.contains(pair.key) {
+            report(pair.keyNode, pair.key, "unknown key '\(pair.key)'", Suggestion.didYouMean(pair.key, in: allowed))
+        }
+        topPairs = pairs
+        return pairs
+    }
+
+    private mutating func value(of key: String) -> Yams.Node? {
+        top()?.first { $0.key == key }?.value
+    }
+
+    /// Runs `body` on the reader of the file `extends:` names and takes its new problems; nil
+    /// when the file extends none or the other cannot be read (a problem says why).
+    private mutating func withBase<T>(_ body: (inout PipelineReader) -> T) -> T? {
+        if extended == nil { extended = openBase().map { [$0] } ?? [] }
+        guard var reader = extended?.first else { return nil }
+        let result = body(&reader)
+        let node = value(of: "extends")
+        let line = node?.mark.map { ":\($0.line)" } ?? ""
+        let here = document.source ?? "the pipeline"
+        problems += reader.problems.dropFirst(adopted).map { problem in
+            var problem = problem
+            problem.message += " (in \(reader.document.source ?? "the extended file"), which \(here)\(line) extends)"
+            return problem
+        }
+        adopted = reader.problems.count
+        extended = [reader]
+        return result
+    }
+
+    private mutating func openBase() -> PipelineReader? {
+        guard let node = value(of: "extends") else { return nil }
+        let path: String
+        do {
+            path = try NodeDecoder(node: node, path: "extends", session: session).decode(String.self)
+        } catch {
+            add(error, at: node, "extends")
+            return nil
+        }
+        let url = (path.hasPrefix("/") ? URL(filePath: path) : directory.appending(path: path)).standardizedFileURL
+        let here = document.source.map { directory.appending(path: URL(filePath: $0).lastPathComponent) }
+        let chain = ([here].compactMap { $0 } + extendedBy).map(\.standardizedFileURL)
+        guard !chain.contains(url) else {
+            let loop = (chain.reversed() + [url]).map(\.lastPathComponent).joined(separator: " → ")
+            report(node, "extends", "'\(path)' extends this file again (\(loop))", "remove one of the 'extends:'")
+            return nil
+        }
+        // Named as this file is named (relative to the same folder), so errors read alike.
+        let source = document.source.map {
+            URL(filePath: $0).deletingLastPathComponent().appending(path: path).relativePath
+        }
+        let text: String
+        do {
+            text = try YAMLDocument.text(at: url, what: "the extended pipeline file")
+        } catch {
+            report(
+                node, "extends", "the extended pipeline file '\(path)' cannot be read (looked for \(url.path))",
+                "paths in 'extends' are relative to this file's folder")
+            return nil
+        }
+        let baseDocument: YAMLDocument
+        do {
+            baseDocument = try YAMLDocument(text: text, source: source ?? path)
+        } catch {
+            var error = error
+            error.message += " (in \(source ?? path), which \(document.source ?? "the pipeline") extends)"
+            problems.append(error)
+            return nil
+        }
+        var reader = PipelineReader(
+            document: baseDocument, registry: registry, directory: url.deletingLastPathComponent(),
+            environment: session.environment, validatesOnly: validatesOnly)
+        reader.extendedBy = chain
+        return reader
+    }
+
+    private mutating func readModel() -> Model? {
+        if let node = value(of: "model") { return readModel(node) }
+        if value(of: "extends") != nil { return withBase { $0.readModel() } ?? nil }
+        report(document.root, "model", "the pipeline names no model file", "add 'model: music.model.yml'")
+        return nil
+    }
+
+    /// The terminal of this file, or of the file it extends (built with this file's model).
+    private mutating func readTerminal(model: Model? = nil)
+        -> (type: String, responder: any StoreResponder)?
+    {
+        if value(of: "terminal") == nil, value(of: "extends") != nil {
+            guard let model else { return nil }
+            let terminal = withBase { $0.readTerminal(model: model) } ?? nil
+            cacheNamespace = terminal?.responder.cacheNamespace
+            return terminal
+        }
+        return readTerminal(value(of: "terminal"), root: document.root, model: model)
+    }
+
+    /// The handlers of this file, or of the file it extends when it lists none.
+    private mutating func readHandlers(model: Model) -> [Pipeline.Stage]? {
+        guard let handlers = value(of: "handlers") else {
+            guard value(of: "extends") != nil else { return [] }
+            return withBase { [cacheNamespace] reader in
+                reader.cacheNamespace = cacheNamespace
+                return reader.readHandlers(model: model)
+            } ?? nil
+        }
+        var stages: [Pipeline.Stage] = []
+        if case .sequence(let items) = handlers {
+            for (index, item) in items.enumerated() {
+                if let stage = readHandler(item, path: "handlers[\(index)]", model: model) { stages.append(stage) }
+            }
+        } else {
+            report(handlers, "handlers", "'handlers' must be a list", "write one '- type: { options }' per line")
+        }
+        checkOrder(stages)
+        return stages
+    }
+
     /// What the terminal's data comes from, once it is read.
-    private var cacheNamespace: String?
+    private(set) var cacheNamespace: String?
 
     private var context: (Model) -> HandlerRegistry.Context {
         { [directory, session, validatesOnly, cacheNamespace, registry] model in
@@ -94,11 +215,7 @@ struct PipelineReader {
         }
     }
 
-    private mutating func readModel(_ node: Yams.Node?, root: Yams.Node) -> Model? {
-        guard let node else {
-            report(root, "model", "the pipeline names no model file", "add 'model: music.model.yml'")
-            return nil
-        }
+    private mutating func readModel(_ node: Yams.Node) -> Model? {
         let decoder = NodeDecoder(node: node, path: "model", session: session)
         do {
             let path = try decoder.decode(String.self)
@@ -116,7 +233,7 @@ struct PipelineReader {
         }
     }
 
-    private mutating func readTerminal(_ node: Yams.Node?, root: Yams.Node, model: Model?)
+    private mutating func readTerminal(_ node: Yams.Node?, root: Yams.Node?, model: Model?)
         -> (type: String, responder: any StoreResponder)?
     {
         let types = registry.terminalTypes
