@@ -64,13 +64,11 @@ struct PipelineReader {
     private var adopted = 0
 
     mutating func read() -> Pipeline? {
-        guard let model = readModel() else {
-            _ = readTerminal()
-            return nil
-        }
+        // Without a model, the rest is still read for the problems it can show (unknown types).
+        let model = readModel()
         let terminal = readTerminal(model: model)
         let stages = readHandlers(model: model)
-        guard let terminal, let stages else { return nil }
+        guard let model, let terminal, let stages else { return nil }
         return Pipeline(
             source: document.source ?? "pipeline", model: model, stages: stages, terminalType: terminal.type,
             terminal: terminal.responder)
@@ -171,11 +169,10 @@ struct PipelineReader {
     }
 
     /// The terminal of this file, or of the file it extends (built with this file's model).
-    private mutating func readTerminal(model: Model? = nil)
+    private mutating func readTerminal(model: Model?)
         -> (type: String, responder: any StoreResponder)?
     {
         if value(of: "terminal") == nil, value(of: "extends") != nil {
-            guard let model else { return nil }
             let terminal = withBase { $0.readTerminal(model: model) } ?? nil
             cacheNamespace = terminal?.responder.cacheNamespace
             return terminal
@@ -184,7 +181,7 @@ struct PipelineReader {
     }
 
     /// The handlers of this file, or of the file it extends when it lists none.
-    private mutating func readHandlers(model: Model) -> [Pipeline.Stage]? {
+    private mutating func readHandlers(model: Model?) -> [Pipeline.Stage]? {
         guard let handlers = value(of: "handlers") else {
             guard value(of: "extends") != nil else { return [] }
             return withBase { [cacheNamespace] reader in

@@ -97,4 +97,16 @@ import Testing
                 == true,
             "\(missing)")
     }
+
+    @Test func withoutAModelTheHandlersAndTerminalAreStillChecked() throws {
+        let folder = try Self.folder([
+            "base.pipeline.yml": "model: missing.model.yml\nterminal:\n  in-memry: {}\n",
+            "app.pipeline.yml": "extends: base.pipeline.yml\nhandlers:\n  - memory-cash\n",
+        ])
+        let errors = Pipeline.validate(contentsOf: folder.appending(path: "app.pipeline.yml"))
+        #expect(
+            errors.contains { $0.message.hasPrefix("the model file 'missing.model.yml' does not exist") }, "\(errors)")
+        #expect(errors.contains { $0.message == "unknown handler type 'memory-cash'" }, "\(errors)")
+        #expect(errors.contains { $0.message.hasPrefix("unknown terminal type 'in-memry' (in ") }, "\(errors)")
+    }
 }
