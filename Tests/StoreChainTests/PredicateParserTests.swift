@@ -164,4 +164,31 @@ import Testing
         let nots = String(repeating: "NOT ", count: 10_000) + "a == 1"
         #expect(throws: StoreChainError.self) { try FetchPredicate(format: nots) }
     }
+
+    /// One depth rule for a predicate and its canonical form: parentheses never count on their
+    /// own, so whatever parses prints to text that parses to the same predicate, and whatever is
+    /// too deep is too deep in both forms (found by fuzzing: 200 `!` parsed, their canonical
+    /// `NOT (NOT (…))` did not).
+    @Test func aPredicateAndItsCanonicalFormNestByOneRule() throws {
+        for count in [200, 255] {
+            let negations = try FetchPredicate(format: "id == 1 OR " + String(repeating: "!", count: count) + "id == 2")
+            #expect(negations.nestingDepth == count + 1)
+            #expect(try FetchPredicate(format: negations.format) == negations)
+        }
+        // OR over AND nests two levels per parenthesis; the canonical form writes both.
+        var text = "a == 0"
+        for level in 1...128 { text = "a == \(level) OR b == \(level) AND (\(text))" }
+        let alternating = try FetchPredicate(format: text)
+        #expect(alternating.nestingDepth == 256)
+        #expect(try FetchPredicate(format: alternating.format) == alternating)
+
+        let tooDeep = "id == 1 OR " + String(repeating: "!", count: 256) + "id == 2"
+        let deepError = #expect(throws: StoreChainError.self) { try FetchPredicate(format: tooDeep) }
+        #expect(deepError?.message.contains("nested deeper than 256 levels (NOT, AND and OR each count one)") == true)
+        let canonical =
+            "id == 1 OR " + String(repeating: "NOT (", count: 256) + "id == 2"
+            + String(repeating: ")", count: 256)
+        let canonicalError = #expect(throws: StoreChainError.self) { try FetchPredicate(format: canonical) }
+        #expect(canonicalError?.message == deepError?.message)
+    }
 }

@@ -139,3 +139,14 @@ extension FetchPredicate {
         .not(predicate)
     }
 }
+
+extension FetchPredicate {
+    /// How many levels of `NOT`, `AND` and `OR` this predicate nests (a comparison is 0).
+    public var nestingDepth: Int {
+        switch self {
+        case .true, .false, .comparison: 0
+        case .not(let operand): 1 + operand.nestingDepth
+        case .and(let operands), .or(let operands): 1 + (operands.map(\.nestingDepth).max() ?? 0)
+        }
+    }
+}

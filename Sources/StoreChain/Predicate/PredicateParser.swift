@@ -26,8 +26,12 @@ struct PredicateParser {
     private var index = 0
     private let arguments: [PredicateArgument]
     private var argumentIndex = 0
-    /// Protects the stack from hostile input like ten thousand `(`.
-    private let maxDepth = 256
+    /// How deeply a predicate may nest: NOT, AND and OR each count one level of the parsed
+    /// predicate, whatever parentheses wrote it, so a predicate and its canonical form pass or
+    /// fail alike. The same bound on parentheses and NOTs while parsing protects the stack from
+    /// hostile input like ten thousand `(`; a canonical form never nests its text deeper than
+    /// its predicate (`NOT (…)` counts once), so that bound never rejects one.
+    static let maxDepth = 256
 
     init(_ text: String, arguments: [PredicateArgument]) throws(StoreChainError) {
         tokens = try PredicateLexer.tokenize(text)
@@ -75,6 +79,12 @@ struct PredicateParser {
         guard current.kind == .end else {
             throw error("expected AND, OR or end of input, found \(describe(current))")
         }
+        guard predicate.nestingDepth <= Self.maxDepth else {
+            throw StoreChainError(
+                .predicateSyntax,
+                "predicate is nested deeper than \(Self.maxDepth) levels (NOT, AND and OR each count one)",
+                at: .init(offset: 0), suggestion: "flatten it, e.g. with IN or by removing double negations")
+        }
         if argumentIndex < arguments.count {
             throw StoreChainError(
                 .predicateSyntax,
@@ -85,7 +95,6 @@ struct PredicateParser {
     }
 
     private mutating func parseOr(depth: Int) throws(StoreChainError) -> FetchPredicate {
-        guard depth < maxDepth else { throw error("predicate is nested deeper than \(maxDepth) levels") }
         var operands = [try parseAnd(depth: depth)]
         while accept(.keyword(.or)) || accept(.symbol("||")) {
             operands.append(try parseAnd(depth: depth))
@@ -102,20 +111,32 @@ struct PredicateParser {
     }
 
     private mutating func parseNot(depth: Int) throws(StoreChainError) -> FetchPredicate {
-        if accept(.keyword(.not)) || accept(.symbol("!")) {
-            guard depth < maxDepth else { throw error("predicate is nested deeper than \(maxDepth) levels") }
-            return .not(try parseNot(depth: depth + 1))
+        guard accept(.keyword(.not)) || accept(.symbol("!")) else { return try parsePrimary(depth: depth) }
+        try checkNesting(depth + 1)
+        // `NOT (…)` is one level, as the canonical form writes every negation.
+        if accept(.punctuation("(")) { return .not(try parseParenthesized(depth: depth + 1)) }
+        return .not(try parseNot(depth: depth + 1))
+    }
+
+    private func checkNesting(_ depth: Int) throws(StoreChainError) {
+        guard depth <= Self.maxDepth else {
+            throw error("parentheses and NOTs are nested deeper than \(Self.maxDepth) levels")
         }
-        return try parsePrimary(depth: depth)
+    }
+
+    /// The rest of a parenthesized predicate, after its `(`.
+    private mutating func parseParenthesized(depth: Int) throws(StoreChainError) -> FetchPredicate {
+        let inner = try parseOr(depth: depth)
+        try expect(.punctuation(")"), "')' to close the parenthesis")
+        return inner
     }
 
     private mutating func parsePrimary(depth: Int) throws(StoreChainError) -> FetchPredicate {
         switch current.kind {
         case .punctuation("("):
+            try checkNesting(depth + 1)
             advance()
-            let inner = try parseOr(depth: depth + 1)
-            try expect(.punctuation(")"), "')' to close the parenthesis")
-            return inner
+            return try parseParenthesized(depth: depth + 1)
         case .keyword(.truePredicate):
             advance()
             return .true
