@@ -36,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
         .target(
@@ -43,6 +44,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -51,6 +53,7 @@ let package = Package(
             dependencies: [
                 "StoreChain", "StoreChainHTTP", "StoreChainSQLite", .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -59,6 +62,7 @@ let package = Package(
             dependencies: [
                 "StoreChain",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
@@ -180,14 +184,17 @@ let package = Package(
             name: "StoreChainPipelineTests",
             dependencies: [
                 "StoreChainPipeline", "StoreChain", "StoreChainHTTP", "StoreChainSQLite", "StoreChainTesting",
-                "StoreChainDemoBackend",
+                "StoreChainDemoBackend", .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "StoreChainHTTPTests",
-            dependencies: ["StoreChainHTTP", "StoreChainTesting"],
+            dependencies: [
+                "StoreChainHTTP", "StoreChainTesting", .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

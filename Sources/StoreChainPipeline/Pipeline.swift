@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import StoreChain
+import Tracing
 
 /// A chain described by a pipeline file: its model, its handlers in order, and its terminal.
 ///
@@ -42,15 +43,23 @@ public struct Pipeline: Sendable {
     public let terminalType: String
     public let terminal: any StoreResponder
 
+    /// The file's `tracing:` options.
+    public let tracing: TracingOptions
+
     /// The handlers, in order.
     public var handlers: [any StoreHandler] { stages.map(\.handler) }
 
     /// A chain of the pipeline's handlers and terminal. Chains made from one pipeline share
     /// its handlers (and so their caches).
-    public func makeChain(clock: any StoreClock = SystemClock(), logger: Logger = Logger(label: "storechain"))
-        -> Chain
-    {
-        Chain(handlers: handlers, terminal: terminal, clock: clock, logger: logger)
+    ///
+    /// - Parameter tracer: the tracer for the chain's spans; by default the one bootstrapped in
+    ///   `InstrumentationSystem`. The file's `tracing: { enabled: false }` turns tracing off.
+    public func makeChain(
+        clock: any StoreClock = SystemClock(), logger: Logger = Logger(label: "storechain"),
+        tracer: (any Tracer)? = nil
+    ) -> Chain {
+        Chain(
+            handlers: handlers, terminal: terminal, clock: clock, logger: logger, tracing: tracing.chainTracing(tracer))
     }
 
     /// Reads and checks a pipeline file (YAML or JSON); paths in it are relative to its folder.

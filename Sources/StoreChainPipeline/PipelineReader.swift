@@ -68,10 +68,11 @@ struct PipelineReader {
         let model = readModel()
         let terminal = readTerminal(model: model)
         let stages = readHandlers(model: model)
-        guard let model, let terminal, let stages else { return nil }
+        let tracing = readTracing()
+        guard let model, let terminal, let stages, let tracing else { return nil }
         return Pipeline(
             source: document.source ?? "pipeline", model: model, stages: stages, terminalType: terminal.type,
-            terminal: terminal.responder)
+            terminal: terminal.responder, tracing: tracing)
     }
 
     private mutating func top() -> [(key: String, keyNode: Yams.Node, value: Yams.Node)]? {
@@ -84,7 +85,7 @@ struct PipelineReader {
             return nil
         }
         let pairs = document.pairs(root, "", problems: &problems) ?? []
-        let allowed = ["extends", "model", "handlers", "terminal"]
+        let allowed = ["extends", "model", "handlers", "terminal", "tracing"]
         for pair in pairs where !allowed.contains(pair.key) {
             report(pair.keyNode, pair.key, "unknown key '\(pair.key)'", Suggestion.didYouMean(pair.key, in: allowed))
         }
@@ -166,6 +167,27 @@ struct PipelineReader {
         if value(of: "extends") != nil { return withBase { $0.readModel() } ?? nil }
         report(document.root, "model", "the pipeline names no model file", "add 'model: music.model.yml'")
         return nil
+    }
+
+    /// The `tracing:` options of this file, or of the file it extends when it gives none; nil
+    /// when they are wrong (a problem says why).
+    private mutating func readTracing() -> TracingOptions? {
+        guard let node = value(of: "tracing") else {
+            // No base, or one that cannot be read (a problem says why): the defaults.
+            guard value(of: "extends") != nil, let base = withBase({ $0.readTracing() }) else {
+                return TracingOptions()
+            }
+            return base
+        }
+        do {
+            let options = try NodeDecoder(node: node, path: "tracing", session: session).decode(TracingOptions.self)
+            let unknown = session.unknownKeys(under: "tracing")
+            problems += unknown
+            return unknown.isEmpty ? options : nil
+        } catch {
+            add(error, at: node, "tracing")
+            return nil
+        }
     }
 
     /// The terminal of this file, or of the file it extends (built with this file's model).

@@ -15,7 +15,7 @@ struct YAMLDocument {
         } catch {
             throw StoreChainError(
                 .unreadableFile, "cannot read \(what)", at: .init(file: url.relativePath),
-                suggestion: "check the path and that the file is readable UTF-8 text", underlying: "\(error)")
+                suggestion: "check the path and that the file is readable UTF-8 text", underlying: error)
         }
     }
 
@@ -28,7 +28,7 @@ struct YAMLDocument {
             throw Self.syntaxError(error, source: source)
         } catch {
             throw StoreChainError(
-                .unreadableFile, "cannot parse the file", at: .init(file: source), underlying: "\(error)")
+                .unreadableFile, "cannot parse the file", at: .init(file: source), underlying: error)
         }
     }
 

@@ -548,7 +548,7 @@ public final class SQLiteCacheStorage: CacheStorage {
                 }
             }
             throw StoreChainError(
-                .cacheFile, "the cache file \(path) was damaged and has been rebuilt", underlying: "\(error)")
+                .cacheFile, "the cache file \(path) was damaged and has been rebuilt", underlying: error)
         }
     }
 

@@ -206,17 +206,16 @@ public final class SQLiteStore: StoreResponder {
         _ message: String, path: String, underlying: (any Error)?,
         suggestion: String = "check the path and its permissions"
     ) -> StoreChainError {
-        var detail = underlying.map { "\($0)" }
         if let error = underlying as? DatabaseError,
             error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB
         {
-            detail = error.message ?? detail
             return StoreChainError(
                 .storeFile, "the store file is damaged or not a database", at: .init(file: path),
                 suggestion: "restore it from a backup; StoreChain never rebuilds a store file, since that loses data",
-                underlying: detail)
+                underlying: error, detail: error.message)
         }
-        return StoreChainError(.storeFile, message, at: .init(file: path), suggestion: suggestion, underlying: detail)
+        return StoreChainError(
+            .storeFile, message, at: .init(file: path), suggestion: suggestion, underlying: underlying)
     }
 }
 

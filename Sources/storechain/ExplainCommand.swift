@@ -39,7 +39,7 @@ struct ExplainCommand: AsyncParsableCommand {
         let request = try fetch.request()
         _ = try FetchPlan(request, model: pipeline.model)
         var lines = ["fetch \(request)", "", "handlers that see it:"]
-        var pageSize: Int?
+        var pager: PaginationOptions?
         for (index, stage) in pipeline.stages.enumerated() {
             var handler = stage.handler
             if let scoped = handler as? ScopedHandler {
@@ -51,7 +51,7 @@ struct ExplainCommand: AsyncParsableCommand {
                 }
                 handler = scoped.wrapped
             }
-            if let pager = handler as? PaginationHandler { pageSize = pager.options.pageSize(for: request.entity) }
+            if let handler = handler as? PaginationHandler { pager = handler.options }
             lines.append("  \(index + 1). \(stage.type)")
         }
         lines.append("terminal: \(pipeline.terminalType)")
@@ -78,9 +78,7 @@ struct ExplainCommand: AsyncParsableCommand {
             lines += read.options.map { "    \($0)" }
             lines.append("    chosen: \(read.choice)")
         }
-        lines.append(
-            "  pages: "
-                + Self.pages(plan, request: request, pageSize: pageSize ?? plan.pageSize, paged: pageSize != nil))
+        lines.append("  pages: " + Self.pages(plan, request: request, pager: pager))
         if !plan.rejected.isEmpty {
             lines.append("  endpoints not used:")
             lines += plan.rejected.map { "    \($0)" }
@@ -89,10 +87,13 @@ struct ExplainCommand: AsyncParsableCommand {
     }
 
     /// What the pages will be: the ones covering the window, in order until it is full, or all.
-    static func pages(_ plan: FetchExplanation, request: FetchRequest, pageSize: Int?, paged: Bool) -> String {
+    /// A `Link` endpoint's page size is whatever its URL asks for, so none is stated for it; the
+    /// others use the pager's size for the entity, else the endpoint's own.
+    static func pages(_ plan: FetchExplanation, request: FetchRequest, pager: PaginationOptions?) -> String {
         guard let style = plan.paging else { return "one response (the endpoint does not page)" }
+        let pageSize = style == .link ? nil : pager?.pageSize(for: request.entity) ?? plan.pageSize
         let size = pageSize.map { " of \($0)" } ?? ""
-        guard paged else { return "every page\(size) (\(style.rawValue); no pagination handler)" }
+        guard pager != nil else { return "every page\(size) (\(style.rawValue); no pagination handler)" }
         guard let limit = request.fetchLimit else { return "every page\(size) (\(style.rawValue); no limit)" }
         let end = request.fetchOffset + limit
         guard plan.exact else {

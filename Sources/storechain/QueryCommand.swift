@@ -113,7 +113,7 @@ struct QueryCommand: AsyncParsableCommand {
             var line = "answered by \(info.answeredBy) (\(info.origin.rawValue))"
             if let cache = info.cacheStatus { line += ", cache \(cache.rawValue)" }
             if info.isStale { line += ", stale" }
-            if let pages = info.metadata["pages"] { line += ", \(pages) page(s)" }
+            if let pages = info.pagesRead { line += ", \(pages) page(s)" }
             if let remote {
                 let traffic = remote.traffic
                 line += ", upstream \(traffic.requests) request(s), \(traffic.bytesReceived) bytes received"

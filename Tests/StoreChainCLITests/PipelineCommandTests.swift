@@ -121,6 +121,51 @@ import Testing
         }
     }
 
+    /// A pagination handler without `page-size` is still a pager (the endpoint's own size
+    /// applies), and a `Link` endpoint's page size is set by its URL, not by the pager.
+    @Test func explainNamesThePagerAndNoSizeForLinkEndpoints() async throws {
+        try await withDemo { pipeline, environment, _ in
+            let folder = pipeline.deletingLastPathComponent()
+            let unsized = folder.appending(path: "unsized.pipeline.yml")
+            try """
+            extends: v2.pipeline.yml
+            handlers:
+              - pagination: { max-pages: 10 }
+            """.write(to: unsized, atomically: true, encoding: .utf8)
+            let paged = try await CommandRunner.run(
+                ["explain", "--pipeline", unsized.path, "--entity", "Track", "--limit", "20", "--offset", "90"],
+                environment: environment)
+            #expect(paged.status == 0, "\(paged.stderr)")
+            #expect(paged.stdout.contains("pages: 2 page(s) of 100: pages 1…2 (page numbers)"), "\(paged.stdout)")
+            #expect(!paged.stdout.contains("no pagination handler"), "\(paged.stdout)")
+
+            try """
+            entities:
+              Band:
+                key: id
+                attributes: { id: integer, name: string }
+            """.write(to: folder.appending(path: "bands.model.yml"), atomically: true, encoding: .utf8)
+            let linked = folder.appending(path: "linked.pipeline.yml")
+            try """
+            model: bands.model.yml
+            handlers:
+              - pagination: { page-size: 50 }
+            terminal:
+              remote:
+                base-url: https://api.example
+                entities:
+                  Band:
+                    fetch:
+                      - request: GET /bands?per_page=100
+                        paging: link
+            """.write(to: linked, atomically: true, encoding: .utf8)
+            let link = try await CommandRunner.run(
+                ["explain", "--pipeline", linked.path, "--entity", "Band"], environment: environment)
+            #expect(link.status == 0, "\(link.stderr)")
+            #expect(link.stdout.contains("pages: every page (link; no limit)"), "\(link.stdout)")
+        }
+    }
+
     @Test func validateExitCodesForGoodAndBadFiles() async throws {
         try await withDemo { pipeline, environment, _ in
             let good = try await CommandRunner.run(

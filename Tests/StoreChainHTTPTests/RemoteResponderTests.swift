@@ -31,8 +31,10 @@ import Testing
         let remote = try responder(transport)
         let response = try await fetch(remote, TestData.fetch("Band", where: "name BEGINSWITH[c] 'low' AND rating > 4"))
         #expect(transport.requests.map(\.url.absoluteString) == ["https://api.example/v2/bands/search?q=low"])
-        #expect(response.info.metadata["endpoint"] == "GET /bands/search?q={name}")
-        #expect(response.info.metadata["pushed"] == #"name BEGINSWITH[c] "low""#)
+        #expect(response.info.endpoint == "GET /bands/search?q={name}")
+        #expect(response.info.pushedPredicate?.format == #"name BEGINSWITH[c] "low""#)
+        #expect(response.info.exchanges == 1)
+        #expect(response.info.httpStatus == 200)
         // The rest (rating > 4) was applied in memory.
         #expect(try response.fetchResult().nodes.map(\.id.key) == [1])
     }
@@ -132,7 +134,7 @@ import Testing
         options.badRecords = .skip
         let response = try await fetch(try responder(transport, options: options), FetchRequest(entity: "Band"))
         #expect(try response.fetchResult().nodes.map(\.id.key) == [1])
-        #expect(response.info.metadata["skipped-records"] == "2")
+        #expect(response.info.skippedRecords == 2)
     }
 
     // MARK: Errors a backend deserves
@@ -144,7 +146,7 @@ import Testing
         }
         #expect(error?.code == .httpStatus)
         #expect(error?.message == "GET https://api.example/v2/bands answered 503")
-        #expect(error?.underlying == #"body starts: {"error": "database on fire"}"#)
+        #expect(error?.detail == #"body starts: {"error": "database on fire"}"#)
         #expect(error?.suggestion?.contains("retry later") == true)
     }
 
@@ -222,8 +224,8 @@ import Testing
         let found = try await remote.respond(
             to: .objectFault(ObjectID(entity: "Band", key: 1)), context: RequestContext())
         #expect(try found.objectNode()?[attribute: "name"] == "Low")
-        #expect(found.info.metadata["etag"] == "\"v1\"")
-        #expect(found.info.metadata["cache-control"] == "max-age=60")
+        #expect(found.info.headers["etag"] == "\"v1\"")
+        #expect(found.info.headers["cache-control"] == "max-age=60")
         let gone = try await remote.respond(
             to: .objectFault(ObjectID(entity: "Band", key: 2)), context: RequestContext())
         #expect(try gone.objectNode() == nil)

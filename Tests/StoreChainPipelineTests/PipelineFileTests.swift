@@ -247,13 +247,14 @@ import Testing
         struct TagOptions: Decodable {
             var tag: String
         }
+        enum TagKey: ResponseFactKey { typealias Value = String }
         struct TagHandler: StoreHandler {
             let tag: String
             func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
                 -> StoreResponse
             {
                 var response = try await next(request, context)
-                response.info.metadata["tag"] = tag
+                response.info.facts[TagKey.self] = tag
                 return response
             }
         }
@@ -268,7 +269,7 @@ import Testing
             """
         let pipeline = try Pipeline.parse(text, source: "tag.yml", directory: Self.fixtures, registry: registry)
         let response = try await pipeline.makeChain().send(.fetch(FetchRequest(entity: "Band")))
-        #expect(response.info.metadata["tag"] == "hello")
+        #expect(response.info.facts[TagKey.self] == "hello")
         let failure = try #require(throws: ValidationFailure.self) {
             try Pipeline.parse(text, source: "tag.yml", directory: Self.fixtures)
         }

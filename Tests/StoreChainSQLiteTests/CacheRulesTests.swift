@@ -50,6 +50,7 @@ import Testing
         ])
         let reloaded = try await harness.fetch(albumsOfBand1, policy: .reload)
         #expect(harness.backend.count(.fetch) == 2)
+        #expect(reloaded.info.cacheStatus == .bypassed)
         #expect(try reloaded.fetchResult() == harness.expected(albumsOfBand1))
         let cached = try await harness.fetch(albumsOfBand1)
         #expect(cached.cacheStatus == "hit")

@@ -24,6 +24,8 @@ import Testing
         }
     }
 
+    enum StampsKey: ResponseFactKey { typealias Value = String }
+
     /// Stamps every response on the way up.
     struct Stamper: StoreHandler {
         let stamp: String
@@ -31,7 +33,7 @@ import Testing
             -> StoreResponse
         {
             var response = try await next(request, context)
-            response.info.metadata["stamps", default: ""] += stamp
+            response.info.facts[StampsKey.self] = (response.info.facts[StampsKey.self] ?? "") + stamp
             return response
         }
     }
@@ -69,7 +71,7 @@ import Testing
                 "first ↓ object-fault", "second ↓ object-fault", "second ↑ object-fault", "first ↑ object-fault",
             ])
         // The handler nearest the terminal works on the response first.
-        #expect(response.info.metadata["stamps"] == "ba")
+        #expect(response.info.facts[StampsKey.self] == "ba")
         #expect(response.info.answeredBy == "RecordingResponder" || response.info.answeredBy == "InMemoryStore")
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import StoreChain
 import Testing
 
@@ -28,5 +29,27 @@ import Testing
         default: Issue.record("a switch matches by code too")
         }
         #expect(StoreChainError.incompleteData == StoreChainError.Code.incompleteData)
+    }
+
+    struct Refused: Error, CustomStringConvertible {
+        let port: Int
+        var description: String { "connection refused on port \(port)" }
+    }
+
+    @Test func theUnderlyingErrorIsKeptAsThrown() throws {
+        let error = StoreChainError(.transport, "GET /bands failed", underlying: Refused(port: 8080))
+        #expect((error.underlying as? Refused)?.port == 8080)
+        #expect(error.description == "GET /bands failed (connection refused on port 8080)")
+        var detailed = error
+        detailed.detail = "body starts: {}"
+        #expect(detailed.description == "GET /bands failed (body starts: {})", "detail speaks in its place")
+        #expect(error == StoreChainError(.transport, "GET /bands failed", underlying: Refused(port: 8080)))
+        #expect(error != StoreChainError(.transport, "GET /bands failed", underlying: Refused(port: 9090)))
+        // A real one: the file system's error behind an unreadable data file.
+        let missing = URL(filePath: "/nonexistent-\(UUID())/music.json")
+        let model = try Model([])
+        let thrown = #expect(throws: StoreChainError.self) { try JSONFileStore(contentsOf: missing, model: model) }
+        #expect(thrown?.code == .unreadableFile)
+        #expect(thrown?.underlying is CocoaError, "\(String(describing: thrown?.underlying))")
     }
 }

@@ -18,7 +18,9 @@ import Testing
     @Test func oneLinePerRequestWithWhoAnsweredAndHowLong() async throws {
         let terminal = RecordingResponder { _, _ in
             await clock.advance(by: .milliseconds(12))
-            var info = ResponseInfo(answeredBy: "RemoteResponder", origin: .remote, metadata: ["pages": "3"])
+            var info = ResponseInfo(answeredBy: "RemoteResponder", origin: .remote)
+            info.pagesRead = 3
+            info.exchanges = 3
             info.cacheStatus = .miss
             return StoreResponse(.fetched(.objects([])), info: info)
         }
@@ -28,7 +30,7 @@ import Testing
         #expect(log.entries.map(\.level) == [.info])
         #expect(
             log.entries.first?.message
-                == "fetch Album where year >= 2000 sort=-year limit=10 → RemoteResponder (remote) cache=miss pages=3 12.0ms"
+                == "fetch Album where year >= 2000 sort=-year limit=10 → RemoteResponder (remote) cache=miss pages=3 exchanges=3 12.0ms"
         )
     }
 
@@ -61,7 +63,7 @@ import Testing
         let terminal = RecordingResponder { _, _ in
             throw StoreChainError(
                 .httpStatus, "GET https://api.example/v2/bands?api_key=s3cr3t&q=low answered 401",
-                underlying: "Authorization: Bearer abc.def-123 was refused; token=zzz9")
+                detail: "Authorization: Bearer abc.def-123 was refused; token=zzz9")
         }
         await #expect(throws: StoreChainError.self) {
             try await chain(terminal, secrets: ["api_key", "token"]).fetch(

@@ -127,7 +127,7 @@ import Testing
         let (terminal, times) = Self.timed(clock) { _ in
             ResponseInfo(
                 answeredBy: "terminal", origin: .remote,
-                metadata: ["x-ratelimit-remaining": "2", "x-ratelimit-reset": "20"])
+                headers: ["x-ratelimit-remaining": "2", "x-ratelimit-reset": "20"])
         }
         let chain = Chain(
             handlers: [RateLimitHandler(options: .init(rate: 100, burst: 100))], terminal: terminal, clock: clock)

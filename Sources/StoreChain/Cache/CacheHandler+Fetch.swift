@@ -8,7 +8,9 @@ extension CacheHandler {
         next: @escaping NextResponder
     ) async throws -> StoreResponse {
         guard Self.isCacheable(request) else {
-            return try await next(Self.conditional(.fetch(request), ifChangedSince: validators), context)
+            var response = try await next(Self.conditional(.fetch(request), ifChangedSince: validators), context)
+            response.info.cacheStatus = .bypassed
+            return response
         }
         // What goes down is the normalized request, so the policy travels in the context.
         var scoped = context

@@ -64,7 +64,12 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         forward: () async throws -> StoreResponse
     ) async throws -> StoreResponse {
         var policy = context.effectiveCachePolicy(for: request)
-        guard policy != .reload, let cached else { return try await forward() }
+        if policy == .reload {
+            var response = try await forward()
+            response.info.cacheStatus = .bypassed
+            return response
+        }
+        guard let cached else { return try await forward() }
         let now = context.clock.now
         if cached.freshness.isFresh(at: now) { return answer(cached, status: .hit) }
         let mustRevalidate = cached.freshness.rules?.mustRevalidate == true
@@ -210,7 +215,10 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     @discardableResult
     func perform<T>(_ action: String, context: RequestContext, _ operation: () async throws -> T) async -> T? {
         do {
-            return try await operation()
+            return try await context.withSpan("storechain.cache." + action) { span in
+                span?.attributes["storechain.cache"] = name
+                return try await operation()
+            }
         } catch {
             context.logger.warning("\(name): cache \(action) failed, continuing without it: \(error)")
             return nil

@@ -57,19 +57,26 @@ public final class Chain: Sendable {
     /// Work handlers started in the background; `shutdown()` waits for it.
     public var background: BackgroundTasks { services.background }
 
+    /// - Parameter tracing: how requests are traced; by default with the tracer bootstrapped in
+    ///   `InstrumentationSystem`, and not at all when none is.
     public init(
         handlers: [any StoreHandler], terminal: any StoreResponder, clock: any StoreClock = SystemClock(),
-        logger: Logger = Logger(label: "storechain")
+        logger: Logger = Logger(label: "storechain"), tracing: ChainTracing? = .bootstrapped()
     ) {
         self.handlers = handlers
         self.terminal = terminal
-        self.services = ChainServices(clock: clock, logger: logger)
+        self.services = ChainServices(clock: clock, logger: logger, tracing: tracing)
         var next: NextResponder = { request, context in
             try await terminal.respond(to: request, context: context)
         }
         for handler in handlers.reversed() {
             let below = next
             next = { request, context in try await handler.handle(request, context: context, next: below) }
+        }
+        if let tracing {
+            // Every request from the top (the app's and sub-requests) gets its span here.
+            let untraced = next
+            next = { request, context in try await tracing.trace(request) { try await untraced(request, context) } }
         }
         entry = next
         services.entry = next
@@ -79,9 +86,10 @@ public final class Chain: Sendable {
     /// Builds a chain from handlers listed in order.
     public convenience init(
         terminal: any StoreResponder, clock: any StoreClock = SystemClock(),
-        logger: Logger = Logger(label: "storechain"), @HandlerBuilder handlers: () -> [any StoreHandler]
+        logger: Logger = Logger(label: "storechain"), tracing: ChainTracing? = .bootstrapped(),
+        @HandlerBuilder handlers: () -> [any StoreHandler]
     ) {
-        self.init(handlers: handlers(), terminal: terminal, clock: clock, logger: logger)
+        self.init(handlers: handlers(), terminal: terminal, clock: clock, logger: logger, tracing: tracing)
     }
 
     /// A context for one request, with the chain's services.

@@ -150,13 +150,17 @@ public final class ChainServices: Sendable {
         handlers.withLock { $0 }.contains { $0.keepsAnswers(of: entity) }
     }
 
+    /// How requests are traced; `nil`: not at all.
+    public let tracing: ChainTracing?
+
     public init(
         clock: any StoreClock = SystemClock(), logger: Logger = Logger(label: "storechain"),
-        events: EventHub = EventHub(), background: BackgroundTasks = BackgroundTasks()
+        events: EventHub = EventHub(), background: BackgroundTasks = BackgroundTasks(), tracing: ChainTracing? = nil
     ) {
         self.clock = clock
         self.logger = logger
         self.events = events
         self.background = background
+        self.tracing = tracing
     }
 }

@@ -71,6 +71,9 @@ public enum CacheStatus: String, Sendable, Hashable, CaseIterable {
     case revalidated
     /// Stale data replaced by the backend's new answer.
     case refreshed
+    /// Not looked up (the `reload` policy, or a request the cache cannot keep): forwarded, and
+    /// the answer stored when it can be.
+    case bypassed
 }
 
 /// Where an answer came from and what was done to it, so handlers above can finish the job.
@@ -106,8 +109,26 @@ public struct ResponseInfo: Sendable, Hashable {
     public var applied: Applied
     /// Whether the backend has more pages than this answer holds, when known.
     public var hasMorePages: Bool?
-    /// Backend metadata worth passing up (HTTP status, headers).
-    public var metadata: [String: String]
+    /// The backend's response headers worth passing up (lower-cased names: `etag`,
+    /// `cache-control`, `x-ratelimit-remaining`, …), of the last exchange made for this answer.
+    public var headers: [String: String]
+    /// The HTTP status of the last exchange made for this answer, when there was one.
+    public var httpStatus: Int?
+    /// Exchanges with the backend made to give this answer: its own, and its pages' when it was
+    /// stitched from pages. Sub-requests for related objects count on their own responses.
+    public var exchanges = 0
+    /// Pages read to give this answer, when it was read from a listing.
+    public var pagesRead: Int?
+    /// The backend request that answered (`GET /bands/search?q={name}`), when a remote did.
+    public var endpoint: String?
+    /// The part of the fetch's predicate the backend applied, when any.
+    public var pushedPredicate: FetchPredicate?
+    /// Records the backend sent that could not be mapped and were left out (each logged).
+    public var skippedRecords = 0
+    /// How many object faults a batching handler answered with this one exchange.
+    public var batchSize: Int?
+    /// Facts custom handlers add for the handlers above them (see `ResponseFactKey`).
+    public var facts = ResponseFacts()
     /// What the closest cache to the caller did with the request; `nil` when no cache saw it.
     public var cacheStatus: CacheStatus?
     /// What the response says about its own freshness and its validators, read by the terminal
@@ -135,15 +156,48 @@ public struct ResponseInfo: Sendable, Hashable {
 
     public init(
         answeredBy: String, origin: Origin, isStale: Bool = false, applied: Applied = .all,
-        hasMorePages: Bool? = nil, metadata: [String: String] = [:], error: String? = nil, notModified: Bool = false
+        hasMorePages: Bool? = nil, headers: [String: String] = [:], error: String? = nil, notModified: Bool = false
     ) {
         self.answeredBy = answeredBy
         self.origin = origin
         self.isStale = isStale
         self.applied = applied
         self.hasMorePages = hasMorePages
-        self.metadata = metadata
+        self.headers = headers
         self.error = error
         self.notModified = notModified
+    }
+}
+
+/// A typed key for a fact a custom handler adds to `ResponseInfo.facts`.
+///
+/// ```swift
+/// enum ShardKey: ResponseFactKey { typealias Value = String }
+/// response.info.facts[ShardKey.self] = "eu-1"
+/// ```
+public protocol ResponseFactKey {
+    associatedtype Value: Sendable & Hashable
+}
+
+/// Facts custom handlers add to a response, by typed key.
+public struct ResponseFacts: Sendable, Hashable {
+    private var values: [ObjectIdentifier: any Sendable & Hashable] = [:]
+
+    public init() {}
+
+    public subscript<Key: ResponseFactKey>(key: Key.Type) -> Key.Value? {
+        get { values[ObjectIdentifier(key)] as? Key.Value }
+        set { values[ObjectIdentifier(key)] = newValue }
+    }
+
+    public static func == (lhs: ResponseFacts, rhs: ResponseFacts) -> Bool {
+        lhs.values.count == rhs.values.count
+            && lhs.values.allSatisfy { key, value in
+                rhs.values[key].map { AnyHashable(value) == AnyHashable($0) } ?? false
+            }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(values.count)
     }
 }

@@ -111,8 +111,12 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
     public var location: Location?
     /// What to do about it, if we can tell.
     public var suggestion: String?
-    /// A description of the underlying error, if one caused this.
-    public var underlying: String?
+    /// The error that caused this one, if any, as it was thrown (a `DatabaseError`, a
+    /// transport's error, a YAML parser's), for code that inspects it.
+    public var underlying: (any Error)?
+    /// More about what went wrong, in words (`body starts: {"error": …}`); the description shows
+    /// it in place of the underlying error's own text.
+    public var detail: String?
     /// The HTTP status of an `httpStatus` error.
     public var status: Int?
     /// How long to wait before trying again, when the backend or a rate limit said so.
@@ -122,26 +126,44 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
 
     public init(
         _ code: Code, _ message: String, at location: Location? = nil, suggestion: String? = nil,
-        underlying: String? = nil
+        underlying: (any Error)? = nil, detail: String? = nil
     ) {
         self.code = code
         self.message = message
         self.location = location
         self.suggestion = suggestion
         self.underlying = underlying
+        self.detail = detail
     }
 
     public var description: String {
         var text = ""
         if let location, !location.description.isEmpty { text = "\(location): " }
         text += message
-        if let underlying { text += " (\(underlying))" }
+        if let cause = detail ?? underlying.map({ "\($0)" }) { text += " (\(cause))" }
         if let suggestion { text += " — \(suggestion)" }
         return text
     }
 }
 
 extension StoreChainError {
+    /// Equal when everything is, the underlying errors compared by their descriptions (an
+    /// `any Error` has no equality of its own).
+    public static func == (lhs: StoreChainError, rhs: StoreChainError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.location == rhs.location
+            && lhs.suggestion == rhs.suggestion && lhs.detail == rhs.detail && lhs.status == rhs.status
+            && lhs.retryAfter == rhs.retryAfter && lhs.attempts == rhs.attempts
+            && lhs.underlying.map { "\($0)" } == rhs.underlying.map { "\($0)" }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
+        hasher.combine(location)
+        hasher.combine(detail)
+        hasher.combine(status)
+    }
+
     /// Whether trying again later may succeed: connection problems, timeouts, and HTTP 408,
     /// 429 and 5xx. Stale-if-error and retries apply to these only.
     public var isTransient: Bool {

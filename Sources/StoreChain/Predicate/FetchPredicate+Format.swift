@@ -4,9 +4,13 @@ extension FetchPredicate: CustomStringConvertible {
     /// The canonical text of this predicate. Parsing it gives back an equal predicate, so it
     /// serves as a cache key: `==` not `=`, `AND` not `&&`, `ANY` not `SOME`, strings in double
     /// quotes, dates as `CAST(seconds since 2001, "NSDate")`.
-    public var format: String {
+    public var format: String { format(redactingValues: false) }
+
+    /// The canonical text, with every constant replaced by `?` when `redactingValues` (for logs
+    /// and traces that must not hold what users typed): `name BEGINSWITH[c] ? AND year >= ?`.
+    public func format(redactingValues: Bool) -> String {
         var text = ""
-        PredicatePrinter.write(self, into: &text)
+        PredicatePrinter(redactsValues: redactingValues).write(self, into: &text)
         return text
     }
 
@@ -17,7 +21,7 @@ extension Operand: CustomStringConvertible {
     /// The canonical text of this expression.
     public var description: String {
         var text = ""
-        PredicatePrinter.write(self, into: &text)
+        PredicatePrinter().write(self, into: &text)
         return text
     }
 }
@@ -26,8 +30,10 @@ extension Comparison: CustomStringConvertible {
     public var description: String { FetchPredicate.comparison(self).format }
 }
 
-enum PredicatePrinter {
-    static func write(_ predicate: FetchPredicate, into text: inout String) {
+struct PredicatePrinter {
+    var redactsValues = false
+
+    func write(_ predicate: FetchPredicate, into text: inout String) {
         switch predicate {
         case .true: text += "TRUEPREDICATE"
         case .false: text += "FALSEPREDICATE"
@@ -41,7 +47,7 @@ enum PredicatePrinter {
         }
     }
 
-    private static func writeCompound(_ operands: [FetchPredicate], separator: String, into text: inout String) {
+    private func writeCompound(_ operands: [FetchPredicate], separator: String, into text: inout String) {
         if operands.isEmpty {
             text += separator == " AND " ? "TRUEPREDICATE" : "FALSEPREDICATE"
             return
@@ -59,7 +65,7 @@ enum PredicatePrinter {
         }
     }
 
-    static func write(_ comparison: Comparison, into text: inout String) {
+    func write(_ comparison: Comparison, into text: inout String) {
         if comparison.modifier != .direct { text += comparison.modifier.rawValue + " " }
         write(comparison.lhs, into: &text)
         text += " " + comparison.op.rawValue
@@ -73,7 +79,7 @@ enum PredicatePrinter {
         write(comparison.rhs, into: &text)
     }
 
-    static func write(_ expression: Operand, into text: inout String) {
+    func write(_ expression: Operand, into text: inout String) {
         switch expression {
         case .keyPath(let components): writeKeyPath(components, into: &text)
         case .constant(let value): write(value, into: &text)
@@ -95,7 +101,7 @@ enum PredicatePrinter {
         }
     }
 
-    private static func writeKeyPath(_ components: [String], into text: inout String) {
+    private func writeKeyPath(_ components: [String], into text: inout String) {
         for (index, component) in components.enumerated() {
             if index > 0 { text += "." }
             if PredicateLexer.isReserved(component) { text += "#" }
@@ -103,7 +109,11 @@ enum PredicatePrinter {
         }
     }
 
-    static func write(_ value: Value, into text: inout String) {
+    func write(_ value: Value, into text: inout String) {
+        if redactsValues {
+            text += "?"
+            return
+        }
         switch value {
         case .null: text += "nil"
         case .string(let string): writeString(string, into: &text)
@@ -124,13 +134,13 @@ enum PredicatePrinter {
         }
     }
 
-    private static func writeCast(_ string: String, _ type: String, into text: inout String) {
+    private func writeCast(_ string: String, _ type: String, into text: inout String) {
         text += "CAST("
         writeString(string, into: &text)
         text += ", \"\(type)\")"
     }
 
-    static func writeString(_ string: String, into text: inout String) {
+    func writeString(_ string: String, into text: inout String) {
         text += "\""
         for scalar in string.unicodeScalars {
             switch scalar {

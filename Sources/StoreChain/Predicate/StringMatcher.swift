@@ -89,7 +89,7 @@ struct StringMatcher: Sendable {
         } catch {
             throw StoreChainError(
                 .typeMismatch, "MATCHES pattern \"\(pattern)\" is not a valid regular expression",
-                underlying: "\(error)")
+                underlying: error)
         }
     }
 }

@@ -70,7 +70,7 @@ private final class SharedRegex: Sendable {
         } catch {
             throw StoreChainError(
                 .typeMismatch, "MATCHES pattern \"\(pattern)\" is not a valid regular expression",
-                underlying: "\(error)")
+                underlying: error)
         }
     }
 

@@ -24,7 +24,7 @@ public final class JSONFileStore: Sendable {
         } catch {
             throw StoreChainError(
                 .unreadableFile, "cannot read the data file", at: .init(file: url.relativePath),
-                suggestion: "check that the path is right and the file is readable", underlying: "\(error)")
+                suggestion: "check that the path is right and the file is readable", underlying: error)
         }
         let root = try JSONParser().parse(data, source: url.relativePath)
         let dataset = try RecordLoader(model: model, source: url.relativePath).load(root)

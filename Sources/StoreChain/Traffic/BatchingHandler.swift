@@ -124,14 +124,18 @@ public final class BatchingHandler: StoreHandler {
         let fetch = FetchRequest(
             entity: entity.name, predicate: .comparison(Comparison(.keyPath([entity.key]), .in, .array(keys))))
         do {
-            let response = try await next(.fetch(fetch), context)
+            let response = try await context.withSpan("storechain.batch") { span in
+                span?.attributes["storechain.entity"] = entity.name
+                span?.attributes["storechain.batch.size"] = batch.ids.count
+                return try await next(.fetch(fetch), context)
+            }
             guard case .fetched(.objects(let nodes)) = response.result else {
                 throw StoreChainError(
                     .invalidResponse, "'\(response.info.answeredBy)' answered a batch fetch with no objects")
             }
             let found = Dictionary(nodes.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
             var info = response.info
-            info.metadata["batch"] = String(batch.ids.count)
+            info.batchSize = batch.ids.count
             for (id, waiters) in batch.waiters {
                 for waiter in waiters {
                     waiter.resume(returning: StoreResponse(.object(found[id]), related: response.related, info: info))

@@ -32,7 +32,8 @@ public struct LoggingHandler: StoreHandler {
             line +=
                 " cache=\(info.cacheStatus?.rawValue ?? (info.origin == .memory || info.origin == .disk ? "hit" : "none"))"
             if info.isStale { line += " stale" }
-            if let pages = info.metadata["pages"] { line += " pages=\(pages)" }
+            if let pages = info.pagesRead { line += " pages=\(pages)" }
+            if info.exchanges > 0 { line += " exchanges=\(info.exchanges)" }
             if let error = info.error { line += " error=\(redact(error))" }
             line += " \(milliseconds(since: start, context))ms"
             if let parent = context.lineage.last { line += " for \(summary(of: parent))" }

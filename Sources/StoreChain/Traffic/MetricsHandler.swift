@@ -2,9 +2,10 @@ import CoreMetrics
 import Foundation
 
 /// Records swift-metrics counters and timers for what passes it: requests by kind and by who
-/// answered (`origin`), durations, cache results (hit, miss, stale, revalidated, refreshed),
-/// upstream requests (remote answers, counting pages), errors by code; and, through the
-/// request context, retries and rate-limit waits of the handlers below it.
+/// answered (`origin`), durations, cache results (hit, miss, stale, …), errors by code; and,
+/// through the request context, what the handlers and terminal below it do: retries,
+/// rate-limit waits, and each exchange with the backend (`upstream_requests_total` by HTTP
+/// method, counted where it is made, so a page is counted once however it was sent).
 ///
 /// ```swift
 /// Chain(terminal: remote) { MetricsHandler(); MemoryCache(model: model); RetryHandler() }
@@ -31,9 +32,6 @@ public struct MetricsHandler: StoreHandler {
             metrics.count("requests_total", ["kind": kind, "origin": info.origin.rawValue])
             metrics.time("request_duration", ["kind": kind], since: start, now: context.clock.now)
             if let status = info.cacheStatus { metrics.count("cache_results_total", ["result": status.rawValue]) }
-            if info.origin == .remote {
-                metrics.count("upstream_requests_total", ["kind": kind], by: Int(info.metadata["pages"] ?? "") ?? 1)
-            }
             return response
         } catch {
             let code = (error as? StoreChainError)?.code.name ?? (error is CancellationError ? "cancelled" : "other")

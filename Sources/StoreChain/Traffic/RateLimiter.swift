@@ -64,9 +64,9 @@ public final class RateLimiter: Sendable {
 
     /// Learns from what the backend said: `Retry-After` on 429 / 503 pauses; a low
     /// `X-RateLimit-Remaining` spreads the remaining requests until `X-RateLimit-Reset`.
-    func learn(from metadata: [String: String], now: Date) {
-        guard let remaining = metadata["x-ratelimit-remaining"].flatMap(Int.init),
-            let resetValue = metadata["x-ratelimit-reset"].flatMap(Double.init)
+    func learn(from headers: [String: String], now: Date) {
+        guard let remaining = headers["x-ratelimit-remaining"].flatMap(Int.init),
+            let resetValue = headers["x-ratelimit-reset"].flatMap(Double.init)
         else { return }
         // Epoch seconds (GitHub) or seconds from now (many others).
         let reset = resetValue > 1_000_000_000 ? Date(timeIntervalSince1970: resetValue) : now + resetValue
@@ -134,7 +134,10 @@ public final class RateLimiter: Sendable {
             }
             if start > now {
                 context[StoreMetricsKey.self]?.time("rate_limit_wait", since: now, now: start)
-                try await context.clock.sleep(until: start)
+                try await context.withSpan("storechain.rate-limit.wait") { span in
+                    span?.attributes["storechain.wait.seconds"] = start.timeIntervalSince(now)
+                    try await context.clock.sleep(until: start)
+                }
             }
             let paused = state.withLock { state in
                 state.pauseGeneration != generation && (state.pausedUntil ?? .distantPast) > context.clock.now

@@ -90,7 +90,11 @@ public struct RetryPolicy: Sendable {
         var attempt = 1
         while true {
             do {
-                return try await operation()
+                let number = attempt
+                return try await context.withSpan("storechain.retry.attempt") { span in
+                    span?.attributes["storechain.attempt"] = number
+                    return try await operation()
+                }
             } catch var error as StoreChainError where error.isTransient {
                 guard attempt < options.maxAttempts, retryingRetried || error.attempts == nil else {
                     error.attempts = error.attempts ?? attempt

@@ -2,17 +2,17 @@ import Foundation
 import StoreChain
 
 /// What the chain learns from a response's headers: the ones worth passing up in
-/// `ResponseInfo.metadata`, and the response's freshness (`HTTPFreshness`).
+/// `ResponseInfo.headers`, and the response's freshness (`HTTPFreshness`).
 enum HTTPMetadata {
     static let headers = [
         "cache-control", "expires", "etag", "last-modified", "link", "retry-after", "age", "date",
         "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset",
     ]
 
-    static func metadata(from response: TransportResponse) -> [String: String] {
-        var metadata = ["status": String(response.status)]
-        for name in headers { if let value = response[header: name] { metadata[name] = value } }
-        return metadata
+    static func headers(of response: TransportResponse) -> [String: String] {
+        var kept: [String: String] = [:]
+        for name in headers { if let value = response[header: name] { kept[name] = value } }
+        return kept
     }
 
     /// The answer's info for a response the remote responder received.
@@ -20,7 +20,9 @@ enum HTTPMetadata {
         -> ResponseInfo
     {
         var info = ResponseInfo(
-            answeredBy: name, origin: .remote, metadata: metadata(from: response), notModified: notModified)
+            answeredBy: name, origin: .remote, headers: headers(of: response), notModified: notModified)
+        info.httpStatus = response.status
+        info.exchanges = 1
         info.freshness = freshness(of: response)
         return info
     }
@@ -30,5 +32,18 @@ enum HTTPMetadata {
         let received = response.receivedAt ?? response.requestedAt ?? Date(timeIntervalSince1970: 0)
         return HTTPFreshness.read(
             headers: response.headers, requestTime: response.requestedAt ?? received, responseTime: received)
+    }
+}
+
+extension ResponseInfo {
+    /// Says which backend request answered and what of the predicate it applied.
+    mutating func describe(_ plan: QueryPlanner.Plan) {
+        endpoint = plan.endpoint.request
+        pushedPredicate =
+            switch plan.pushed.count {
+            case 0: nil
+            case 1: .comparison(plan.pushed[0])
+            default: .and(plan.pushed.map { .comparison($0) })
+            }
     }
 }

@@ -11,7 +11,7 @@ public enum RemoteError {
         var error = StoreChainError(
             .httpStatus, "\(request.method) \(redacted(request.url)) answered \(response.status)",
             at: .init(path: redacted(request.url)), suggestion: suggestion(for: response.status))
-        if !start.isEmpty { error.underlying = "body starts: \(start)" }
+        if !start.isEmpty { error.detail = "body starts: \(start)" }
         error.status = response.status
         // A Retry-After date counts from the backend's own Date (no clock skew), else from when
         // the response arrived by the chain's clock.
@@ -32,7 +32,7 @@ public enum RemoteError {
         StoreChainError(
             .transport, "\(request.method) \(redacted(request.url)) failed before an answer",
             at: .init(path: redacted(request.url)),
-            suggestion: "check that the backend is running and reachable at that address", underlying: "\(error)")
+            suggestion: "check that the backend is running and reachable at that address", underlying: error)
     }
 
     public static func bodyTooLarge(_ request: TransportRequest, limit: Int) -> StoreChainError {

@@ -27,7 +27,8 @@ extension RemoteResponder {
         var embedded: [Node] = []
         var pages = 0
         var skipped = 0
-        var metadata: [String: String] = [:]
+        var headers: [String: String] = [:]
+        var status: Int?
         /// As fresh as the least fresh page read.
         var freshness: ResponseFreshness?
         var notModified = false
@@ -81,12 +82,13 @@ extension RemoteResponder {
             listingSizes.learn(
                 plan.entity.name, records: records, pageSize: max(1, (records + loaded.pages - 1) / loaded.pages))
         }
-        var info = ResponseInfo(answeredBy: name, origin: .remote, metadata: loaded.metadata)
+        var info = ResponseInfo(answeredBy: name, origin: .remote, headers: loaded.headers)
+        info.httpStatus = loaded.status
+        info.exchanges = loaded.pages
         info.freshness = loaded.freshness
-        info.metadata["endpoint"] = queryPlan.endpoint.request
-        info.metadata["pushed"] = queryPlan.pushed.map(\.description).joined(separator: " AND ")
-        info.metadata["pages"] = String(loaded.pages)
-        if loaded.skipped > 0 { info.metadata["skipped-records"] = String(loaded.skipped) }
+        info.describe(queryPlan)
+        info.pagesRead = loaded.pages
+        info.skippedRecords = loaded.skipped
         if loaded.notModified {
             info.notModified = true
             return StoreResponse(.fetched(.objects([])), info: info)
@@ -170,14 +172,15 @@ extension RemoteResponder {
                 plan.template.method, url, ifChangedSince: loaded.pages == 0 ? validators : nil, context: context,
                 accepting: plan.endpoint.single ? [404] : [])
             loaded.pages += 1
-            loaded.metadata = HTTPMetadata.metadata(from: response)
+            loaded.headers = HTTPMetadata.headers(of: response)
+            loaded.status = response.status
             // Past the first page the rules combine without validators: one page's validators
             // are not the whole listing's.
             let freshness = HTTPMetadata.freshness(of: response)
             loaded.freshness = loaded.freshness?.combined(with: freshness) ?? freshness
             if loaded.pages > 1 {
-                loaded.metadata["etag"] = nil
-                loaded.metadata["last-modified"] = nil
+                loaded.headers["etag"] = nil
+                loaded.headers["last-modified"] = nil
             }
             if response.status == 304 {
                 loaded.notModified = true

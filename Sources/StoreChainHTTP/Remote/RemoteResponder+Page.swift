@@ -46,7 +46,7 @@ extension RemoteResponder {
         if response.status == 304 {
             // Sent with the page's validators (`PageRequest.validators`): the page is unchanged.
             var info = HTTPMetadata.info(from: response, answeredBy: name, notModified: true)
-            info.metadata["endpoint"] = queryPlan.endpoint.request
+            info.describe(queryPlan)
             return StoreResponse(.fetched(.objects([])), info: info)
         }
         return try await answerPage(
@@ -104,9 +104,8 @@ extension RemoteResponder {
             nodes = matches
         }
         var info = HTTPMetadata.info(from: response, answeredBy: name)
-        info.metadata["endpoint"] = queryPlan.endpoint.request
-        info.metadata["pushed"] = queryPlan.pushed.map(\.description).joined(separator: " AND ")
-        if loaded.skipped > 0 { info.metadata["skipped-records"] = String(loaded.skipped) }
+        info.describe(queryPlan)
+        info.skippedRecords = loaded.skipped
         info.applied = .init(predicate: queryPlan.filterApplied, sort: queryPlan.orderApplied, window: false)
         info.hasMorePages = next != nil
         info.page = PageInfo(

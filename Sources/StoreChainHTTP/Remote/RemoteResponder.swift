@@ -217,13 +217,20 @@ public final class RemoteResponder: StoreResponder {
                 traffic.requests += 1
                 traffic.bytesSent += request.body?.count ?? 0
             }
-            let response = try await transport.send(request)
-            counters.withLock { $0.bytesReceived += response.body.count }
-            return response
+            context[StoreMetricsKey.self]?.count("upstream_requests_total", ["method": request.method])
+            guard let tracer = context.tracer else { return try await exchange(request) }
+            return try await HTTPClientSpan.run(request, tracer: tracer) { try await exchange($0) }
         }
         return try await interceptor.intercept(request, context: context) { request in
             try await send(request, from: interceptors.dropFirst(), context: context)
         }
+    }
+
+    /// Sends a request through the transport, counting the bytes received.
+    private func exchange(_ request: TransportRequest) async throws -> TransportResponse {
+        let response = try await transport.send(request)
+        counters.withLock { $0.bytesReceived += response.body.count }
+        return response
     }
 
     /// Parses a response body; malformed JSON names the URL and byte offset.

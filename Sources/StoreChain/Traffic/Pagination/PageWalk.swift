@@ -31,7 +31,6 @@ struct PageWalk {
         self.plan = plan
         self.model = model
         self.options = options
-        var context = context
         self.validators = validators
         self.context = context
         self.next = next
@@ -118,20 +117,23 @@ struct PageWalk {
     private mutating func revalidate(_ recorded: [PageValidator]) async throws -> StoreResponse? {
         var last: ResponseInfo?
         var pageFreshness: [ResponseFreshness] = []
+        var exchanges = 0
         for validator in recorded {
             try reserve(1)
-            let response = try await next(.page(pageFetch, validator.request), context)
+            let response = try await send(validator.request)
             guard response.info.notModified else {
                 pagesRead = 0
                 return nil
             }
+            exchanges += response.info.exchanges
             last = response.info
             if let page = response.info.freshness { pageFreshness.append(page) }
         }
         guard var info = last else { return nil }
         info.page = nil
         info.freshness = ResponseFreshness.combining(pageFreshness)
-        info.metadata["pages"] = String(pagesRead)
+        info.pagesRead = pagesRead
+        info.exchanges = exchanges
         info.pageValidators = recorded
         return StoreResponse(.fetched(.objects([])), info: info)
     }
@@ -214,12 +216,22 @@ struct PageWalk {
         return granted
     }
 
+    /// Sends one page request below the pager, in a span of its own when the chain traces.
+    private func send(_ page: PageRequest) async throws -> StoreResponse {
+        let (next, context, fetch) = (next, context, pageFetch)
+        return try await context.withSpan("storechain.pagination.page") { span in
+            span?.attributes["storechain.entity"] = fetch.entity
+            span?.attributes["storechain.page"] = page.description
+            return try await next(.page(fetch, page), context)
+        }
+    }
+
     /// Reads one page.
     private func read(_ position: PageRequest.Position, after previous: Page?, validators: Validators?)
         async throws -> Page
     {
         let page = PageRequest(position, size: options.pageSize(for: plan.entity.name), validators: validators)
-        let response = try await next(.page(pageFetch, page), context)
+        let response = try await send(page)
         guard case .objects(let nodes) = try response.fetchResult() else {
             throw StoreChainError(
                 .invalidResponse, "\(response.info.answeredBy) answered a page of \(plan.entity.name) without objects",
@@ -324,12 +336,14 @@ struct PageWalk {
             // The answer is as fresh as its least fresh page; the first page's validators are
             // not the answer's (`pageValidators` holds each page's).
             info.freshness = ResponseFreshness.combining(pages.compactMap(\.info.freshness))
-            info.metadata["etag"] = nil
-            info.metadata["last-modified"] = nil
+            info.headers["etag"] = nil
+            info.headers["last-modified"] = nil
         }
         info.page = nil
         info.applied = .all
-        info.metadata["pages"] = String(pagesRead)
+        info.pagesRead = pagesRead
+        info.exchanges = pages.reduce(0) { $0 + $1.info.exchanges }
+        info.skippedRecords = pages.reduce(0) { $0 + $1.info.skippedRecords }
         info.hasMorePages = pages.last?.info.page.map { $0.next != nil }
         return info
     }
