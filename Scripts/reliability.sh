@@ -8,6 +8,7 @@
 #   CRASH_SEED=123 KILLS=1 Scripts/reliability.sh   # replay one crash run
 #   FUZZ_TARGETS="predicate records" Scripts/reliability.sh  # fuzz only what builds in a minute
 #   FUZZ_SECONDS=0 Scripts/reliability.sh       # no fuzzing
+#   FUZZ_MIN_EXECUTIONS=0 Scripts/reliability.sh  # one fuzzing round, however many executions
 #   TSAN=1 Scripts/reliability.sh               # adds swift test --sanitize=thread (a full rebuild)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,8 @@ KILLS=${KILLS:-200}
 DAMAGE_SEEDS=${DAMAGE_SEEDS:-200}
 SOAK_OPERATIONS=${SOAK_OPERATIONS:-300}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+# Fuzzing goes on in rounds until the targets together have run this many inputs.
+FUZZ_MIN_EXECUTIONS=${FUZZ_MIN_EXECUTIONS:-10000000}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 failed=0
@@ -44,7 +47,8 @@ part "bad backends and hostile values" \
 part "soak ($SOAK_OPERATIONS operations per task)" STORECHAIN_SOAK_OPERATIONS="$SOAK_OPERATIONS" \
     swift test --skip-build --filter SoakTests
 if [ "$FUZZ_SECONDS" != 0 ]; then
-    part "fuzzing (${FUZZ_SECONDS}s a target)" FUZZ_SECONDS="$FUZZ_SECONDS" bash Scripts/fuzz.sh
+    part "fuzzing (${FUZZ_SECONDS}s a target a round, until $FUZZ_MIN_EXECUTIONS executions)" \
+        FUZZ_SECONDS="$FUZZ_SECONDS" FUZZ_MIN_EXECUTIONS="$FUZZ_MIN_EXECUTIONS" bash Scripts/fuzz.sh
 fi
 if [ "${TSAN:-0}" = 1 ]; then
     # STORECHAIN_TSAN swaps Synchronization.Mutex, whose futex calls ThreadSanitizer cannot see,

@@ -52,8 +52,11 @@ public struct Pipeline: Sendable {
     /// A chain of the pipeline's handlers and terminal. Chains made from one pipeline share
     /// its handlers (and so their caches).
     ///
-    /// - Parameter tracer: the tracer for the chain's spans; by default the one bootstrapped in
-    ///   `InstrumentationSystem`. The file's `tracing: { enabled: false }` turns tracing off.
+    /// - Parameters:
+    ///   - clock: The time the chain's handlers read.
+    ///   - logger: The logger requests use.
+    ///   - tracer: The tracer for the chain's spans; by default the one bootstrapped in
+    ///     `InstrumentationSystem`. The file's `tracing: { enabled: false }` turns tracing off.
     public func makeChain(
         clock: any StoreClock = SystemClock(), logger: Logger = Logger(label: "storechain"),
         tracer: (any Tracer)? = nil

@@ -57,8 +57,15 @@ public final class Chain: Sendable {
     /// Work handlers started in the background; `shutdown()` waits for it.
     public var background: BackgroundTasks { services.background }
 
-    /// - Parameter tracing: how requests are traced; by default with the tracer bootstrapped in
-    ///   `InstrumentationSystem`, and not at all when none is.
+    /// A chain of `handlers`, first outermost, in front of `terminal`.
+    ///
+    /// - Parameters:
+    ///   - handlers: The handlers in order, from the app down to the terminal.
+    ///   - terminal: What answers the requests that reach the end of the chain.
+    ///   - clock: The time every handler reads (a `ManualClock` in tests).
+    ///   - logger: The logger requests use unless their context sets another.
+    ///   - tracing: How requests are traced; by default with the tracer bootstrapped in
+    ///     `InstrumentationSystem`, and not at all when none is.
     public init(
         handlers: [any StoreHandler], terminal: any StoreResponder, clock: any StoreClock = SystemClock(),
         logger: Logger = Logger(label: "storechain"), tracing: ChainTracing? = .bootstrapped()
@@ -105,7 +112,7 @@ public final class Chain: Sendable {
         let context = context ?? makeContext()
         let response = try await entry(request, context)
         if case .save(let changes) = request, case .saved(let result) = response.result {
-            events.publish(Self.event(for: changes, result: result, source: context.origin ?? "save"))
+            events.publish(Self.event(for: changes, result: result, source: context.sender ?? "save"))
         }
         return response
     }

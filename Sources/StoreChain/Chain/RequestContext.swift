@@ -13,8 +13,8 @@ public struct RequestContext: Sendable {
     /// When the request must be answered by; handlers that wait check it.
     public var deadline: Date?
     /// Who sent the request (an `ObjectContext` sets its own name), so it can tell its own
-    /// change events from others'.
-    public var origin: String?
+    /// change events from others'. (`ResponseInfo.origin` is where an answer came from.)
+    public var sender: String?
     /// The requests this one was sent to serve, outermost first; empty for a request the app
     /// sent (see `subrequest(_:serving:)`).
     public private(set) var lineage: [StoreRequest] = []
@@ -85,7 +85,7 @@ public struct RequestContext: Sendable {
         else { return nil }
         var context = RequestContext(
             services: services, cachePolicy: cachePolicy ?? self.cachePolicy, deadline: deadline)
-        context.origin = origin
+        context.sender = sender
         context.loggerOverride = loggerOverride
         context.lineage = lineage + [parent]
         return try await entry(request, context)

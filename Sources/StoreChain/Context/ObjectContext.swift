@@ -27,9 +27,16 @@ public final class ObjectContext: Sendable {
     /// batch size of the chain's `BatchingHandler` for that entity (one when none batches it).
     public let faultBatchSize: Int?
 
-    /// - Parameter faultBatchSize: When one object of a relationship is first used, this many
-    ///   of its not-yet-loaded neighbours load with it (sent together, so a batching handler
-    ///   merges them into one request). `nil` follows the chain's batching handler.
+    /// An object graph over `chain`.
+    ///
+    /// - Parameters:
+    ///   - chain: The chain every fetch, fault and save goes through.
+    ///   - model: The model of the objects (usually the pipeline's).
+    ///   - name: Names the context as the sender of its requests, so it can tell its own change
+    ///     events from others'.
+    ///   - faultBatchSize: When one object of a relationship is first used, this many of its
+    ///     not-yet-loaded neighbours load with it (sent together, so a batching handler merges
+    ///     them into one request). `nil` follows the chain's batching handler.
     public init(
         chain: Chain, model: Model, name: String = "context-\(UUID().uuidString)", faultBatchSize: Int? = nil
     ) {
@@ -42,7 +49,7 @@ public final class ObjectContext: Sendable {
 
     func makeRequestContext() -> RequestContext {
         var context = chain.makeContext()
-        context.origin = name
+        context.sender = name
         return context
     }
 
