@@ -11,64 +11,37 @@ extension HandlerRegistry {
     /// `token-file`. Their options are documented in `Docs/Pipelines.md`.
     public static var standard: HandlerRegistry {
         var registry = HandlerRegistry()
-        registry.register("logging", options: LoggingFileOptions.self) { options, _ in
-            LoggingHandler(level: options.level?.level ?? .info, secrets: Set(options.secrets ?? []))
-        }
-        registry.register("metrics", options: MetricsFileOptions.self) { options, _ in
-            MetricsHandler(prefix: options.prefix ?? "storechain")
-        }
-        registry.register("memory-cache", options: CacheFileOptions.self, placement: .cache) { options, context in
-            MemoryCache(
-                model: context.model,
-                limits: .init(
-                    maxObjects: options.maxObjects?.value ?? 10_000, maxBytes: options.maxSize?.bytes ?? 64 << 20),
-                options: try options.cacheOptions(model: context.model))
-        }
-        registry.register("disk-cache", options: CacheFileOptions.self, placement: .cache) { options, context in
-            guard let path = options.path else {
-                throw StoreChainError(
-                    .invalidPipeline, "disk-cache needs a 'path'", suggestion: "add 'path: cache/music.sqlite'")
-            }
-            if context.validatesOnly { return MemoryCache(model: context.model) }
-            return DiskCache(
-                model: context.model, path: context.cacheURL(forPath: path).path,
-                namespace: options.namespace ?? context.cacheNamespace,
-                maxBytes: options.maxSize?.bytes ?? 200 << 20, compresses: options.compress ?? true,
-                options: try options.cacheOptions(model: context.model))
-        }
-        registry.register("pagination", options: PaginationFileOptions.self, placement: .pagination) {
+        // Each handler's options are read by the type its Swift init takes, with the defaults
+        // of that init; the registry only adds what needs the pipeline (the model, paths).
+        registry.register("logging", options: LoggingHandler.self) { handler, _ in handler }
+        registry.register("metrics", options: MetricsHandler.self) { handler, _ in handler }
+        registry.register("memory-cache", options: MemoryCacheFileOptions.self, placement: .cache) {
             options, context in
-            try context.model.checkEntities(options.pageSizes.map { Array($0.keys) } ?? [], option: "page-sizes")
-            return PaginationHandler(
-                model: context.model,
-                options: PaginationOptions(
-                    pageSize: options.pageSize?.value, pageSizes: options.pageSizes?.mapValues(\.value) ?? [:],
-                    maxPages: options.maxPages?.value ?? 1_000, concurrency: options.concurrency?.value ?? 4))
+            try context.model.checkEntities(options.cache.expiry.entityTTL.keys.sorted(), option: "entity-ttl")
+            return MemoryCache(model: context.model, limits: options.limits, options: options.cache)
         }
-        registry.register("rate-limit", options: RateLimitFileOptions.self, placement: .traffic) { options, _ in
-            RateLimitHandler(
-                options: RateLimitOptions(
-                    rate: options.rate.perSecond, burst: options.burst?.value ?? 1,
-                    maxInFlight: options.maxInFlight?.value,
-                    mode: options.mode ?? .wait))
+        registry.register("disk-cache", options: DiskCacheFileOptions.self, placement: .cache) { options, context in
+            try context.model.checkEntities(options.cache.expiry.entityTTL.keys.sorted(), option: "entity-ttl")
+            if context.validatesOnly { return MemoryCache(model: context.model) }
+            var file = options.file
+            file.path = context.cacheURL(forPath: file.path).path
+            file.namespace = file.namespace ?? context.cacheNamespace
+            return DiskCache(model: context.model, file: file, options: options.cache)
         }
-        registry.register("retry", options: RetryFileOptions.self, placement: .traffic) { options, _ in
-            let defaults = RetryOptions()
-            return RetryHandler(
-                options: RetryOptions(
-                    maxAttempts: options.attempts?.value ?? defaults.maxAttempts,
-                    baseDelay: options.baseDelay?.duration ?? defaults.baseDelay,
-                    maxDelay: options.maxDelay?.duration ?? defaults.maxDelay,
-                    retriesSaves: options.retrySaves ?? false))
+        registry.register("pagination", options: PaginationOptions.self, placement: .pagination) {
+            options, context in
+            try context.model.checkEntities(options.pageSizes.keys.sorted(), option: "page-sizes")
+            return PaginationHandler(model: context.model, options: options)
         }
-        registry.register("batching", options: BatchingFileOptions.self, placement: .batching) { options, context in
-            try context.model.checkEntities(options.entities, option: "entities")
-            return BatchingHandler(
-                model: context.model,
-                options: BatchingOptions(
-                    entities: Set(options.entities), window: options.window?.duration ?? .milliseconds(5),
-                    maxBatch: options.maxBatch?.value ?? 100, maxDelay: options.maxDelay?.duration ?? .milliseconds(50))
-            )
+        registry.register("rate-limit", options: RateLimitOptions.self, placement: .traffic) { options, _ in
+            RateLimitHandler(options: options)
+        }
+        registry.register("retry", options: RetryOptions.self, placement: .traffic) { options, _ in
+            RetryHandler(options: options)
+        }
+        registry.register("batching", options: BatchingOptions.self, placement: .batching) { options, context in
+            try context.model.checkEntities(options.entities.sorted(), option: "entities")
+            return BatchingHandler(model: context.model, options: options)
         }
         registry.registerTerminal("remote") { decoder, context in
             let options = try decoder.decode(RemoteOptions.self)
@@ -125,23 +98,6 @@ extension Model {
     }
 }
 
-/// `logging: { level: info, secrets: [api_key] }`.
-struct LoggingFileOptions: Decodable {
-    enum Level: String, CaseIterable, Decodable {
-        case trace, debug, info, notice, warning, error, critical
-
-        init(from decoder: any Decoder) throws {
-            self = try ConfigurationDecoding.enumCase(Self.self, from: decoder, what: "log level")
-        }
-
-        var level: Logger.Level { Logger.Level(rawValue: rawValue) ?? .info }
-    }
-
-    var level: Level?
-    var secrets: [String]?
-}
-
-/// `metrics: { prefix: storechain }`.
 /// `request-id`: `{ header: X-Request-ID }`.
 struct RequestIDFileOptions: Decodable {
     var header: String?
@@ -154,68 +110,26 @@ struct TokenFileOptions: Decodable {
     var prefix: String?
 }
 
-struct MetricsFileOptions: Decodable {
-    var prefix: String?
-}
+/// `memory-cache`: the options both caches take and the memory's limits, each read by its own type.
+struct MemoryCacheFileOptions: Decodable {
+    let cache: CacheOptions
+    let limits: MemoryCacheStorage.Limits
 
-/// `memory-cache` and `disk-cache`: `{ ttl: 5m, entity-ttl: { Track: 1h }, max-objects: 10000,
-/// max-size: 200MB, stale-while-revalidate: 1d, stale-if-error: 1d, honour-response-headers: true,
-/// heuristic: false, path: cache/music.sqlite, compress: true }`.
-struct CacheFileOptions: Decodable {
-    var ttl: TimeSpan?
-    var entityTtl: [String: TimeSpan]?
-    var maxObjects: PositiveCount?
-    var maxSize: ByteSize?
-    var staleWhileRevalidate: TimeSpan?
-    var staleIfError: TimeSpan?
-    var honourResponseHeaders: Bool?
-    var heuristic: Bool?
-    var path: String?
-    var namespace: String?
-    var compress: Bool?
-
-    func cacheOptions(model: Model) throws(StoreChainError) -> CacheOptions {
-        try model.checkEntities(entityTtl.map { Array($0.keys) } ?? [], option: "entity-ttl")
-        let defaults = CacheExpiry()
-        return CacheOptions(
-            expiry: CacheExpiry(
-                defaultTTL: ttl?.duration ?? defaults.defaultTTL, entityTTL: entityTtl?.mapValues(\.duration) ?? [:],
-                honoursResponseHeaders: honourResponseHeaders ?? true, heuristic: heuristic ?? false),
-            staleIfError: staleIfError?.duration ?? .seconds(86_400),
-            staleWhileRevalidate: staleWhileRevalidate?.duration)
+    init(from decoder: any Decoder) throws {
+        cache = try CacheOptions(from: decoder)
+        limits = try MemoryCacheStorage.Limits(from: decoder)
     }
 }
 
-/// `pagination: { page-size: 50, page-sizes: { Track: 100 }, max-pages: 200, concurrency: 4 }`.
-struct PaginationFileOptions: Decodable {
-    var pageSize: PositiveCount?
-    var pageSizes: [String: PositiveCount]?
-    var maxPages: PositiveCount?
-    var concurrency: PositiveCount?
-}
+/// `disk-cache`: the options both caches take and the file's, each read by its own type.
+struct DiskCacheFileOptions: Decodable {
+    let cache: CacheOptions
+    let file: DiskCacheFile
 
-/// `rate-limit: { rate: 10/s, burst: 20, max-in-flight: 4, mode: wait }`.
-struct RateLimitFileOptions: Decodable {
-    var rate: Rate
-    var burst: PositiveCount?
-    var maxInFlight: PositiveCount?
-    var mode: RateLimitOptions.Mode?
-}
-
-/// `retry: { attempts: 4, base-delay: 200ms, max-delay: 10s, retry-saves: false }`.
-struct RetryFileOptions: Decodable {
-    var attempts: PositiveCount?
-    var baseDelay: TimeSpan?
-    var maxDelay: TimeSpan?
-    var retrySaves: Bool?
-}
-
-/// `batching: { entities: [Track], window: 5ms, max-batch: 100, max-delay: 50ms }`.
-struct BatchingFileOptions: Decodable {
-    var entities: [String]
-    var window: TimeSpan?
-    var maxBatch: PositiveCount?
-    var maxDelay: TimeSpan?
+    init(from decoder: any Decoder) throws {
+        cache = try CacheOptions(from: decoder)
+        file = try DiskCacheFile(from: decoder)
+    }
 }
 
 /// `json-file: { path: music.json }`.

@@ -23,9 +23,20 @@ extension CacheHandler where Storage == SQLiteCacheStorage {
         logger: Logger = Logger(label: "storechain.disk-cache")
     ) {
         self.init(
+            model: model,
+            file: DiskCacheFile(path: path, namespace: namespace, maxBytes: maxBytes, compresses: compresses),
+            options: options, logger: logger)
+    }
+
+    /// A disk cache in `file`, as a pipeline file describes it.
+    public convenience init(
+        model: Model, file: DiskCacheFile, options: CacheOptions = CacheOptions(),
+        logger: Logger = Logger(label: "storechain.disk-cache")
+    ) {
+        self.init(
             name: "disk-cache", model: model,
             storage: SQLiteCacheStorage(
-                path: path, namespace: namespace, model: model, maxBytes: maxBytes, compresses: compresses,
-                logger: logger), options: options)
+                path: file.path, namespace: file.namespace, model: model, maxBytes: file.maxBytes,
+                compresses: file.compresses, logger: logger), options: options)
     }
 }

@@ -65,6 +65,52 @@ import Testing
         await chain.shutdown()
     }
 
+    /// A handler's options are read by the options type its Swift init takes: a bare name in a
+    /// file gives exactly the Swift defaults, and a key of one cache is unknown to the other.
+    @Test func optionsInFilesAreTheSwiftOptionsWithTheirDefaults() throws {
+        let text = """
+            model: music.model.yml
+            handlers:
+              - logging
+              - memory-cache
+              - pagination
+              - batching: { entities: [Track] }
+              - rate-limit: { rate: 5/s }
+              - retry
+            terminal:
+              in-memory: {}
+            """
+        let pipeline = try Pipeline.parse(text, source: "defaults.yml", directory: Self.fixtures)
+        let handlers = pipeline.handlers
+        let logging = try #require(handlers[0] as? LoggingHandler)
+        #expect(logging.level == LoggingHandler().level && logging.secrets == LoggingHandler().secrets)
+        let memory = try #require(handlers[1] as? MemoryCache)
+        #expect(memory.storage.limits == MemoryCacheStorage.Limits())
+        #expect(memory.options == CacheOptions())
+        #expect((handlers[2] as? PaginationHandler)?.options == PaginationOptions())
+        #expect((handlers[3] as? BatchingHandler)?.options == BatchingOptions(entities: ["Track"]))
+        #expect((handlers[4] as? RateLimitHandler)?.limiter.options == RateLimitOptions(rate: 5))
+        #expect((handlers[5] as? RetryHandler)?.options == RetryOptions())
+
+        let mixed = """
+            model: music.model.yml
+            handlers:
+              - memory-cache: { compress: false }
+              - disk-cache: { path: ./cache/mixed.sqlite, max-objects: 10 }
+            terminal:
+              in-memory: {}
+            """
+        let failure = try #require(throws: ValidationFailure.self) {
+            try Pipeline.parse(mixed, source: "mixed.yml", directory: Self.fixtures, validatesOnly: true)
+        }
+        let messages = failure.errors.map(\.description)
+        #expect(
+            messages.contains { $0.contains("mixed.yml:3") && $0.contains("unknown option 'compress'") }, "\(messages)")
+        #expect(
+            messages.contains { $0.contains("mixed.yml:4") && $0.contains("unknown option 'max-objects'") },
+            "\(messages)")
+    }
+
     @Test func jsonPipelineFilesWithBareHandlerNames() async throws {
         let pipeline = try Pipeline.load(contentsOf: Self.fixtures.appending(path: "minimal.pipeline.json"))
         #expect(pipeline.stages.map(\.type) == ["logging", "memory-cache"])

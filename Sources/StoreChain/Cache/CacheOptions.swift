@@ -40,3 +40,32 @@ public struct CacheOptions: Sendable, Hashable {
         return rules.staleWhileRevalidate.map { min($0, limit) } ?? limit
     }
 }
+
+extension CacheOptions: Decodable {
+    private enum CodingKeys: String, CodingKey {
+        case ttl, entityTtl, honourResponseHeaders, heuristic, staleIfError, staleWhileRevalidate
+    }
+
+    /// Reads the keys both caches take — `{ ttl: 5m, entity-ttl: { Track: 1h },
+    /// honour-response-headers: true, heuristic: false, stale-if-error: 1d,
+    /// stale-while-revalidate: 1d }` — from a cache's options; a key left out keeps the default
+    /// of `init`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = CacheOptions()
+        let expiry = CacheExpiry(
+            defaultTTL: try container.decodeIfPresent(TimeSpan.self, forKey: .ttl)?.duration
+                ?? defaults.expiry.defaultTTL,
+            entityTTL: try container.decodeIfPresent([String: TimeSpan].self, forKey: .entityTtl)?.mapValues(\.duration)
+                ?? defaults.expiry.entityTTL,
+            honoursResponseHeaders: try container.decodeIfPresent(Bool.self, forKey: .honourResponseHeaders)
+                ?? defaults.expiry.honoursResponseHeaders,
+            heuristic: try container.decodeIfPresent(Bool.self, forKey: .heuristic) ?? defaults.expiry.heuristic)
+        self.init(
+            expiry: expiry,
+            staleIfError: try container.decodeIfPresent(TimeSpan.self, forKey: .staleIfError)?.duration
+                ?? defaults.staleIfError,
+            staleWhileRevalidate: try container.decodeIfPresent(TimeSpan.self, forKey: .staleWhileRevalidate)?.duration
+                ?? defaults.staleWhileRevalidate)
+    }
+}

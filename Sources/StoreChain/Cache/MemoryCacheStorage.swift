@@ -209,3 +209,20 @@ extension Value {
         }
     }
 }
+
+extension MemoryCacheStorage.Limits: Decodable {
+    private enum CodingKeys: String, CodingKey {
+        case maxObjects
+        case maxBytes = "maxSize"
+    }
+
+    /// Reads `{ max-objects: 10000, max-size: 64MB }`; a key left out keeps the default of `init`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = Self()
+        self.init(
+            maxObjects: try container.decodeIfPresent(PositiveCount.self, forKey: .maxObjects)?.value
+                ?? defaults.maxObjects,
+            maxBytes: try container.decodeIfPresent(ByteSize.self, forKey: .maxBytes)?.bytes ?? defaults.maxBytes)
+    }
+}

@@ -179,3 +179,21 @@ public struct BatchingOptions: Sendable, Hashable {
         self.maxDelay = max(window, maxDelay)
     }
 }
+
+extension BatchingOptions: Decodable {
+    private enum CodingKeys: String, CodingKey {
+        case entities, window, maxBatch, maxDelay
+    }
+
+    /// Reads `{ entities: [Track], window: 5ms, max-batch: 100, max-delay: 50ms }` (`entities`
+    /// required); a key left out keeps the default of `init`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = BatchingOptions(entities: Set(try container.decode([String].self, forKey: .entities)))
+        self.init(
+            entities: defaults.entities,
+            window: try container.decodeIfPresent(TimeSpan.self, forKey: .window)?.duration ?? defaults.window,
+            maxBatch: try container.decodeIfPresent(PositiveCount.self, forKey: .maxBatch)?.value ?? defaults.maxBatch,
+            maxDelay: try container.decodeIfPresent(TimeSpan.self, forKey: .maxDelay)?.duration ?? defaults.maxDelay)
+    }
+}

@@ -91,3 +91,27 @@ public struct LoggingHandler: StoreHandler {
         String(format: "%.1f", context.clock.now.timeIntervalSince(start) * 1_000)
     }
 }
+
+extension LoggingHandler: Decodable {
+    private enum CodingKeys: String, CodingKey {
+        case level, secrets
+    }
+
+    /// A log level as files write it, with a suggestion when misspelt.
+    private struct Level: Decodable {
+        let level: Logger.Level
+
+        init(from decoder: any Decoder) throws {
+            level = try ConfigurationDecoding.enumCase(Logger.Level.self, from: decoder, what: "log level")
+        }
+    }
+
+    /// Reads `{ level: info, secrets: [api_key] }`; a key left out keeps the default of `init`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = LoggingHandler()
+        self.init(
+            level: try container.decodeIfPresent(Level.self, forKey: .level)?.level ?? defaults.level,
+            secrets: try container.decodeIfPresent([String].self, forKey: .secrets).map(Set.init) ?? defaults.secrets)
+    }
+}

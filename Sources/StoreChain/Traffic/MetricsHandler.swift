@@ -72,3 +72,20 @@ public final class StoreMetrics: Sendable {
 public enum StoreMetricsKey: RequestContextKey {
     public typealias Value = StoreMetrics
 }
+
+extension MetricsHandler: Decodable {
+    private enum CodingKeys: String, CodingKey {
+        case prefix
+    }
+
+    /// Reads `{ prefix: storechain }`, with the bootstrapped metrics factory; a key left out
+    /// keeps the default of `init`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        if let prefix = try container.decodeIfPresent(String.self, forKey: .prefix) {
+            self.init(prefix: prefix)
+        } else {
+            self.init()
+        }
+    }
+}

@@ -181,3 +181,23 @@ public struct RateLimitOptions: Sendable, Hashable {
         self.mode = mode
     }
 }
+
+extension RateLimitOptions: Decodable {
+    private enum CodingKeys: String, CodingKey {
+        case rate, burst, maxInFlight, mode
+    }
+
+    /// Reads `{ rate: 10/s, burst: 20, max-in-flight: 4, mode: wait }` (`rate` required); a key
+    /// left out keeps the default of `init`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let rate = try container.decode(Rate.self, forKey: .rate).perSecond
+        let defaults = RateLimitOptions(rate: rate)
+        self.init(
+            rate: rate,
+            burst: try container.decodeIfPresent(PositiveCount.self, forKey: .burst)?.value ?? defaults.burst,
+            maxInFlight: try container.decodeIfPresent(PositiveCount.self, forKey: .maxInFlight)?.value
+                ?? defaults.maxInFlight,
+            mode: try container.decodeIfPresent(Mode.self, forKey: .mode) ?? defaults.mode)
+    }
+}

@@ -127,3 +127,24 @@ public struct RetryPolicy: Sendable {
         return .nanoseconds(nanoseconds == 0 ? 0 : Int64.random(in: 0...nanoseconds))
     }
 }
+
+extension RetryOptions: Decodable {
+    private enum CodingKeys: String, CodingKey {
+        case maxAttempts = "attempts"
+        case baseDelay, maxDelay
+        case retriesSaves = "retrySaves"
+    }
+
+    /// Reads `{ attempts: 4, base-delay: 200ms, max-delay: 30s, retry-saves: false }`; a key
+    /// left out keeps the default of `init`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = RetryOptions()
+        self.init(
+            maxAttempts: try container.decodeIfPresent(PositiveCount.self, forKey: .maxAttempts)?.value
+                ?? defaults.maxAttempts,
+            baseDelay: try container.decodeIfPresent(TimeSpan.self, forKey: .baseDelay)?.duration ?? defaults.baseDelay,
+            maxDelay: try container.decodeIfPresent(TimeSpan.self, forKey: .maxDelay)?.duration ?? defaults.maxDelay,
+            retriesSaves: try container.decodeIfPresent(Bool.self, forKey: .retriesSaves) ?? defaults.retriesSaves)
+    }
+}

@@ -23,3 +23,23 @@ public struct PaginationOptions: Sendable, Hashable {
         pageSizes[entity] ?? pageSize
     }
 }
+
+extension PaginationOptions: Decodable {
+    private enum CodingKeys: String, CodingKey {
+        case pageSize, pageSizes, maxPages, concurrency
+    }
+
+    /// Reads `{ page-size: 50, page-sizes: { Track: 100 }, max-pages: 200, concurrency: 4 }`
+    /// (counts of one or more); a key left out keeps the default of `init`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = PaginationOptions()
+        self.init(
+            pageSize: try container.decodeIfPresent(PositiveCount.self, forKey: .pageSize)?.value ?? defaults.pageSize,
+            pageSizes: try container.decodeIfPresent([String: PositiveCount].self, forKey: .pageSizes)?
+                .mapValues(\.value) ?? defaults.pageSizes,
+            maxPages: try container.decodeIfPresent(PositiveCount.self, forKey: .maxPages)?.value ?? defaults.maxPages,
+            concurrency: try container.decodeIfPresent(PositiveCount.self, forKey: .concurrency)?.value
+                ?? defaults.concurrency)
+    }
+}
