@@ -21,7 +21,7 @@ public final class SQLiteStore: StoreResponder {
     /// The schema this code writes and reads.
     public static let schemaVersion = 1
     /// Who answered, in `ResponseInfo`.
-    public let name = "SQLiteStore"
+    public let name = "sqlite"
     public let path: String
     public let model: Model
     /// The store file: a cache over it keeps its data apart from other stores'.

@@ -110,7 +110,7 @@ struct QueryCommand: AsyncParsableCommand {
         }
         if stats {
             let info = response.info
-            var line = "answered by \(info.answeredBy) (\(info.origin.rawValue))"
+            var line = "answered by \(info.answerer)"
             if let cache = info.cacheStatus { line += ", cache \(cache.rawValue)" }
             if info.isStale { line += ", stale" }
             if let pages = info.pagesRead { line += ", \(pages) page(s)" }

@@ -43,7 +43,7 @@ import Testing
                 parsed?.compactMap { $0["id"] as? Int }.sorted()
                     == bands.compactMap { $0.id.key?.description }.compactMap(Int.init).sorted())
             #expect(
-                outcome.stderr.contains("stats: answered by RemoteResponder (remote), cache miss"), "\(outcome.stderr)")
+                outcome.stderr.contains("stats: answered by remote, cache miss"), "\(outcome.stderr)")
             #expect(outcome.stderr.contains("upstream 1 request(s)"), "\(outcome.stderr)")
 
             let count = try await CommandRunner.run(

@@ -52,7 +52,7 @@ import Tracing
         #expect(fetch.attributes["storechain.predicate"]?.toSpanAttribute() == "name BEGINSWITH[c] ? AND rating > ?")
         #expect(fetch.attributes["storechain.cache.status"]?.toSpanAttribute() == "miss")
         #expect(fetch.attributes["storechain.exchanges"]?.toSpanAttribute() == 1)
-        #expect(fetch.attributes["storechain.answered_by"]?.toSpanAttribute() == "RemoteResponder")
+        #expect(fetch.attributes["storechain.answered_by"]?.toSpanAttribute() == "remote")
         let get = try span("GET", in: first)
         #expect(get.kind == .client)
         #expect(get.attributes["http.request.method"]?.toSpanAttribute() == "GET")

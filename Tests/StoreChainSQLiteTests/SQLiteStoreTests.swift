@@ -172,6 +172,6 @@ import Testing
             .fetch(
                 FetchRequest(entity: "Band", predicate: try FetchPredicate("name == 'Low Roar'"), resultType: .count)))
         #expect(try response.fetchResult() == .count(1))
-        #expect(response.info.answeredBy == "SQLiteStore" && response.info.origin == .localStore)
+        #expect(response.info.answeredBy == "sqlite" && response.info.origin == .localStore)
     }
 }

@@ -72,7 +72,7 @@ import Testing
             ])
         // The handler nearest the terminal works on the response first.
         #expect(response.info.facts[StampsKey.self] == "ba")
-        #expect(response.info.answeredBy == "RecordingResponder" || response.info.answeredBy == "InMemoryStore")
+        #expect(response.info.answeredBy == "RecordingResponder" || response.info.answeredBy == "in-memory")
     }
 
     @Test func builderTakesConditionsAndLoops() async throws {

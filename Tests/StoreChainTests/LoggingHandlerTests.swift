@@ -18,7 +18,7 @@ import Testing
     @Test func oneLinePerRequestWithWhoAnsweredAndHowLong() async throws {
         let terminal = RecordingResponder { _, _ in
             await clock.advance(by: .milliseconds(12))
-            var info = ResponseInfo(answeredBy: "RemoteResponder", origin: .remote)
+            var info = ResponseInfo(answeredBy: "remote", origin: .remote)
             info.pagesRead = 3
             info.exchanges = 3
             info.cacheStatus = .miss
@@ -30,7 +30,7 @@ import Testing
         #expect(log.entries.map(\.level) == [.info])
         #expect(
             log.entries.first?.message
-                == "fetch Album where year >= 2000 sort=-year limit=10 → RemoteResponder (remote) cache=miss pages=3 exchanges=3 12.0ms"
+                == "fetch Album where year >= 2000 sort=-year limit=10 → remote cache=miss pages=3 exchanges=3 12.0ms"
         )
     }
 
@@ -39,13 +39,13 @@ import Testing
             if case .fetch = request {
                 _ = try await context.subrequest(.objectFault(ObjectID(entity: "Band", key: 1)), serving: request)
             }
-            return StoreResponse(.object(nil), info: ResponseInfo(answeredBy: "RemoteResponder", origin: .remote))
+            return StoreResponse(.object(nil), info: ResponseInfo(answeredBy: "remote", origin: .remote))
         }
         _ = try await chain(terminal).send(.fetch(TestData.fetch("Album", where: "band.name == 'Low'")))
         #expect(
             log.entries.map(\.message) == [
-                "object-fault Band/1 → RemoteResponder (remote) cache=none 0.0ms for fetch Album where band.name == \"Low\"",
-                "fetch Album where band.name == \"Low\" → RemoteResponder (remote) cache=none 0.0ms",
+                "object-fault Band/1 → remote cache=none 0.0ms for fetch Album where band.name == \"Low\"",
+                "fetch Album where band.name == \"Low\" → remote cache=none 0.0ms",
             ])
     }
 

@@ -154,6 +154,12 @@ public struct ResponseInfo: Sendable, Hashable {
     /// the answer and revalidates it page by page.
     public var pageValidators: [PageValidator] = []
 
+    /// Who answered, and from where when that is not its name: `memory-cache (memory)`,
+    /// `remote`.
+    public var answerer: String {
+        answeredBy == origin.rawValue ? answeredBy : "\(answeredBy) (\(origin.rawValue))"
+    }
+
     public init(
         answeredBy: String, origin: Origin, isStale: Bool = false, applied: Applied = .all,
         hasMorePages: Bool? = nil, headers: [String: String] = [:], error: String? = nil, notModified: Bool = false

@@ -10,7 +10,7 @@
 public final class InMemoryStore: Sendable {
     public let model: Model
     /// Who answered, in `ResponseInfo`.
-    public let name = "InMemoryStore"
+    public let name = "in-memory"
     private let dataset: Locked<Dataset>
 
     public init(model: Model, dataset: Dataset = Dataset()) {

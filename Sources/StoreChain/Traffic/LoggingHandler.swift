@@ -28,7 +28,7 @@ public struct LoggingHandler: StoreHandler {
         do {
             let response = try await next(request, context)
             let info = response.info
-            var line = "\(summary(of: request)) → \(info.answeredBy) (\(info.origin.rawValue))"
+            var line = "\(summary(of: request)) → \(info.answerer)"
             line +=
                 " cache=\(info.cacheStatus?.rawValue ?? (info.origin == .memory || info.origin == .disk ? "hit" : "none"))"
             if info.isStale { line += " stale" }

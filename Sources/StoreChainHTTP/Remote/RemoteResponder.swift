@@ -14,7 +14,7 @@ import StoreChain
 /// let chain = Chain(terminal: remote) { … }
 /// ```
 public final class RemoteResponder: StoreResponder {
-    public let name = "RemoteResponder"
+    public let name = "remote"
     public let model: Model
     public let options: RemoteOptions
     /// The backend's address and a digest of the address and the entity mapping: a disk cache
