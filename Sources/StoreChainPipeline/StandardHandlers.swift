@@ -60,13 +60,12 @@ extension HandlerRegistry {
             return try RemoteResponder(
                 model: context.model, options: options, interceptors: interceptors, environment: context.environment)
         }
-        registry.registerInterceptor("request-id", options: RequestIDFileOptions.self) { options, _ in
-            RequestIDInterceptor(header: options.header ?? "X-Request-ID")
+        registry.registerInterceptor("request-id", options: RequestIDInterceptor.self) { interceptor, _ in
+            interceptor
         }
-        registry.registerInterceptor("token-file", options: TokenFileOptions.self) { options, context in
+        registry.registerInterceptor("token-file", options: TokenFileInterceptor.Options.self) { options, context in
             TokenFileInterceptor(
-                url: context.url(forPath: options.path), header: options.header ?? "Authorization",
-                prefix: options.prefix ?? "Bearer ")
+                url: context.url(forPath: options.path), header: options.header, prefix: options.prefix)
         }
         registry.registerTerminal("json-file", options: FileTerminalOptions.self) { options, context in
             try JSONFileStore(contentsOf: context.url(forPath: options.path), model: context.model).store
@@ -96,18 +95,6 @@ extension Model {
                 suggestion: Suggestion.didYouMean(name, in: entities.map(\.name)))
         }
     }
-}
-
-/// `request-id`: `{ header: X-Request-ID }`.
-struct RequestIDFileOptions: Decodable {
-    var header: String?
-}
-
-/// `token-file`: `{ path: /run/secrets/api-token, header: Authorization, prefix: "Bearer " }`.
-struct TokenFileOptions: Decodable {
-    var path: String
-    var header: String?
-    var prefix: String?
 }
 
 /// `memory-cache`: the options both caches take and the memory's limits, each read by its own type.

@@ -19,3 +19,19 @@ public struct RequestIDInterceptor: HTTPInterceptor {
         return try await next(request)
     }
 }
+
+extension RequestIDInterceptor: Decodable {
+    private enum CodingKeys: String, CodingKey {
+        case header
+    }
+
+    /// Reads `{ header: X-Request-ID }`; left out, the header is the default of `init`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        if let header = try container.decodeIfPresent(String.self, forKey: .header) {
+            self.init(header: header)
+        } else {
+            self.init()
+        }
+    }
+}

@@ -12,10 +12,41 @@ public final class TokenFileInterceptor: HTTPInterceptor {
     public let prefix: String
     private let cache = Locked<(modified: Date, token: String)?>(nil)
 
-    public init(url: URL, header: String = "Authorization", prefix: String = "Bearer ") {
+    public init(url: URL, header: String = Options.defaultHeader, prefix: String = Options.defaultPrefix) {
         self.url = url
         self.header = header
         self.prefix = prefix
+    }
+
+    /// A token-file interceptor as a pipeline file gives it: `{ path: ~/.config/music/token,
+    /// header: Authorization, prefix: "Bearer " }`, the path still to be resolved against the
+    /// file's folder.
+    public struct Options: Sendable, Hashable, Decodable {
+        public static let defaultHeader = "Authorization"
+        public static let defaultPrefix = "Bearer "
+
+        public var path: String
+        public var header: String
+        public var prefix: String
+
+        public init(path: String, header: String = defaultHeader, prefix: String = defaultPrefix) {
+            self.path = path
+            self.header = header
+            self.prefix = prefix
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case path, header, prefix
+        }
+
+        /// Reads `path` (required), `header` and `prefix`; a key left out keeps the default.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(
+                path: try container.decode(String.self, forKey: .path),
+                header: try container.decodeIfPresent(String.self, forKey: .header) ?? Self.defaultHeader,
+                prefix: try container.decodeIfPresent(String.self, forKey: .prefix) ?? Self.defaultPrefix)
+        }
     }
 
     public func intercept(
