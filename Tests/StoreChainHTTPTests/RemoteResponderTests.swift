@@ -231,6 +231,36 @@ import Testing
         #expect(try gone.objectNode() == nil)
     }
 
+    /// `X-RateLimit-Remaining` / `X-RateLimit-Reset` become a typed `RateLimitStatus` (epoch
+    /// seconds or seconds from now), on gets and on listings; headers that do not read as
+    /// numbers give none, and never a crash.
+    @Test func rateLimitHeadersBecomeATypedStatus() async throws {
+        let headers = Locked(["X-RateLimit-Remaining": "7", "X-RateLimit-Reset": "1767225600"])
+        let transport = StubTransport { request in
+            request.url.path == "/v2/bands/1"
+                ? .json(#"{"id": 1, "attributes": {"name": "Low"}}"#, headers: headers.withLock { $0 })
+                : .json(RemoteFixtures.bandsPage, headers: headers.withLock { $0 })
+        }
+        let remote = try responder(transport)
+        let band = ObjectID(entity: "Band", key: 1)
+        let epoch = try await remote.respond(to: .objectFault(band), context: RequestContext())
+        #expect(
+            epoch.info.rateLimit
+                == RateLimitStatus(remaining: 7, reset: .at(Date(timeIntervalSince1970: 1_767_225_600))))
+        headers.withLock { $0 = ["X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "30"] }
+        let listing = try await fetch(remote, FetchRequest(entity: "Band"))
+        #expect(listing.info.rateLimit == RateLimitStatus(remaining: 0, reset: .after(.seconds(30))))
+        for bad in [
+            ["X-RateLimit-Remaining": "inf", "X-RateLimit-Reset": "30"],
+            ["X-RateLimit-Remaining": "2.5", "X-RateLimit-Reset": "30"],
+            ["X-RateLimit-Remaining": "2", "X-RateLimit-Reset": "soon"],
+        ] {
+            headers.withLock { $0 = bad }
+            let answer = try await remote.respond(to: .objectFault(band), context: RequestContext())
+            #expect(answer.info.rateLimit == nil, "\(bad)")
+        }
+    }
+
     /// Found by the remote-records fuzzer: the other object's data came back under the asked ID.
     @Test func aGetAnsweringAnotherObjectIsAnErrorNotThatObject() async throws {
         let transport = StubTransport { _ in .json(#"{"id": 2, "attributes": {"name": "Low"}}"#) }

@@ -125,9 +125,9 @@ import Testing
     @Test func slowsDownWhenTheBackendSaysFewRequestsRemain() async throws {
         let clock = ManualClock()
         let (terminal, times) = Self.timed(clock) { _ in
-            ResponseInfo(
-                answeredBy: "terminal", origin: .remote,
-                headers: ["x-ratelimit-remaining": "2", "x-ratelimit-reset": "20"])
+            var info = ResponseInfo(answeredBy: "terminal", origin: .remote)
+            info.rateLimit = RateLimitStatus(remaining: 2, reset: .after(.seconds(20)))
+            return info
         }
         let chain = Chain(
             handlers: [RateLimitHandler(options: .init(rate: 100, burst: 100))], terminal: terminal, clock: clock)

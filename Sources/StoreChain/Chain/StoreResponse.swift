@@ -125,6 +125,8 @@ public struct ResponseInfo: Sendable, Hashable {
     public var pushedPredicate: FetchPredicate?
     /// Records the backend sent that could not be mapped and were left out (each logged).
     public var skippedRecords = 0
+    /// What the backend said of its rate limit with this answer, when it said anything.
+    public var rateLimit: RateLimitStatus?
     /// How many object faults a batching handler answered with this one exchange.
     public var batchSize: Int?
     /// Facts custom handlers add for the handlers above them (see `ResponseFactKey`).

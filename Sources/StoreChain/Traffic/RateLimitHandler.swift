@@ -34,7 +34,7 @@ public struct RateLimitHandler: StoreHandler {
         defer { if permit { limiter.release() } }
         do {
             let response = try await next(request, context)
-            limiter.learn(from: response.info.headers, now: context.clock.now)
+            limiter.learn(from: response.info.rateLimit, now: context.clock.now)
             return response
         } catch let error as StoreChainError {
             if let retryAfter = error.retryAfter, error.status == 429 || error.status == 503 {

@@ -64,12 +64,10 @@ public final class RateLimiter: Sendable {
 
     /// Learns from what the backend said: `Retry-After` on 429 / 503 pauses; a low
     /// `X-RateLimit-Remaining` spreads the remaining requests until `X-RateLimit-Reset`.
-    func learn(from headers: [String: String], now: Date) {
-        guard let remaining = headers["x-ratelimit-remaining"].flatMap(Int.init),
-            let resetValue = headers["x-ratelimit-reset"].flatMap(Double.init)
-        else { return }
-        // Epoch seconds (GitHub) or seconds from now (many others).
-        let reset = resetValue > 1_000_000_000 ? Date(timeIntervalSince1970: resetValue) : now + resetValue
+    func learn(from status: RateLimitStatus?, now: Date) {
+        guard let status else { return }
+        let remaining = status.remaining
+        let reset = status.resetDate(now: now)
         guard reset > now else { return }
         if remaining <= 0 {
             pause(until: reset)

@@ -24,7 +24,23 @@ enum HTTPMetadata {
         info.httpStatus = response.status
         info.exchanges = 1
         info.freshness = freshness(of: response)
+        info.rateLimit = rateLimit(of: response)
         return info
+    }
+
+    /// What `X-RateLimit-Remaining` and `X-RateLimit-Reset` say, when both are there and read:
+    /// the reset in epoch seconds (GitHub) or in seconds from now (most others).
+    static func rateLimit(of response: TransportResponse) -> RateLimitStatus? {
+        func number(_ name: String) -> Double? {
+            response[header: name].flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        }
+        guard let remaining = number("x-ratelimit-remaining").flatMap({ Int(exactly: $0) }),
+            let reset = number("x-ratelimit-reset"), reset >= 0, reset.isFinite
+        else { return nil }
+        return RateLimitStatus(
+            remaining: remaining,
+            reset: reset > 1_000_000_000
+                ? .at(Date(timeIntervalSince1970: reset)) : .after(.milliseconds(Int64(reset * 1_000))))
     }
 
     /// The response's freshness, its age counted from when it was exchanged.

@@ -29,6 +29,7 @@ extension RemoteResponder {
         var skipped = 0
         var headers: [String: String] = [:]
         var status: Int?
+        var rateLimit: RateLimitStatus?
         /// As fresh as the least fresh page read.
         var freshness: ResponseFreshness?
         var notModified = false
@@ -84,6 +85,7 @@ extension RemoteResponder {
         }
         var info = ResponseInfo(answeredBy: name, origin: .remote, headers: loaded.headers)
         info.httpStatus = loaded.status
+        info.rateLimit = loaded.rateLimit
         info.exchanges = loaded.pages
         info.freshness = loaded.freshness
         info.describe(queryPlan)
@@ -174,6 +176,7 @@ extension RemoteResponder {
             loaded.pages += 1
             loaded.headers = HTTPMetadata.headers(of: response)
             loaded.status = response.status
+            loaded.rateLimit = HTTPMetadata.rateLimit(of: response)
             // Past the first page the rules combine without validators: one page's validators
             // are not the whole listing's.
             let freshness = HTTPMetadata.freshness(of: response)
