@@ -62,7 +62,7 @@ public struct ChainTracing: Sendable {
 
 extension RequestContext {
     /// Runs `operation` in a child span named `name` when the chain traces, with the span to add
-    /// attributes to; otherwise runs it with `nil`, at no cost.
+    /// attributes to; otherwise runs it with `nil`, at no cost (the name is not even built).
     ///
     /// ```swift
     /// try await context.withSpan("myhandler.lookup") { span in
@@ -71,10 +71,11 @@ extension RequestContext {
     /// }
     /// ```
     public func withSpan<T>(
-        _ name: String, ofKind kind: SpanKind = .internal, _ operation: ((any Span)?) async throws -> T
+        _ name: @autoclosure () -> String, ofKind kind: SpanKind = .internal,
+        _ operation: ((any Span)?) async throws -> T
     ) async throws -> T {
         guard let tracing = services.tracing else { return try await operation(nil) }
-        return try await tracing.tracer.withSpan(name, ofKind: kind) { span in try await operation(span) }
+        return try await tracing.tracer.withSpan(name(), ofKind: kind) { span in try await operation(span) }
     }
 
     /// The tracer, when the chain traces (for injecting its context into outgoing requests).
