@@ -72,6 +72,22 @@ import Testing
             try comparison("a == CAST('1.25', 'NSDecimalNumber')").rhs == .constant(.decimal(Decimal(string: "1.25")!)))
     }
 
+    /// Keywords match in any letter case without building strings for ASCII words; other words
+    /// are upper-cased as Unicode does, and names and strings keep every scalar.
+    @Test func wordsAndStringsKeepEveryScalar() throws {
+        #expect(
+            try FetchPredicate(format: "name BeginsWith[c] 'a' aNd NoT year < 3 Or any tags == nIL")
+                == FetchPredicate(format: "name BEGINSWITH[c] 'a' AND NOT year < 3 OR ANY tags == NIL"))
+        #expect(try comparison("größe_2 == 'ünïcödé 🎸'").lhs == .keyPath(["größe_2"]))
+        #expect(try comparison("größe_2 == 'ünïcödé 🎸'").rhs == .constant("ünïcödé 🎸"))
+        #expect(try comparison("band.名前 == \"\"").lhs == .keyPath(["band", "名前"]))
+        #expect(try comparison("band.名前 == \"\"").rhs == .constant(""))
+        // U+017F LATIN SMALL LETTER LONG S upper-cases to S: the word is the keyword SOME.
+        #expect(try comparison("ſome tags == 1").modifier == .any)
+        #expect(try comparison("somebody == 1").lhs == .keyPath(["somebody"]))
+        #expect(try comparison("a\u{2003}==\u{0085}1").rhs == .constant(1))
+    }
+
     @Test func keyPathsAndAggregates() throws {
         #expect(try comparison("band.name == 1").lhs == .keyPath(["band", "name"]))
         #expect(try comparison("#in == 1").lhs == .keyPath(["in"]))

@@ -27,20 +27,32 @@ struct PredicateLexer {
         case `self` = "SELF"
     }
 
+    /// An operator written with symbols, normalized (`=` → `==`, `<>` → `!=`, `=<` → `<=`).
+    enum Symbol: String {
+        case equal = "=="
+        case notEqual = "!="
+        case less = "<"
+        case lessOrEqual = "<="
+        case greater = ">"
+        case greaterOrEqual = ">="
+        case and = "&&"
+        case or = "||"
+        case not = "!"
+    }
+
     enum Kind: Equatable {
         case identifier(String)
         case keyword(Keyword)
         case integer(Int)
         case double(Double)
         case string(String)
-        /// `== != < <= > >= && || !`, normalized (`=` → `==`, `<>` → `!=`, `=<` → `<=`).
-        case symbol(String)
+        case symbol(Symbol)
         /// `( ) { } [ ] , .`
-        case punctuation(Character)
+        case punctuation(Unicode.Scalar)
         /// `@count`, `@sum`, …
         case aggregate(String)
         /// `%@`, `%K`, `%d`, `%i`, `%f`: the letter after `%`.
-        case argument(Character)
+        case argument(Unicode.Scalar)
         case variable(String)
         case end
     }
@@ -51,10 +63,46 @@ struct PredicateLexer {
     }
 
     private static let keywords = Dictionary(uniqueKeysWithValues: Keyword.allCases.map { ($0.rawValue, $0) })
+    /// The keywords' spellings by length, for matching an ASCII word without building a string.
+    private static let keywordsByLength: [[(Keyword, [UInt8])]] = {
+        var table = [[(Keyword, [UInt8])]](repeating: [], count: 16)
+        for keyword in Keyword.allCases {
+            table[keyword.rawValue.utf8.count].append((keyword, Array(keyword.rawValue.utf8)))
+        }
+        return table
+    }()
 
     /// Whether `word` must be escaped with `#` to be used as a key path component.
     static func isReserved(_ word: String) -> Bool {
         keywords[word.uppercased()] != nil || !ModelValidator.isIdentifier(word)
+    }
+
+    /// The keyword `word` spells in any letter case. ASCII words (nearly all) are matched in
+    /// place; others are upper-cased as Unicode does (`ſome` is `SOME`), as `isReserved` does.
+    private static func keyword(_ word: ArraySlice<Unicode.Scalar>) -> Keyword? {
+        for index in word.indices where !word[index].isASCII { return keywords[string(word).uppercased()] }
+        guard word.count < keywordsByLength.count else { return nil }
+        candidates: for (keyword, spelling) in keywordsByLength[word.count] {
+            for offset in 0..<spelling.count {
+                let value = word[word.startIndex + offset].value
+                let upper = (0x61...0x7A).contains(value) ? value - 0x20 : value
+                guard upper == UInt32(spelling[offset]) else { continue candidates }
+            }
+            return keyword
+        }
+        return nil
+    }
+
+    private static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.isASCII ? scalar == " " || (0x09...0x0D).contains(scalar.value) : scalar.properties.isWhitespace
+    }
+
+    private static func isLetter(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.isASCII {
+            let value = scalar.value | 0x20
+            return (0x61...0x7A).contains(value)
+        }
+        return scalar.properties.isAlphabetic
     }
 
     private let characters: [Unicode.Scalar]
@@ -85,7 +133,7 @@ struct PredicateLexer {
     }
 
     private mutating func next() throws(StoreChainError) -> Token {
-        while let character = current, character.properties.isWhitespace { position += 1 }
+        while let character = current, Self.isWhitespace(character) { position += 1 }
         let start = position
         guard let character = current else { return Token(kind: .end, offset: start) }
         func token(_ kind: Kind, length: Int) -> Token {
@@ -93,34 +141,34 @@ struct PredicateLexer {
             return Token(kind: kind, offset: start)
         }
         switch character {
-        case "(", ")", "{", "}", "[", "]", ",", ".": return token(.punctuation(Character(character)), length: 1)
+        case "(", ")", "{", "}", "[", "]", ",", ".": return token(.punctuation(character), length: 1)
         case "=":
-            if peek() == "=" { return token(.symbol("=="), length: 2) }
-            if peek() == "<" { return token(.symbol("<="), length: 2) }
-            if peek() == ">" { return token(.symbol(">="), length: 2) }
-            return token(.symbol("=="), length: 1)
+            if peek() == "=" { return token(.symbol(.equal), length: 2) }
+            if peek() == "<" { return token(.symbol(.lessOrEqual), length: 2) }
+            if peek() == ">" { return token(.symbol(.greaterOrEqual), length: 2) }
+            return token(.symbol(.equal), length: 1)
         case "!":
-            if peek() == "=" { return token(.symbol("!="), length: 2) }
-            return token(.symbol("!"), length: 1)
+            if peek() == "=" { return token(.symbol(.notEqual), length: 2) }
+            return token(.symbol(.not), length: 1)
         case "<":
-            if peek() == "=" { return token(.symbol("<="), length: 2) }
-            if peek() == ">" { return token(.symbol("!="), length: 2) }
-            return token(.symbol("<"), length: 1)
+            if peek() == "=" { return token(.symbol(.lessOrEqual), length: 2) }
+            if peek() == ">" { return token(.symbol(.notEqual), length: 2) }
+            return token(.symbol(.less), length: 1)
         case ">":
-            if peek() == "=" { return token(.symbol(">="), length: 2) }
-            return token(.symbol(">"), length: 1)
+            if peek() == "=" { return token(.symbol(.greaterOrEqual), length: 2) }
+            return token(.symbol(.greater), length: 1)
         case "&":
             guard peek() == "&" else { throw error("expected '&&', found a single '&'", at: start) }
-            return token(.symbol("&&"), length: 2)
+            return token(.symbol(.and), length: 2)
         case "|":
             guard peek() == "|" else { throw error("expected '||', found a single '|'", at: start) }
-            return token(.symbol("||"), length: 2)
+            return token(.symbol(.or), length: 2)
         case "\"", "'": return Token(kind: .string(try readString(quote: character)), offset: start)
         case "%":
             guard let letter = peek(), "@KdifD".unicodeScalars.contains(letter) else {
                 throw error("expected %@, %K, %d, %i or %f after '%'", at: start)
             }
-            return token(.argument(letter == "D" ? "d" : Character(letter)), length: 2)
+            return token(.argument(letter == "D" ? "d" : letter), length: 2)
         case "$":
             position += 1
             let name = readWord()
@@ -143,12 +191,10 @@ struct PredicateLexer {
             return Token(kind: try readNumber(), offset: start)
         case _ where Self.isDigit(character):
             return Token(kind: try readNumber(), offset: start)
-        case _ where character.properties.isAlphabetic || character == "_":
-            let word = readWord()
-            if let keyword = Self.keywords[word.uppercased()] {
-                return Token(kind: .keyword(keyword), offset: start)
-            }
-            return Token(kind: .identifier(word), offset: start)
+        case _ where Self.isLetter(character) || character == "_":
+            let word = readWordScalars()
+            if let keyword = Self.keyword(word) { return Token(kind: .keyword(keyword), offset: start) }
+            return Token(kind: .identifier(Self.string(word)), offset: start)
         default:
             throw error("unexpected character '\(character)'", at: start)
         }
@@ -158,20 +204,33 @@ struct PredicateLexer {
         ("0"..."9").contains(scalar)
     }
 
+    /// The scalars as a string, encoded straight into its storage (appending them to a
+    /// `unicodeScalars` view went through a generic, unspecialized path: half a parse).
     private static func string(_ scalars: ArraySlice<Unicode.Scalar>) -> String {
-        var string = ""
-        string.unicodeScalars.append(contentsOf: scalars)
-        return string
+        var length = 0
+        for index in scalars.indices { length += UTF8.width(scalars[index]) }
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            var written = 0
+            for index in scalars.indices {
+                UTF8.encode(scalars[index]) { byte in
+                    buffer[written] = byte
+                    written += 1
+                }
+            }
+            return written
+        }
     }
 
     private mutating func readWord() -> String {
+        Self.string(readWordScalars())
+    }
+
+    private mutating func readWordScalars() -> ArraySlice<Unicode.Scalar> {
         let start = position
-        while let character = current,
-            character.properties.isAlphabetic || Self.isDigit(character) || character == "_"
-        {
+        while let character = current, Self.isLetter(character) || Self.isDigit(character) || character == "_" {
             position += 1
         }
-        return Self.string(characters[start..<position])
+        return characters[start..<position]
     }
 
     private mutating func readNumber() throws(StoreChainError) -> Kind {
@@ -210,6 +269,12 @@ struct PredicateLexer {
     private mutating func readString(quote: Unicode.Scalar) throws(StoreChainError) -> String {
         let start = position
         position += 1
+        // Most strings have no escapes: built once from their scalars.
+        if let end = characters[position...].firstIndex(where: { $0 == quote || $0 == "\\" }), characters[end] == quote
+        {
+            defer { position = end + 1 }
+            return Self.string(characters[position..<end])
+        }
         var result = ""
         while true {
             guard let character = current else {
