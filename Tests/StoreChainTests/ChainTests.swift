@@ -204,6 +204,25 @@ import Testing
             #expect(try await chain.fetch(request) == store.fetch(request), "\(request)")
         }
     }
+
+    /// Exchange facts live out of line: copies never share a change, and an info whose facts
+    /// are back to their defaults equals one that never set them.
+    @Test func responseFactsAreValuesComparedByContent() {
+        var info = ResponseInfo(answeredBy: "remote", origin: .remote)
+        let plain = info
+        info.headers = ["etag": "\"1\""]
+        info.exchanges = 2
+        var copy = info
+        copy.exchanges = 3
+        copy.endpoint = "GET /bands"
+        #expect(info.exchanges == 2 && info.endpoint == nil)
+        #expect(copy.exchanges == 3 && copy.headers == ["etag": "\"1\""])
+        #expect(info != plain)
+        info.headers = [:]
+        info.exchanges = 0
+        #expect(info == plain)
+        #expect(info.hashValue == plain.hashValue)
+    }
 }
 
 /// A flag set by a background task, to see when shutdown has waited for it.

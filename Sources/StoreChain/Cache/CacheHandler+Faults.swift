@@ -37,10 +37,7 @@ extension CacheHandler {
     /// Data with no freshness recorded counts as expired.
     static var expired: Freshness { Freshness(expiresAt: .distantPast) }
 
-    private func refreshFault(next: @escaping NextResponder)
-        -> @Sendable (CachedAnswer, RequestContext) async throws
-        -> StoreResponse
-    {
+    private func refreshFault(next: @escaping NextResponder) -> Refresh {
         { cached, context in
             guard var response = try await self.revalidate(cached, context: context, next: next) else {
                 return self.answer(cached, status: .revalidated)

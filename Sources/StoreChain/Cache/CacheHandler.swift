@@ -56,11 +56,14 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         }
     }
 
+    /// Brings a cached answer up to date.
+    typealias Refresh = @Sendable (CachedAnswer, RequestContext) async throws -> StoreResponse
+
     /// The rules every request kind shares: fresh hits, cache-only, stale-while-revalidate,
-    /// revalidation, stale-if-error, and forwarding on a miss.
+    /// revalidation, stale-if-error, and forwarding on a miss. `refresh` is made only when
+    /// needed, so a fresh hit allocates no closure.
     func serve(
-        _ request: StoreRequest, cached: CachedAnswer?, context: RequestContext,
-        refresh: @escaping @Sendable (CachedAnswer, RequestContext) async throws -> StoreResponse,
+        _ request: StoreRequest, cached: CachedAnswer?, context: RequestContext, refresh: @autoclosure () -> Refresh,
         forward: () async throws -> StoreResponse
     ) async throws -> StoreResponse {
         var policy = context.effectiveCachePolicy(for: request)
@@ -87,6 +90,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
             let background = detached
             let logger = context.logger
             let name = name
+            let refresh = refresh()
             context.background.run {
                 do {
                     _ = try await refresh(cached, background)
@@ -97,7 +101,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
             return answer(cached, status: .stale, isStale: true)
         default:
             do {
-                return try await refresh(cached, context)
+                return try await refresh()(cached, context)
             } catch let error as StoreChainError
                 where error.isTransient
                 && options.staleIfError(for: cached.freshness).map({ isWithin($0, pastExpiryOf: cached, at: now) })

@@ -1,7 +1,10 @@
 /// A request that passes down the chain. Each mirrors one of `NSIncrementalStore`'s entry points.
+///
+/// The kinds with large payloads (fetches, pages) are held out of line, so that a fault, the
+/// commonest request, copies a small value at every hop.
 public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
     /// Objects, IDs, a count or dictionaries for a fetch request.
-    case fetch(FetchRequest)
+    indirect case fetch(FetchRequest)
     /// The current values of one object; answered with `nil` when the object no longer exists.
     case objectFault(ObjectID)
     /// The object(s) a relationship of one object holds.
@@ -12,12 +15,12 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
     /// Answered with the page's records that match the fetch's whole predicate, in the
     /// backend's order, and `ResponseInfo.page` describing the page; a responder that cannot
     /// page answers the whole fetch (with no `page`).
-    case page(FetchRequest, PageRequest)
+    indirect case page(FetchRequest, PageRequest)
     /// One backend page of a relationship's own list (`GET /albums/{id}/tracks`), which a
     /// terminal answering a relationship fault asks for. Answered with the page's objects as
     /// `.relationship` (in the backend's order) and `ResponseInfo.page` saying where the next
     /// page is; a responder that cannot page answers the whole relationship (with no `page`).
-    case relationshipPage(ObjectID, relationship: String, PageRequest)
+    indirect case relationshipPage(ObjectID, relationship: String, PageRequest)
     /// A fetch or object fault that a cache sends to ask whether the answer it holds, which
     /// came with these validators, is still current. Answered "not modified"
     /// (`ResponseInfo.notModified`, no result) or with the request's full answer; a responder

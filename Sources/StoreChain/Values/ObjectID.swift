@@ -41,6 +41,13 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
+    /// Hashes the reference alone. Objects of different entities seldom share a key in one
+    /// table (equality still compares the entity), and every lookup on the hot paths (caches,
+    /// contexts) no longer hashes the entity's name.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(reference)
+    }
+
     /// `Band/42`, or `Band/temp:UUID` for a temporary ID.
     public var description: String {
         switch reference {

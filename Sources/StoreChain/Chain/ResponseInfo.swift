@@ -1,0 +1,183 @@
+import Foundation
+
+/// Where an answer came from and what was done to it, so handlers above can finish the job.
+///
+/// What every answer carries (who answered, from where, staleness, what was applied, the cache
+/// status) is held inline. The facts of a backend exchange (headers, status, pages, endpoint,
+/// freshness rules, …), which an answer from a cache does not set, are held out of line behind
+/// one reference, so a cache hit copies a small value.
+public struct ResponseInfo: Sendable, Hashable {
+    /// Where the data came from.
+    public enum Origin: String, Sendable, Hashable {
+        case memory, disk, remote
+        case localStore = "local-store"
+    }
+
+    /// What a terminal applied of a fetch request; the rest must be done above it.
+    public struct Applied: Sendable, Hashable {
+        public var predicate: Bool
+        public var sort: Bool
+        public var window: Bool
+
+        public init(predicate: Bool, sort: Bool, window: Bool) {
+            self.predicate = predicate
+            self.sort = sort
+            self.window = window
+        }
+
+        /// The whole request was applied.
+        public static let all = Applied(predicate: true, sort: true, window: true)
+    }
+
+    /// The handler or terminal that answered (its type name).
+    public var answeredBy: String
+    public var origin: Origin
+    /// The answer is older than the cache policy normally allows (stale-while-revalidate, or
+    /// stale-if-error with `error` set).
+    public var isStale: Bool
+    public var applied: Applied
+    /// Whether the backend has more pages than this answer holds, when known.
+    public var hasMorePages: Bool?
+    /// What the closest cache to the caller did with the request; `nil` when no cache saw it.
+    public var cacheStatus: CacheStatus?
+    /// The backend said the cached answer is still current (HTTP 304); the result is empty.
+    public var notModified: Bool
+    /// The exchange's facts; `nil` while every one has its default.
+    private var exchange: OutOfLine<ExchangeFacts>?
+
+    /// The backend's response headers worth passing up (lower-cased names: `etag`,
+    /// `cache-control`, `x-ratelimit-remaining`, …), of the last exchange made for this answer.
+    public var headers: [String: String] {
+        get { fact(\.headers) }
+        set { setFact(\.headers, newValue) }
+    }
+    /// The HTTP status of the last exchange made for this answer, when there was one.
+    public var httpStatus: Int? {
+        get { fact(\.httpStatus) }
+        set { setFact(\.httpStatus, newValue) }
+    }
+    /// Exchanges with the backend made to give this answer: its own, and its pages' when it was
+    /// stitched from pages. Sub-requests for related objects count on their own responses.
+    public var exchanges: Int {
+        get { fact(\.exchanges) }
+        set { setFact(\.exchanges, newValue) }
+    }
+    /// Pages read to give this answer, when it was read from a listing.
+    public var pagesRead: Int? {
+        get { fact(\.pagesRead) }
+        set { setFact(\.pagesRead, newValue) }
+    }
+    /// The backend request that answered (`GET /bands/search?q={name}`), when a remote did.
+    public var endpoint: String? {
+        get { fact(\.endpoint) }
+        set { setFact(\.endpoint, newValue) }
+    }
+    /// The part of the fetch's predicate the backend applied, when any.
+    public var pushedPredicate: FetchPredicate? {
+        get { fact(\.pushedPredicate) }
+        set { setFact(\.pushedPredicate, newValue) }
+    }
+    /// Records the backend sent that could not be mapped and were left out (each logged).
+    public var skippedRecords: Int {
+        get { fact(\.skippedRecords) }
+        set { setFact(\.skippedRecords, newValue) }
+    }
+    /// What the backend said of its rate limit with this answer, when it said anything.
+    public var rateLimit: RateLimitStatus? {
+        get { fact(\.rateLimit) }
+        set { setFact(\.rateLimit, newValue) }
+    }
+    /// How many object faults a batching handler answered with this one exchange.
+    public var batchSize: Int? {
+        get { fact(\.batchSize) }
+        set { setFact(\.batchSize, newValue) }
+    }
+    /// Facts custom handlers add for the handlers above them (see `ResponseFactKey`).
+    public var facts: ResponseFacts {
+        get { fact(\.custom) }
+        set { setFact(\.custom, newValue) }
+    }
+    /// What the response says about its own freshness and its validators, read by the terminal
+    /// from its protocol (`nil`: it says nothing, and caches use their time to live).
+    public var freshness: ResponseFreshness? {
+        get { fact(\.freshness) }
+        set { setFact(\.freshness, newValue) }
+    }
+    /// An error that was absorbed to give this (stale) answer.
+    public var error: String? {
+        get { fact(\.error) }
+        set { setFact(\.error, newValue) }
+    }
+    /// Entities whose every object is in this response (result and related), so a cache can
+    /// answer any fetch of them: a responder that had to read every object of an entity
+    /// anyway (a dump-only endpoint, every page of an unfiltered listing) says so here.
+    public var completeCollections: Set<String> {
+        get { fact(\.completeCollections) }
+        set { setFact(\.completeCollections, newValue) }
+    }
+    /// The page this answer holds, when it answers a page request (`StoreRequest.page`).
+    public var page: PageInfo? {
+        get { fact(\.page) }
+        set { setFact(\.page, newValue) }
+    }
+    /// For an answer a pager stitched from pages: every page's validators, when each page had
+    /// some and together they cover everything the answer depends on. A cache keeps them with
+    /// the answer and revalidates it page by page.
+    public var pageValidators: [PageValidator] {
+        get { fact(\.pageValidators) }
+        set { setFact(\.pageValidators, newValue) }
+    }
+
+    /// Who answered, and from where when that is not its name: `memory-cache (memory)`,
+    /// `remote`.
+    public var answerer: String {
+        answeredBy == origin.rawValue ? answeredBy : "\(answeredBy) (\(origin.rawValue))"
+    }
+
+    public init(
+        answeredBy: String, origin: Origin, isStale: Bool = false, applied: Applied = .all,
+        hasMorePages: Bool? = nil, headers: [String: String] = [:], error: String? = nil, notModified: Bool = false
+    ) {
+        self.answeredBy = answeredBy
+        self.origin = origin
+        self.isStale = isStale
+        self.applied = applied
+        self.hasMorePages = hasMorePages
+        self.notModified = notModified
+        if !headers.isEmpty { self.headers = headers }
+        if error != nil { self.error = error }
+    }
+
+    private func fact<Fact>(_ fact: KeyPath<ExchangeFacts, Fact>) -> Fact {
+        (exchange?.value ?? ExchangeFacts.none)[keyPath: fact]
+    }
+
+    /// Sets one fact in a new box (the box is shared by copies, so never changed in place); no
+    /// box at all while every fact has its default, so equal infos compare equal.
+    private mutating func setFact<Fact>(_ fact: WritableKeyPath<ExchangeFacts, Fact>, _ value: Fact) {
+        var facts = exchange?.value ?? ExchangeFacts.none
+        facts[keyPath: fact] = value
+        exchange = facts == ExchangeFacts.none ? nil : OutOfLine(facts)
+    }
+}
+
+/// The facts of the backend exchanges behind an answer (see `ResponseInfo`).
+private struct ExchangeFacts: Sendable, Hashable {
+    static let none = ExchangeFacts()
+
+    var headers: [String: String] = [:]
+    var httpStatus: Int?
+    var exchanges = 0
+    var pagesRead: Int?
+    var endpoint: String?
+    var pushedPredicate: FetchPredicate?
+    var skippedRecords = 0
+    var rateLimit: RateLimitStatus?
+    var batchSize: Int?
+    var custom = ResponseFacts()
+    var freshness: ResponseFreshness?
+    var error: String?
+    var completeCollections: Set<String> = []
+    var page: PageInfo?
+    var pageValidators: [PageValidator] = []
+}
