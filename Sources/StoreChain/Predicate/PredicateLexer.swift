@@ -27,14 +27,8 @@ struct PredicateLexer {
         case `self` = "SELF"
     }
 
-    /// An operator written with symbols, normalized (`=` → `==`, `<>` → `!=`, `=<` → `<=`).
-    enum Symbol: String {
-        case equal = "=="
-        case notEqual = "!="
-        case less = "<"
-        case lessOrEqual = "<="
-        case greater = ">"
-        case greaterOrEqual = ">="
+    /// `&&`, `||` and `!`.
+    enum Logical: String {
         case and = "&&"
         case or = "||"
         case not = "!"
@@ -46,7 +40,9 @@ struct PredicateLexer {
         case integer(Int)
         case double(Double)
         case string(String)
-        case symbol(Symbol)
+        /// `== != < <= > >=`, normalized (`=` → `==`, `<>` → `!=`, `=<` → `<=`, `=>` → `>=`).
+        case comparison(Comparison.Operator)
+        case logical(Logical)
         /// `( ) { } [ ] , .`
         case punctuation(Unicode.Scalar)
         /// `@count`, `@sum`, …
@@ -143,26 +139,26 @@ struct PredicateLexer {
         switch character {
         case "(", ")", "{", "}", "[", "]", ",", ".": return token(.punctuation(character), length: 1)
         case "=":
-            if peek() == "=" { return token(.symbol(.equal), length: 2) }
-            if peek() == "<" { return token(.symbol(.lessOrEqual), length: 2) }
-            if peek() == ">" { return token(.symbol(.greaterOrEqual), length: 2) }
-            return token(.symbol(.equal), length: 1)
+            if peek() == "=" { return token(.comparison(.equal), length: 2) }
+            if peek() == "<" { return token(.comparison(.lessOrEqual), length: 2) }
+            if peek() == ">" { return token(.comparison(.greaterOrEqual), length: 2) }
+            return token(.comparison(.equal), length: 1)
         case "!":
-            if peek() == "=" { return token(.symbol(.notEqual), length: 2) }
-            return token(.symbol(.not), length: 1)
+            if peek() == "=" { return token(.comparison(.notEqual), length: 2) }
+            return token(.logical(.not), length: 1)
         case "<":
-            if peek() == "=" { return token(.symbol(.lessOrEqual), length: 2) }
-            if peek() == ">" { return token(.symbol(.notEqual), length: 2) }
-            return token(.symbol(.less), length: 1)
+            if peek() == "=" { return token(.comparison(.lessOrEqual), length: 2) }
+            if peek() == ">" { return token(.comparison(.notEqual), length: 2) }
+            return token(.comparison(.less), length: 1)
         case ">":
-            if peek() == "=" { return token(.symbol(.greaterOrEqual), length: 2) }
-            return token(.symbol(.greater), length: 1)
+            if peek() == "=" { return token(.comparison(.greaterOrEqual), length: 2) }
+            return token(.comparison(.greater), length: 1)
         case "&":
             guard peek() == "&" else { throw error("expected '&&', found a single '&'", at: start) }
-            return token(.symbol(.and), length: 2)
+            return token(.logical(.and), length: 2)
         case "|":
             guard peek() == "|" else { throw error("expected '||', found a single '|'", at: start) }
-            return token(.symbol(.or), length: 2)
+            return token(.logical(.or), length: 2)
         case "\"", "'": return Token(kind: .string(try readString(quote: character)), offset: start)
         case "%":
             guard let letter = peek(), "@KdifD".unicodeScalars.contains(letter) else {

@@ -51,7 +51,8 @@ struct PredicateParser {
         case .integer(let number): String(number)
         case .double(let number): number.description
         case .string(let string): "string \"\(string)\""
-        case .symbol(let symbol): "'\(symbol.rawValue)'"
+        case .comparison(let op): "'\(op.rawValue)'"
+        case .logical(let op): "'\(op.rawValue)'"
         case .punctuation(let character): "'\(character)'"
         case .aggregate(let name): "'@\(name)'"
         case .argument(let letter): "'%\(letter)'"
@@ -96,7 +97,7 @@ struct PredicateParser {
 
     private mutating func parseOr(depth: Int) throws(StoreChainError) -> FetchPredicate {
         var operands = [try parseAnd(depth: depth)]
-        while accept(.keyword(.or)) || accept(.symbol(.or)) {
+        while accept(.keyword(.or)) || accept(.logical(.or)) {
             operands.append(try parseAnd(depth: depth))
         }
         return operands.count == 1 ? operands[0] : .or(operands)
@@ -104,14 +105,14 @@ struct PredicateParser {
 
     private mutating func parseAnd(depth: Int) throws(StoreChainError) -> FetchPredicate {
         var operands = [try parseNot(depth: depth)]
-        while accept(.keyword(.and)) || accept(.symbol(.and)) {
+        while accept(.keyword(.and)) || accept(.logical(.and)) {
             operands.append(try parseNot(depth: depth))
         }
         return operands.count == 1 ? operands[0] : .and(operands)
     }
 
     private mutating func parseNot(depth: Int) throws(StoreChainError) -> FetchPredicate {
-        guard accept(.keyword(.not)) || accept(.symbol(.not)) else { return try parsePrimary(depth: depth) }
+        guard accept(.keyword(.not)) || accept(.logical(.not)) else { return try parsePrimary(depth: depth) }
         try checkNesting(depth + 1)
         // `NOT (…)` is one level, as the canonical form writes every negation.
         if accept(.punctuation("(")) { return .not(try parseParenthesized(depth: depth + 1)) }
@@ -173,12 +174,7 @@ struct PredicateParser {
 
     private func comparisonOperator(_ kind: PredicateLexer.Kind) -> Comparison.Operator? {
         switch kind {
-        case .symbol(.equal): .equal
-        case .symbol(.notEqual): .notEqual
-        case .symbol(.less): .less
-        case .symbol(.lessOrEqual): .lessOrEqual
-        case .symbol(.greater): .greater
-        case .symbol(.greaterOrEqual): .greaterOrEqual
+        case .comparison(let op): op
         case .keyword(.beginsWith): .beginsWith
         case .keyword(.endsWith): .endsWith
         case .keyword(.contains): .contains

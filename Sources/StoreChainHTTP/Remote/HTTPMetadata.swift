@@ -9,7 +9,7 @@ enum HTTPMetadata {
         "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset",
     ]
 
-    static func headers(of response: TransportResponse) -> [String: String] {
+    private static func headers(of response: TransportResponse) -> [String: String] {
         var kept: [String: String] = [:]
         for name in headers { if let value = response[header: name] { kept[name] = value } }
         return kept
@@ -30,7 +30,7 @@ enum HTTPMetadata {
 
     /// What `X-RateLimit-Remaining` and `X-RateLimit-Reset` say, when both are there and read:
     /// the reset in epoch seconds (GitHub) or in seconds from now (most others).
-    static func rateLimit(of response: TransportResponse) -> RateLimitStatus? {
+    private static func rateLimit(of response: TransportResponse) -> RateLimitStatus? {
         func number(_ name: String) -> Double? {
             response[header: name].flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
         }

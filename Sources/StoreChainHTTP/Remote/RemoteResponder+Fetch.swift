@@ -27,9 +27,8 @@ extension RemoteResponder {
         var embedded: [Node] = []
         var pages = 0
         var skipped = 0
-        var headers: [String: String] = [:]
-        var status: Int?
-        var rateLimit: RateLimitStatus?
+        /// What the last exchange said (headers, status, rate limit), as `HTTPMetadata` reads it.
+        var last: ResponseInfo?
         /// As fresh as the least fresh page read.
         var freshness: ResponseFreshness?
         var notModified = false
@@ -83,9 +82,7 @@ extension RemoteResponder {
             listingSizes.learn(
                 plan.entity.name, records: records, pageSize: max(1, (records + loaded.pages - 1) / loaded.pages))
         }
-        var info = ResponseInfo(answeredBy: name, origin: .remote, headers: loaded.headers)
-        info.httpStatus = loaded.status
-        info.rateLimit = loaded.rateLimit
+        var info = loaded.last ?? ResponseInfo(answeredBy: name, origin: .remote)
         info.exchanges = loaded.pages
         info.freshness = loaded.freshness
         info.describe(queryPlan)
@@ -174,17 +171,17 @@ extension RemoteResponder {
                 plan.template.method, url, ifChangedSince: loaded.pages == 0 ? validators : nil, context: context,
                 accepting: plan.endpoint.single ? [404] : [])
             loaded.pages += 1
-            loaded.headers = HTTPMetadata.headers(of: response)
-            loaded.status = response.status
-            loaded.rateLimit = HTTPMetadata.rateLimit(of: response)
+            var last = HTTPMetadata.info(from: response, answeredBy: name)
             // Past the first page the rules combine without validators: one page's validators
             // are not the whole listing's.
-            let freshness = HTTPMetadata.freshness(of: response)
-            loaded.freshness = loaded.freshness?.combined(with: freshness) ?? freshness
-            if loaded.pages > 1 {
-                loaded.headers["etag"] = nil
-                loaded.headers["last-modified"] = nil
+            if let freshness = last.freshness {
+                loaded.freshness = loaded.freshness?.combined(with: freshness) ?? freshness
             }
+            if loaded.pages > 1 {
+                last.headers["etag"] = nil
+                last.headers["last-modified"] = nil
+            }
+            loaded.last = last
             if response.status == 304 {
                 loaded.notModified = true
                 return loaded
