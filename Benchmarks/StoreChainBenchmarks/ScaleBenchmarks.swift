@@ -24,7 +24,7 @@ let albumModel: Model = {
 func makeAlbums(_ count: Int) -> [Node] {
     let titles = ["Silver Night", "summer Road", "Quiet Light", "Secret Heart", "Paper Home"]
     return (0..<count).map { index in
-        var attributes: [String: Value] = [
+        var attributes: AttributeValues = [
             "id": .integer(index), "title": .string(titles[index % titles.count] + " \(index)"),
             "year": .integer(1960 + index % 60),
         ]

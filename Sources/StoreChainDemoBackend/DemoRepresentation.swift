@@ -47,9 +47,9 @@ enum DemoRepresentation {
 
     /// Reads a v2 request body back into attribute values and relationships for `entity`.
     static func fromV2(_ body: JSONValue, entity: String) throws(StoreChainError)
-        -> (attributes: [String: Value], relationships: [String: RelationshipValue])
+        -> (attributes: AttributeValues, relationships: [String: RelationshipValue])
     {
-        var attributes: [String: Value] = [:]
+        var attributes: AttributeValues = [:]
         var relationships: [String: RelationshipValue] = [:]
         func take(_ path: String, _ name: String, _ type: AttributeType) throws(StoreChainError) {
             var current = body

@@ -131,10 +131,17 @@ enum NodePayload {
         try withVerifiedReader(payload) { reader throws(StoreChainSQLiteError) in
             let id = try reader.reference()
             let version = try reader.byte() == 0 ? nil : try reader.string()
-            var attributes: [String: Value] = [:]
             let attributeCount = try reader.count()
-            attributes.reserveCapacity(attributeCount)
-            for _ in 0..<attributeCount { attributes[try reader.string()] = try reader.value() }
+            var names: [String] = []
+            var values: [Value] = []
+            names.reserveCapacity(attributeCount)
+            values.reserveCapacity(attributeCount)
+            for _ in 0..<attributeCount {
+                names.append(try reader.string())
+                values.append(try reader.value())
+            }
+            // Payloads written before names were kept in order are sorted here.
+            let attributes = AttributeValues(names: names, values: values)
             var relationships: [String: RelationshipValue] = [:]
             for _ in 0..<(try reader.count()) {
                 let name = try reader.string()

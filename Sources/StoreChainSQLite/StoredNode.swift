@@ -29,7 +29,7 @@ struct StoredNode: Codable {
 
     init(_ node: Node) throws(StoreChainSQLiteError) {
         id = try Reference(node.id)
-        attributes = node.attributes
+        attributes = node.attributes.dictionary
         var relationships: [String: Relationship] = [:]
         for (name, value) in node.relationships {
             switch value {
@@ -48,7 +48,7 @@ struct StoredNode: Codable {
 
     func node(freshness: Freshness) -> Node {
         Node(
-            id: id.id, attributes: attributes,
+            id: id.id, attributes: AttributeValues(attributes),
             relationships: relationships.mapValues { value in
                 switch value {
                 case .one(let target): .toOne(target?.id)

@@ -5,7 +5,7 @@ public enum TestData {
     /// A node with an integer key: `TestData.node("Band", 1, ["name": "Low"])`. The key
     /// attribute `id` is set too.
     public static func node(
-        _ entity: String, _ key: Int, _ attributes: [String: Value] = [:],
+        _ entity: String, _ key: Int, _ attributes: AttributeValues = [:],
         relationships: [String: RelationshipValue] = [:]
     ) -> Node {
         var attributes = attributes

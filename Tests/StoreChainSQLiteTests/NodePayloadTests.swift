@@ -10,7 +10,7 @@ import Testing
 /// error (never a different value), and a damaged node never silently leaves a cached answer.
 @Suite struct NodePayloadTests {
     static let everyValue: Node = {
-        let attributes: [String: Value] = [
+        let attributes: AttributeValues = [
             "text": .string("Sigur Rós \u{1F3B8}"), "empty": .string(""), "small": .integer(-3),
             "large": .integer(Int.max), "smallest": .integer(Int.min), "ratio": .double(-0.1),
             "price": .decimal(Decimal(string: "12.345", locale: Locale(identifier: "en_US_POSIX")) ?? 0),

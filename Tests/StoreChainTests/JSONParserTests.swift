@@ -56,6 +56,28 @@ import Testing
         #expect(error?.location?.column == column, "\(error?.description ?? "")")
         #expect(error?.location?.file == "data.json")
         #expect(error?.message.contains(message) == true, "\(error?.message ?? "")")
+        let streamed = #expect(throws: StoreChainError.self) {
+            try parser.parseCollections(Array(text.utf8), source: "data.json") { _ in }
+        }
+        #expect(streamed == error, "reading element by element reports what a whole parse does")
+    }
+
+    @Test func collectionsAreHandedOverElementByElement() throws {
+        var events: [String] = []
+        try parser.parseCollections(Array(#" {"A": [1, {"x": [2]}], "B": 3, "C": [] } "#.utf8)) { event in
+            switch event {
+            case .document(let value): events.append("document \(value)")
+            case .member(let name, let value): events.append("member \(name) \(value)")
+            case .collection(let name): events.append("collection \(name)")
+            case .element(let value, let index): events.append("element \(index) \(value)")
+            }
+        }
+        #expect(events == ["collection A", "element 0 1", #"element 1 {"x":[2]}"#, "member B 3", "collection C"])
+        var document: [String] = []
+        try parser.parseCollections(Array("[1]".utf8)) { event in
+            if case .document(let value) = event { document.append(value.description) }
+        }
+        #expect(document == ["[1]"])
     }
 
     @Test func rejectsInvalidUTF8() {

@@ -13,8 +13,36 @@ import Testing
         try RecordLoader(model: model, source: "music.json").load(JSONParser().parse(json))
     }
 
+    /// The error from the parsed tree, checked equal to the one reading the text record by record.
     func loadError(_ json: String) -> StoreChainError? {
-        #expect(throws: StoreChainError.self) { try load(json) }
+        let fromTree = #expect(throws: StoreChainError.self) { try load(json) }
+        let streamed = #expect(throws: StoreChainError.self) {
+            try RecordLoader(model: model, source: "music.json").load(json: Array(json.utf8))
+        }
+        #expect(streamed == fromTree, "reading record by record reports what the tree does")
+        return fromTree
+    }
+
+    @Test func readingRecordByRecordGivesTheDatasetOfTheTree() throws {
+        let json = #"""
+            {"Album": [{"id": 10, "title": "x", "band": 1}, {"id": 11, "title": "y", "year": null, "band": 2}],
+             "Band": [{"id": 1, "name": "a", "country": null}, {"id": 2, "name": "b", "founded": "1990-01-02"}]}
+            """#
+        let fromTree = try load(json)
+        let streamed = try RecordLoader(model: model, source: "music.json").load(json: Array(json.utf8))
+        for entity in ["Album", "Band"] {
+            #expect(streamed.nodes(of: entity) == fromTree.nodes(of: entity))
+            #expect(streamed.nodes(of: entity).count == 2)
+        }
+        // A null is a missing value: absent, not held as null.
+        let band = try #require(streamed.node(for: ObjectID(entity: "Band", key: 1)))
+        #expect(band.attributes == ["id": 1, "name": "a"])
+        #expect(streamed.node(for: ObjectID(entity: "Album", key: 11))?.attributes["year"] == nil)
+        let malformed = #expect(throws: StoreChainError.self) {
+            try RecordLoader(model: model, source: "music.json").load(json: Array(#"{"Band": [{"id": 1,}]}"#.utf8))
+        }
+        #expect(malformed?.code == .malformedJSON)
+        #expect(malformed?.location?.offset == 19)
     }
 
     @Test(arguments: [

@@ -15,7 +15,7 @@ public struct FixedBandsOptions: Decodable, Sendable {
     /// The bands as nodes of the model's `Band` entity.
     public var nodes: [Node] {
         bands.map { band in
-            var attributes: [String: Value] = ["id": .integer(band.id), "name": .string(band.name)]
+            var attributes: AttributeValues = ["id": .integer(band.id), "name": .string(band.name)]
             if let country = band.country { attributes["country"] = .string(country) }
             return Node(
                 id: ObjectID(entity: "Band", key: .integer(band.id)), attributes: attributes,

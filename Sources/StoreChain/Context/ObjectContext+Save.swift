@@ -33,12 +33,14 @@ extension ObjectContext {
                     }
                     try Self.checkRequiredRelationships(of: entity, id, change, inserted: true)
                     changes.inserted.append(
-                        Node(id: id, attributes: change.attributes, relationships: change.relationships))
+                        Node(
+                            id: id, attributes: AttributeValues(change.attributes), relationships: change.relationships)
+                    )
                 case .updated:
                     try Self.checkRequiredRelationships(of: entity, id, change, inserted: false)
                     changes.updated.append(
                         Node(
-                            id: id, attributes: change.attributes, relationships: change.relationships,
+                            id: id, attributes: AttributeValues(change.attributes), relationships: change.relationships,
                             version: state.rows[id]?.version))
                 case .deleted:
                     changes.deleted.append(id)

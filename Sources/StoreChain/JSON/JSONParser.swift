@@ -14,30 +14,72 @@ public struct JSONParser {
     public func parse(_ bytes: some Collection<UInt8>, source: String? = nil) throws(StoreChainError)
         -> JSONValue
     {
-        var scanner = Scanner(bytes: Array(bytes), source: source, maxDepth: maxDepth)
-        scanner.skipWhitespace()
-        let value = try scanner.parseValue(depth: 0)
-        scanner.skipWhitespace()
-        if scanner.position < scanner.bytes.count {
-            throw scanner.error("unexpected text after the end of the JSON document")
+        try scanning(bytes, source: source) { scanner throws(StoreChainError) in
+            scanner.skipWhitespace()
+            let value = try scanner.parseValue(depth: 0)
+            try scanner.expectEndOfDocument()
+            return value
         }
-        return value
     }
 
     /// Parses JSON text.
     public func parse(_ text: String, source: String? = nil) throws(StoreChainError) -> JSONValue {
         try parse(Array(text.utf8), source: source)
     }
+
+    /// What ``parseCollections(_:source:_:)`` reads, in document order.
+    public enum CollectionsEvent {
+        /// The document is not an object: here it is, whole.
+        case document(JSONValue)
+        /// A top-level member whose value is not an array.
+        case member(String, JSONValue)
+        /// A top-level member whose value is an array: its elements follow.
+        case collection(String)
+        /// One element of the array named by the last `collection` event.
+        case element(JSONValue, index: Int)
+    }
+
+    /// Parses a document of named arrays (`{"Band": [{…}, …], "Album": […]}`) handing each array
+    /// element to `visit` as soon as it is read, so that the document as a whole is never held:
+    /// a large data file needs memory for one record at a time, not for its whole tree.
+    ///
+    /// The rules and errors are those of ``parse(_:source:)``; an error `visit` throws stops the
+    /// parse and is rethrown.
+    public func parseCollections(
+        _ bytes: some Collection<UInt8>, source: String? = nil,
+        _ visit: (CollectionsEvent) throws(StoreChainError) -> Void
+    ) throws(StoreChainError) {
+        try scanning(bytes, source: source) { scanner throws(StoreChainError) in
+            try scanner.parseCollections(visit)
+        }
+    }
+
+    /// Runs `body` over the bytes in place when they are contiguous (a `Data`, an array), or over
+    /// a copy otherwise.
+    private func scanning<Result>(
+        _ bytes: some Collection<UInt8>, source: String?, _ body: (inout Scanner) throws(StoreChainError) -> Result
+    ) throws(StoreChainError) -> Result {
+        func run(_ buffer: UnsafeBufferPointer<UInt8>) -> Swift.Result<Result, StoreChainError> {
+            var scanner = Scanner(bytes: buffer, source: source, maxDepth: maxDepth)
+            do throws(StoreChainError) {
+                return .success(try body(&scanner))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let outcome = bytes.withContiguousStorageIfAvailable(run) ?? Array(bytes).withUnsafeBufferPointer(run)
+        return try outcome.get()
+    }
 }
 
 extension JSONParser {
     fileprivate struct Scanner {
-        let bytes: [UInt8]
+        let bytes: UnsafeBufferPointer<UInt8>
         let source: String?
         let maxDepth: Int
         var position = 0
 
-        init(bytes: [UInt8], source: String?, maxDepth: Int) {
+        init(bytes: UnsafeBufferPointer<UInt8>, source: String?, maxDepth: Int) {
             self.bytes = bytes
             self.source = source
             self.maxDepth = maxDepth
@@ -94,6 +136,94 @@ extension JSONParser {
             }
         }
 
+        mutating func expectEndOfDocument() throws(StoreChainError) {
+            skipWhitespace()
+            if position < bytes.count {
+                throw error("unexpected text after the end of the JSON document")
+            }
+        }
+
+        /// Reads the `,` between two members or elements (true) or the closing bracket (false).
+        mutating func readSeparator(closing: UInt8, in container: String) throws(StoreChainError) -> Bool {
+            skipWhitespace()
+            switch current {
+            case UInt8(ascii: ","):
+                position += 1
+                return true
+            case closing:
+                position += 1
+                return false
+            default:
+                let bracket = Character(UnicodeScalar(closing))
+                throw error("expected ',' or '\(bracket)' in \(container), found \(describeCurrent())")
+            }
+        }
+
+        /// Reads `"key":` and leaves the scanner at the value.
+        mutating func readKey() throws(StoreChainError) -> (key: String, start: Int) {
+            skipWhitespace()
+            guard current == UInt8(ascii: "\"") else {
+                throw error("expected a string key in object, found \(describeCurrent())")
+            }
+            let start = position
+            let key = try parseString()
+            skipWhitespace()
+            guard current == UInt8(ascii: ":") else {
+                throw error("expected ':' after object key \"\(key)\", found \(describeCurrent())")
+            }
+            position += 1
+            skipWhitespace()
+            return (key, start)
+        }
+
+        /// Reads `[` and whether the array is empty (then its `]` is read too).
+        mutating func openArray(depth: Int) throws(StoreChainError) -> Bool {
+            try checkDepth(depth)
+            position += 1
+            skipWhitespace()
+            guard current == UInt8(ascii: "]") else { return false }
+            position += 1
+            return true
+        }
+
+        mutating func parseCollections(_ visit: (CollectionsEvent) throws(StoreChainError) -> Void)
+            throws(StoreChainError)
+        {
+            skipWhitespace()
+            guard current == UInt8(ascii: "{") else {
+                let document = try parseValue(depth: 0)
+                try expectEndOfDocument()
+                return try visit(.document(document))
+            }
+            try checkDepth(1)
+            position += 1
+            skipWhitespace()
+            var names: Set<String> = []
+            var more = current != UInt8(ascii: "}")
+            if !more { position += 1 }
+            while more {
+                let (name, start) = try readKey()
+                guard names.insert(name).inserted else {
+                    throw error("duplicate key \"\(name)\" in object", at: start)
+                }
+                if current == UInt8(ascii: "[") {
+                    try visit(.collection(name))
+                    var index = 0
+                    var elements = !(try openArray(depth: 2))
+                    while elements {
+                        skipWhitespace()
+                        try visit(.element(try parseValue(depth: 2), index: index))
+                        index += 1
+                        elements = try readSeparator(closing: UInt8(ascii: "]"), in: "array")
+                    }
+                } else {
+                    try visit(.member(name, try parseValue(depth: 1)))
+                }
+                more = try readSeparator(closing: UInt8(ascii: "}"), in: "object")
+            }
+            try expectEndOfDocument()
+        }
+
         mutating func expectWord(_ word: String) throws(StoreChainError) {
             let start = position
             for expected in word.utf8 {
@@ -119,55 +249,24 @@ extension JSONParser {
                 position += 1
                 return .object(members)
             }
-            while true {
-                skipWhitespace()
-                guard current == UInt8(ascii: "\"") else {
-                    throw error("expected a string key in object, found \(describeCurrent())")
-                }
-                let keyStart = position
-                let key = try parseString()
-                skipWhitespace()
-                guard current == UInt8(ascii: ":") else {
-                    throw error("expected ':' after object key \"\(key)\", found \(describeCurrent())")
-                }
-                position += 1
-                skipWhitespace()
+            repeat {
+                let (key, start) = try readKey()
                 let value = try parseValue(depth: depth)
                 if members.updateValue(value, forKey: key) != nil {
-                    throw error("duplicate key \"\(key)\" in object", at: keyStart)
+                    throw error("duplicate key \"\(key)\" in object", at: start)
                 }
-                skipWhitespace()
-                switch current {
-                case UInt8(ascii: ","): position += 1
-                case UInt8(ascii: "}"):
-                    position += 1
-                    return .object(members)
-                default: throw error("expected ',' or '}' in object, found \(describeCurrent())")
-                }
-            }
+            } while try readSeparator(closing: UInt8(ascii: "}"), in: "object")
+            return .object(members)
         }
 
         mutating func parseArray(depth: Int) throws(StoreChainError) -> JSONValue {
-            try checkDepth(depth)
-            position += 1
             var elements: [JSONValue] = []
-            skipWhitespace()
-            if current == UInt8(ascii: "]") {
-                position += 1
-                return .array(elements)
-            }
-            while true {
+            if try openArray(depth: depth) { return .array(elements) }
+            repeat {
                 skipWhitespace()
                 elements.append(try parseValue(depth: depth))
-                skipWhitespace()
-                switch current {
-                case UInt8(ascii: ","): position += 1
-                case UInt8(ascii: "]"):
-                    position += 1
-                    return .array(elements)
-                default: throw error("expected ',' or ']' in array, found \(describeCurrent())")
-                }
-            }
+            } while try readSeparator(closing: UInt8(ascii: "]"), in: "array")
+            return .array(elements)
         }
 
         mutating func parseNumber() throws(StoreChainError) -> JSONValue {
@@ -217,7 +316,18 @@ extension JSONParser {
         mutating func parseString() throws(StoreChainError) -> String {
             let start = position
             position += 1
-            var utf8: [UInt8] = []
+            // Most strings have no escapes: build them from the bytes in place.
+            while let byte = current, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 {
+                position += 1
+            }
+            if current == UInt8(ascii: "\"") {
+                position += 1
+                guard let string = String(validating: bytes[start + 1..<position - 1], as: UTF8.self) else {
+                    throw error("string is not valid UTF-8", at: start)
+                }
+                return string
+            }
+            var utf8 = Array(bytes[start + 1..<position])
             while true {
                 guard let byte = current else {
                     throw error("unterminated string starting here", at: start)

@@ -10,6 +10,10 @@ public struct Entity: Sendable, Hashable {
 
     private let attributeIndex: [String: Int]
     private let relationshipIndex: [String: Int]
+    /// The attributes in ascending name order (the first of a repeated name), and their names:
+    /// the order ``AttributeValues`` keeps, shared by every node ``attributeValues(_:)`` builds.
+    private let attributesInNameOrder: [Attribute]
+    private let attributeNamesInOrder: [String]
 
     public init(_ name: String, key: String, attributes: [Attribute], relationships: [Relationship] = []) {
         self.name = name
@@ -27,6 +31,29 @@ public struct Entity: Sendable, Hashable {
         }
         self.attributeIndex = attributeIndex
         self.relationshipIndex = relationshipIndex
+        attributesInNameOrder = attributeIndex.values.map { attributes[$0] }.sorted { $0.name < $1.name }
+        attributeNamesInOrder = attributesInNameOrder.map(\.name)
+    }
+
+    /// A node's attribute values: `value` gives each attribute's value (`nil` to leave it out),
+    /// in name order. The nodes built this way for one entity share one array of names, so each
+    /// pays for its values only.
+    public func attributeValues<Failure: Error>(_ value: (Attribute) throws(Failure) -> Value?) throws(Failure)
+        -> AttributeValues
+    {
+        var values: [Value] = []
+        values.reserveCapacity(attributesInNameOrder.count)
+        // Made only when an attribute is left out; until then the names are the shared ones.
+        var names: [String]?
+        for (position, attribute) in attributesInNameOrder.enumerated() {
+            guard let attributeValue = try value(attribute) else {
+                if names == nil { names = Array(attributeNamesInOrder[..<position]) }
+                continue
+            }
+            names?.append(attribute.name)
+            values.append(attributeValue)
+        }
+        return AttributeValues(ascendingNames: names ?? attributeNamesInOrder, values: values)
     }
 
     public func attribute(named name: String) -> Attribute? {

@@ -16,6 +16,11 @@ public struct Dataset: Sendable, NodeSource {
         (idsByEntity[entity] ?? []).compactMap { nodesByID[$0] }
     }
 
+    /// The IDs of the entity's nodes in insertion order.
+    public func ids(of entity: String) -> [ObjectID] {
+        idsByEntity[entity] ?? []
+    }
+
     public var count: Int { nodesByID.count }
 
     /// Inserts the node, or replaces the node with the same ID.

@@ -26,8 +26,7 @@ public final class JSONFileStore: Sendable {
                 .unreadableFile, "cannot read the data file", at: .init(file: url.relativePath),
                 suggestion: "check that the path is right and the file is readable", underlying: error)
         }
-        let root = try JSONParser().parse(data, source: url.relativePath)
-        let dataset = try RecordLoader(model: model, source: url.relativePath).load(root)
+        let dataset = try RecordLoader(model: model, source: url.relativePath).load(json: data)
         store = InMemoryStore(model: model, dataset: dataset)
     }
 

@@ -5,23 +5,29 @@
 public struct Node: Sendable, Hashable {
     public var id: ObjectID
     /// Attribute values by name. A missing name means `nil`.
-    public var attributes: [String: Value]
+    public var attributes: AttributeValues
     /// Relationship values by name, for the relationships that are known.
     public var relationships: [String: RelationshipValue]
     /// The backend's version of the object, when it has one (a revision number or an ETag).
     public var version: String?
     /// When the values were fetched and when they expire.
-    public var freshness: Freshness?
+    public var freshness: Freshness? {
+        get { storedFreshness?.value }
+        set { storedFreshness = newValue.map { OutOfLine($0) } }
+    }
+    /// Out of line: a node is copied on every hop and held by the hundred thousand, and a
+    /// `Freshness` inline was more than half its size.
+    private var storedFreshness: OutOfLine<Freshness>?
 
     public init(
-        id: ObjectID, attributes: [String: Value] = [:], relationships: [String: RelationshipValue] = [:],
+        id: ObjectID, attributes: AttributeValues = [:], relationships: [String: RelationshipValue] = [:],
         version: String? = nil, freshness: Freshness? = nil
     ) {
         self.id = id
         self.attributes = attributes
         self.relationships = relationships
         self.version = version
-        self.freshness = freshness
+        self.storedFreshness = freshness.map { OutOfLine($0) }
     }
 
     public static func == (left: Node, right: Node) -> Bool {

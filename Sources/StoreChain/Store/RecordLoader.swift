@@ -17,43 +17,87 @@ public struct RecordLoader {
     /// Reads every record in `root` into a dataset.
     public func load(_ root: JSONValue) throws(StoreChainError) -> Dataset {
         guard case .object(let collections) = root else {
-            throw error(
-                "$", "the top level is a \(root.typeName), not an object of entity names",
-                "write {\"EntityName\": [records…], …}")
+            return try load { visit throws(StoreChainError) in try visit(.document(root)) }
         }
-        var nodes: [ObjectID: Node] = [:]
-        var order: [ObjectID] = []
+        return try load { visit throws(StoreChainError) in
+            for name in collections.keys.sorted() {
+                guard case .array(let records) = collections[name] ?? .null else {
+                    try visit(.member(name, collections[name] ?? .null))
+                    continue
+                }
+                try visit(.collection(name))
+                for (index, record) in records.enumerated() { try visit(.element(record, index: index)) }
+            }
+        }
+    }
+
+    /// Reads the records of a JSON document (a data file's bytes) one at a time, without holding
+    /// the document's tree: memory for the nodes, not for the nodes and the JSON beside them.
+    ///
+    /// - Throws: `StoreChainError` for malformed JSON (byte offset, line and column) or a record
+    ///   that does not fit the model (JSON path).
+    public func load(json bytes: some Collection<UInt8>) throws(StoreChainError) -> Dataset {
+        try load { visit throws(StoreChainError) in
+            try JSONParser().parseCollections(bytes, source: source, visit)
+        }
+    }
+
+    /// Reads the records that `events` hands over, then checks and completes their relationships.
+    private func load(
+        _ events: ((JSONParser.CollectionsEvent) throws(StoreChainError) -> Void) throws(StoreChainError) -> Void
+    ) throws(StoreChainError) -> Dataset {
+        var dataset = Dataset()
+        var entityNames: [String] = []
+        // The relationships each record gave, for the records that gave any.
         var explicit: [ObjectID: Set<String>] = [:]
-        var paths: [ObjectID: String] = [:]
-        for entityName in collections.keys.sorted() {
-            guard let entity = model.entity(named: entityName) else {
+        var entity: Entity?
+        try events { event throws(StoreChainError) in
+            switch event {
+            case .document(let root):
                 throw error(
-                    "$.\(entityName)", "unknown entity '\(entityName)'",
-                    Suggestion.didYouMean(entityName, in: model.entities.map(\.name)))
-            }
-            guard case .array(let records) = collections[entityName] ?? .null else {
-                throw error(
-                    "$.\(entityName)",
-                    "expected an array of records, found \(collections[entityName]?.typeName ?? "nothing")")
-            }
-            for (index, record) in records.enumerated() {
-                let path = "$.\(entityName)[\(index)]"
+                    "$", "the top level is a \(root.typeName), not an object of entity names",
+                    "write {\"EntityName\": [records…], …}")
+            case .member(let name, let value):
+                _ = try self.entity(named: name)
+                throw error("$.\(name)", "expected an array of records, found \(value.typeName)")
+            case .collection(let name):
+                entity = try self.entity(named: name)
+                entityNames.append(name)
+            case .element(let record, let index):
+                guard let entity else { return }
+                let path = "$.\(entity.name)[\(index)]"
                 let (node, given) = try readRecord(record, entity: entity, path: path)
-                if let earlier = paths[node.id] {
+                if dataset.node(for: node.id) != nil {
                     throw error(
-                        "\(path).\(entity.key)", "\(node.id) appears twice (first at \(earlier))",
+                        "\(path).\(entity.key)",
+                        "\(node.id) appears twice (first at \(self.path(of: node.id, in: dataset)))",
                         "keys must be unique within an entity")
                 }
-                nodes[node.id] = node
-                order.append(node.id)
-                explicit[node.id] = given
-                paths[node.id] = path
+                dataset.upsert(node)
+                if !given.isEmpty { explicit[node.id] = given }
             }
         }
-        try checkReferences(nodes, order: order, paths: paths)
-        try fillInverses(&nodes, order: order, explicit: explicit, paths: paths)
-        try checkRequiredRelationships(nodes, order: order, paths: paths)
-        return Dataset(order.compactMap { nodes[$0] })
+        // Checked entity by entity in name order, so the first error reported does not depend on
+        // the order of the file's members.
+        let order = entityNames.sorted().flatMap { dataset.ids(of: $0) }
+        try checkReferences(dataset, order: order)
+        try fillInverses(&dataset, order: order, explicit: explicit)
+        try checkRequiredRelationships(dataset, order: order)
+        return dataset
+    }
+
+    /// The JSON path of a loaded record (`$.Band[3]`): its place in its entity's array. Found
+    /// by a search, as it is only needed for an error.
+    private func path(of id: ObjectID, in dataset: Dataset) -> String {
+        "$.\(id.entity)[\(dataset.ids(of: id.entity).firstIndex(of: id) ?? 0)]"
+    }
+
+    private func entity(named name: String) throws(StoreChainError) -> Entity {
+        guard let entity = model.entity(named: name) else {
+            throw error(
+                "$.\(name)", "unknown entity '\(name)'", Suggestion.didYouMean(name, in: model.entities.map(\.name)))
+        }
+        return entity
     }
 
     private func error(_ path: String, _ message: String, _ suggestion: String? = nil) -> StoreChainError {
@@ -72,10 +116,9 @@ public struct RecordLoader {
                 "\(path).\(name)", "entity '\(entity.name)' has no attribute or relationship '\(name)'",
                 Suggestion.didYouMean(name, in: entity.propertyNames))
         }
-        var attributes: [String: Value] = [:]
-        for attribute in entity.attributes {
+        let attributes = try entity.attributeValues { attribute throws(StoreChainError) -> Value? in
             var value: Value
-            do {
+            do throws(StoreChainError) {
                 value = try Value.coerce(fields[attribute.name] ?? .null, to: attribute.type)
             } catch {
                 throw error.located(.init(file: source, path: "\(path).\(attribute.name)"))
@@ -86,7 +129,7 @@ public struct RecordLoader {
                     "\(path).\(attribute.name)", "required attribute '\(attribute.name)' is missing",
                     "give it a value, or mark it optional with '?' in the model")
             }
-            if !value.isNull { attributes[attribute.name] = value }
+            return value.isNull ? Value?.none : value
         }
         guard let key = attributes[entity.key] else {
             throw error("\(path).\(entity.key)", "the record has no key '\(entity.key)'")
@@ -138,15 +181,13 @@ public struct RecordLoader {
         return .toOne(try reference(field, at: path))
     }
 
-    private func checkReferences(_ nodes: [ObjectID: Node], order: [ObjectID], paths: [ObjectID: String])
-        throws(StoreChainError)
-    {
+    private func checkReferences(_ dataset: Dataset, order: [ObjectID]) throws(StoreChainError) {
         for id in order {
-            guard let node = nodes[id] else { continue }
+            guard let node = dataset.node(for: id) else { continue }
             for name in node.relationships.keys.sorted() {
-                for target in node.relationships[name]?.objectIDs ?? [] where nodes[target] == nil {
+                for target in node.relationships[name]?.objectIDs ?? [] where dataset.node(for: target) == nil {
                     throw error(
-                        "\(paths[id] ?? "$").\(name)", "\(id) refers to \(target), which is not in the data",
+                        "\(path(of: id, in: dataset)).\(name)", "\(id) refers to \(target), which is not in the data",
                         "add a \(target.entity) record with that key, or remove the reference")
                 }
             }
@@ -156,18 +197,24 @@ public struct RecordLoader {
     /// Sets each relationship that a record left out from its inverse's values, and checks that
     /// both sides agree where a record gave both.
     private func fillInverses(
-        _ nodes: inout [ObjectID: Node], order: [ObjectID], explicit: [ObjectID: Set<String>],
-        paths: [ObjectID: String]
+        _ dataset: inout Dataset, order: [ObjectID], explicit: [ObjectID: Set<String>]
     ) throws(StoreChainError) {
-        let derived = InverseIndex(order.compactMap { nodes[$0] }, model: model)
+        let derived: InverseIndex
+        do {
+            // A copy that ends here, before the upserts below (which would otherwise copy the
+            // whole dataset).
+            let loaded = dataset
+            derived = InverseIndex(order.lazy.compactMap { loaded.node(for: $0) }, model: model)
+        }
         for id in order {
-            guard var node = nodes[id], let entity = model.entity(named: id.entity) else { continue }
+            guard var node = dataset.node(for: id), let entity = model.entity(named: id.entity),
+                !entity.relationships.isEmpty
+            else { continue }
             for relationship in entity.relationships where relationship.inverse != nil {
                 let owners = derived.owners(of: id, through: relationship.name)
-                let path = "\(paths[id] ?? "$").\(relationship.name)"
                 if !relationship.isToMany && owners.count > 1 {
                     throw error(
-                        path,
+                        "\(path(of: id, in: dataset)).\(relationship.name)",
                         "\(id) is claimed by \(owners.count) objects through '\(relationship.inverse ?? "")': \(owners.map(\.description).joined(separator: ", "))",
                         "a to-one relationship holds one object; list it under one owner only")
                 }
@@ -177,7 +224,7 @@ public struct RecordLoader {
                     let given = node.relationships[relationship.name]?.objectIDs ?? []
                     if let stray = owners.first(where: { !given.contains($0) }) {
                         throw error(
-                            path,
+                            "\(path(of: id, in: dataset)).\(relationship.name)",
                             "\(stray) says it belongs to \(id) through '\(relationship.inverse ?? "")', but \(id).\(relationship.name) does not list it",
                             "make both sides agree, or give the relationship on one side only")
                     }
@@ -189,19 +236,17 @@ public struct RecordLoader {
             for relationship in entity.relationships where node.relationships[relationship.name] == nil {
                 node.relationships[relationship.name] = relationship.isToMany ? .toMany([]) : .toOne(nil)
             }
-            nodes[id] = node
+            dataset.upsert(node)
         }
     }
 
-    private func checkRequiredRelationships(_ nodes: [ObjectID: Node], order: [ObjectID], paths: [ObjectID: String])
-        throws(StoreChainError)
-    {
+    private func checkRequiredRelationships(_ dataset: Dataset, order: [ObjectID]) throws(StoreChainError) {
         for id in order {
-            guard let node = nodes[id], let entity = model.entity(named: id.entity) else { continue }
+            guard let node = dataset.node(for: id), let entity = model.entity(named: id.entity) else { continue }
             for relationship in entity.relationships where !relationship.isToMany && !relationship.isOptional {
                 if case .toOne(nil) = node.relationships[relationship.name] ?? .toOne(nil) {
                     throw error(
-                        "\(paths[id] ?? "$").\(relationship.name)",
+                        "\(path(of: id, in: dataset)).\(relationship.name)",
                         "required relationship '\(relationship.name)' of \(id) is missing",
                         "give the \(relationship.destination)'s key, or mark it optional with '?' in the model")
                 }

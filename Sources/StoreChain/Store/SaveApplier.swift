@@ -63,7 +63,7 @@ struct SaveApplier {
                     throw failure("\(role): the key '\(name)' cannot change", "insert a new object instead")
                 }
                 try check(value, against: attribute, role: role)
-                node.attributes[name] = value.isNull ? nil : value
+                node.attributes[name] = value.isNull ? Value?.none : value
             }
             node.version = String((Int(node.version ?? "0") ?? 0) + 1)
             working.upsert(node)
@@ -160,7 +160,7 @@ struct SaveApplier {
             var value = node.attributes[attribute.name] ?? .null
             if value.isNull, let defaultValue = attribute.defaultValue { value = defaultValue }
             try check(value, against: attribute, role: role)
-            node.attributes[attribute.name] = value.isNull ? nil : value
+            node.attributes[attribute.name] = value.isNull ? Value?.none : value
         }
     }
 

@@ -40,30 +40,25 @@ struct RecordMapper: Sendable {
                 .badRecord, "expected a record object, found \(record.typeName)",
                 at: .init(path: "\(source) \(jsonPath)"))
         }
-        var attributes: [String: Value] = [:]
-        for attribute in entity.attributes {
+        let attributes = try entity.attributeValues { attribute throws(StoreChainError) -> Value? in
             let field =
                 attribute.name == entity.key
                 ? (options.key ?? options.attributes[attribute.name] ?? attribute.name)
                 : (options.attributes[attribute.name] ?? attribute.name)
             let json = JSONPath.value(at: field, in: record) ?? .null
             let value: Value
-            do {
+            do throws(StoreChainError) {
                 value = try Value.coerce(json, to: attribute.type)
             } catch {
                 throw fail(field, "field '\(field)' of \(entity.name): \(error.message)", error.suggestion)
             }
-            if value.isNull {
-                if let defaultValue = attribute.defaultValue {
-                    attributes[attribute.name] = defaultValue
-                } else if !attribute.isOptional {
-                    throw fail(
-                        field, "required field '\(field)' (attribute '\(entity.name).\(attribute.name)') is missing",
-                        "map the attribute to the field that holds it, or mark it optional in the model")
-                }
-                continue
+            guard value.isNull else { return value }
+            if attribute.defaultValue == nil && !attribute.isOptional {
+                throw fail(
+                    field, "required field '\(field)' (attribute '\(entity.name).\(attribute.name)') is missing",
+                    "map the attribute to the field that holds it, or mark it optional in the model")
             }
-            attributes[attribute.name] = value
+            return attribute.defaultValue
         }
         guard let key = attributes[entity.key] else { throw fail(entity.key, "the record has no key") }
         var relationships: [String: RelationshipValue] = [:]
