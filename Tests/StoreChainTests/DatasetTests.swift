@@ -1,0 +1,36 @@
+import StoreChain
+import StoreChainTesting
+import Testing
+
+@Suite struct DatasetTests {
+    @Test func removingKeepsEachEntitysOrderAndEveryOtherNode() {
+        var dataset = Dataset(
+            (1...5).map { TestData.node("Album", $0, ["title": .string("A\($0)")]) } + [TestData.node("Band", 1)]
+                + [TestData.node("Album", 6)])
+        let removed = dataset.remove(ObjectID(entity: "Album", key: 2))
+        let removedAgain = dataset.remove(ObjectID(entity: "Album", key: 2))
+        #expect(removed && !removedAgain)
+        // The last node (Album 6) moved into the removed one's place, and is still last in order.
+        #expect(dataset.ids(of: "Album").map(\.key) == [1, 3, 4, 5, 6])
+        dataset.remove(ObjectID(entity: "Album", key: 1))
+        #expect(dataset.ids(of: "Album").map(\.key) == [3, 4, 5, 6])
+        #expect(dataset.ids(of: "Band").map(\.key) == [1])
+        #expect(dataset.count == 5)
+        for key in [3, 4, 5] {
+            #expect(
+                dataset.node(for: ObjectID(entity: "Album", key: .integer(key)))?.attributes["title"]
+                    == .string("A\(key)"))
+        }
+        #expect(dataset.node(for: ObjectID(entity: "Album", key: 1)) == nil)
+        dataset.upsert(TestData.node("Album", 4, ["title": "again"]))
+        dataset.upsert(TestData.node("Album", 2))
+        #expect(dataset.ids(of: "Album").map(\.key) == [3, 4, 5, 6, 2])
+        #expect(dataset.node(for: ObjectID(entity: "Album", key: 4))?.attributes["title"] == "again")
+        for id in dataset.ids(of: "Album") + dataset.ids(of: "Band") {
+            let removed = dataset.remove(id)
+            #expect(removed, "\(id)")
+        }
+        #expect(dataset.count == 0)
+        #expect(dataset.nodes(of: "Album").isEmpty)
+    }
+}
