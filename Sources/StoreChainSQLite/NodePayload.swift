@@ -128,6 +128,16 @@ enum NodePayload {
 
     /// The node a payload holds, with `freshness`.
     static func decode(_ payload: Data, freshness: Freshness) throws(StoreChainSQLiteError) -> Node {
+        var names: [String] = []
+        return try decode(payload, freshness: freshness, sharingNames: &names)
+    }
+
+    /// The node a payload holds, with `freshness`. `sharedNames` holds the attribute names of the
+    /// node decoded before: a node with the same names shares that array (the nodes of one
+    /// entity repeat their names, and then each pays for its values only).
+    static func decode(_ payload: Data, freshness: Freshness, sharingNames sharedNames: inout [String])
+        throws(StoreChainSQLiteError) -> Node
+    {
         try withVerifiedReader(payload) { reader throws(StoreChainSQLiteError) in
             let id = try reader.reference()
             let version = try reader.byte() == 0 ? nil : try reader.string()
@@ -140,6 +150,7 @@ enum NodePayload {
                 names.append(try reader.string())
                 values.append(try reader.value())
             }
+            if names == sharedNames { names = sharedNames } else { sharedNames = names }
             // Payloads written before names were kept in order are sorted here.
             let attributes = AttributeValues(names: names, values: values)
             var relationships: [String: RelationshipValue] = [:]

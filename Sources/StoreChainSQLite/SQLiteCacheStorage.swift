@@ -70,7 +70,7 @@ public final class SQLiteCacheStorage: CacheStorage {
                     FROM queries WHERE shape = ?
                     """, arguments: [shape])
         }
-        let rules = RulesDecoder()
+        let rules = RowDecoder()
         let decoded = dropDamaged(rows, in: "queries") { row in
             let stored = try JSONDecoder().decode(StoredQuery.self, from: try Self.payload(row))
             let query = CachedQuery(
@@ -95,7 +95,7 @@ public final class SQLiteCacheStorage: CacheStorage {
                         FROM nodes WHERE id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))
                         """, arguments: StatementArguments(chunk))
             }
-            let rules = RulesDecoder()
+            let rules = RowDecoder()
             let nodes = dropDamaged(rows, in: "nodes") { row in try Self.node(row, rules: rules) }
             for node in nodes { found[node.id] = node }
             touches.withLock { $0.nodes.formUnion(nodes.compactMap { try? StoredNode.key(for: $0.id) }) }
@@ -110,7 +110,7 @@ public final class SQLiteCacheStorage: CacheStorage {
                 sql:
                     "SELECT fetched_at, expires_at, etag, last_modified, page_validators, rules FROM collections WHERE entity = ?",
                 arguments: [entity])
-        }.map { row in try Self.freshness(row, rules: RulesDecoder()) }
+        }.map { row in try Self.freshness(row, rules: RowDecoder()) }
     }
 
     /// The entity's nodes in the order they were first stored, filtered in SQL by what
@@ -145,7 +145,7 @@ public final class SQLiteCacheStorage: CacheStorage {
     /// Decodes the rows of `entity`'s nodes; when some are damaged (and dropped) the read fails,
     /// since answering without them would leave them silently out of a complete collection.
     private func dropDamagedNodes(of entity: String, rows: [Row]) throws -> [Node] {
-        let rules = RulesDecoder()
+        let rules = RowDecoder()
         let nodes = dropDamaged(rows, in: "nodes") { row in try Self.node(row, rules: rules) }
         guard nodes.count == rows.count else {
             throw StoreChainError(
@@ -243,7 +243,7 @@ public final class SQLiteCacheStorage: CacheStorage {
             queryPayload = Payload(try encoder.encode(stored), compressing: compresses)
         }
         return try modify { db in
-            let rules = RulesDecoder()
+            let rules = RowDecoder()
             var removed = Set<ObjectID>()
             for entity in write.invalidated {
                 try db.execute(sql: "DELETE FROM queries WHERE entity = ?", arguments: [entity])
@@ -369,14 +369,17 @@ public final class SQLiteCacheStorage: CacheStorage {
         return compressed ? try Zlib.decompress(bytes, originalSize: try row.decode(forColumn: "raw_size")) : bytes
     }
 
-    private static func node(_ row: Row, rules: RulesDecoder) throws -> Node {
-        try NodePayload.decode(try payload(row), freshness: try freshness(row, rules: rules))
+    private static func node(_ row: Row, rules: RowDecoder) throws -> Node {
+        try NodePayload.decode(
+            try payload(row), freshness: try freshness(row, rules: rules), sharingNames: &rules.attributeNames)
     }
 
-    /// Decodes the `rules` column; the rows of one response share its text, so each distinct
-    /// text is decoded once per read.
-    private final class RulesDecoder {
+    /// What the rows of one read share: the `rules` column (the rows of one response share its
+    /// text, so each distinct text is decoded once per read), and the attribute names of the
+    /// node decoded last, for the next one to share.
+    private final class RowDecoder {
         private var decoded: [String: ResponseFreshness] = [:]
+        var attributeNames: [String] = []
 
         func decode(_ text: String) throws -> ResponseFreshness {
             if let known = decoded[text] { return known }
@@ -386,7 +389,7 @@ public final class SQLiteCacheStorage: CacheStorage {
         }
     }
 
-    private static func freshness(_ row: Row, rules: RulesDecoder) throws -> Freshness {
+    private static func freshness(_ row: Row, rules: RowDecoder) throws -> Freshness {
         Freshness(
             fetchedAt: try row.decode(Double?.self, forColumn: "fetched_at").map(Date.init(timeIntervalSince1970:)),
             expiresAt: try row.decode(Double?.self, forColumn: "expires_at").map(Date.init(timeIntervalSince1970:)),

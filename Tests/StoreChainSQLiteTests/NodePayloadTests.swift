@@ -44,6 +44,22 @@ import Testing
         #expect(try NodePayload.attribute("missing", in: payload) == .null)
     }
 
+    @Test func nodesDecodedInARowShareTheirAttributeNames() throws {
+        var names: [String] = []
+        let nodes = [
+            TestData.node("Band", 1, ["name": "Low"]), TestData.node("Band", 2, ["name": "Mogwai"]),
+            TestData.node("Band", 3, ["name": "Muse", "country": "UK"]),
+        ]
+        let decoded = try nodes.map { node in
+            try NodePayload.decode(NodePayload.encode(node), freshness: Freshness(), sharingNames: &names)
+        }
+        #expect(decoded == nodes)
+        let buffers = decoded.map { node in node.attributes.keys.withUnsafeBufferPointer { $0.baseAddress } }
+        #expect(buffers[0] == buffers[1], "the same names share one array")
+        #expect(buffers[1] != buffers[2])
+        #expect(names == ["country", "id", "name"])
+    }
+
     @Test func everyDamagedByteIsAnErrorNotAnotherValue() throws {
         let payload = try NodePayload.encode(Self.everyValue)
         for offset in payload.indices {
