@@ -85,6 +85,43 @@ import Testing
         #expect(order.count == 0)
     }
 
+    @Test func lruOrderAgreesWithAListUnderRandomUse() {
+        // The reference: keys least recent first, with their sizes.
+        var expected: [(key: Int, size: Int)] = []
+        var order = LRUOrder<Int>()
+        var generator = SystemRandomNumberGenerator()
+        for step in 0..<5_000 {
+            let key = Int.random(in: 0..<40, using: &generator)
+            let previous = expected.firstIndex { $0.key == key }
+            switch Int.random(in: 0..<4, using: &generator) {
+            case 0:
+                let size = Int.random(in: 1..<1_000, using: &generator)
+                #expect(order.set(key, size: size) == previous.map { expected[$0].size } ?? 0)
+                previous.map { _ = expected.remove(at: $0) }
+                expected.append((key, size))
+            case 1:
+                #expect(order.remove(key) == previous.map { expected[$0].size } ?? 0)
+                previous.map { _ = expected.remove(at: $0) }
+            case 2:
+                if let leastRecent = order.leastRecent {
+                    #expect(order.remove(leastRecent) == expected.removeFirst().size)
+                }
+            default:
+                order.touch(key)
+                let size = previous.map { expected.remove(at: $0).size } ?? 0
+                expected.append((key, size))
+            }
+            #expect(order.count == expected.count, "step \(step)")
+            #expect(order.leastRecent == expected.first?.key, "step \(step)")
+        }
+        var drained: [Int] = []
+        while let key = order.leastRecent {
+            drained.append(key)
+            order.remove(key)
+        }
+        #expect(drained == expected.map(\.key))
+    }
+
     @Test func singleFlightGivesEveryWaiterTheFirstCallersError() async throws {
         let flight = SingleFlight<Int>()
         let clock = ManualClock()

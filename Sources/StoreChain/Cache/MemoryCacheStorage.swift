@@ -24,7 +24,6 @@ public final class MemoryCacheStorage: CacheStorage {
         var queryKeysByEntity: [String: Set<String>] = [:]
         var keysByShape: [String: Set<String>] = [:]
         var collections: [String: Freshness] = [:]
-        var sizes: [Entry: Int] = [:]
         var bytes = 0
         var order = LRUOrder<Entry>()
     }
@@ -137,8 +136,7 @@ public final class MemoryCacheStorage: CacheStorage {
     }
 
     private static func account(_ entry: Entry, size: Int, in state: inout State) {
-        state.bytes += size - (state.sizes.updateValue(size, forKey: entry) ?? 0)
-        state.order.touch(entry)
+        state.bytes += size - state.order.set(entry, size: size)
     }
 
     private static func remove(_ entry: Entry, from state: inout State) {
@@ -155,8 +153,7 @@ public final class MemoryCacheStorage: CacheStorage {
                 state.queryKeysByEntity[query.request.entity] = nil
             }
         }
-        state.bytes -= state.sizes.removeValue(forKey: entry) ?? 0
-        state.order.remove(entry)
+        state.bytes -= state.order.remove(entry)
     }
 
     /// Evicts least recently used entries until within the limits. Evicting a node of a
