@@ -10,7 +10,6 @@ import Testing
         let removed = dataset.remove(ObjectID(entity: "Album", key: 2))
         let removedAgain = dataset.remove(ObjectID(entity: "Album", key: 2))
         #expect(removed && !removedAgain)
-        // The last node (Album 6) moved into the removed one's place, and is still last in order.
         #expect(dataset.ids(of: "Album").map(\.key) == [1, 3, 4, 5, 6])
         dataset.remove(ObjectID(entity: "Album", key: 1))
         #expect(dataset.ids(of: "Album").map(\.key) == [3, 4, 5, 6])
@@ -32,5 +31,24 @@ import Testing
         }
         #expect(dataset.count == 0)
         #expect(dataset.nodes(of: "Album").isEmpty)
+    }
+
+    @Test func manyRemovalsKeepTheOrderAndTheIndex() {
+        var dataset = Dataset((0..<100).map { TestData.node("Track", $0, ["number": .integer($0)]) })
+        var kept = Array(0..<100)
+        // Enough removals that the emptied slots are compacted more than once.
+        for key in (0..<100).filter({ $0 % 3 != 0 }) + [0, 99] {
+            dataset.remove(ObjectID(entity: "Track", key: .integer(key)))
+            kept.removeAll { $0 == key }
+        }
+        dataset.upsert(TestData.node("Track", 1))
+        kept.append(1)
+        #expect(dataset.ids(of: "Track").compactMap(\.key) == kept.map(Value.integer))
+        #expect(dataset.count == kept.count)
+        for key in kept where key != 1 {
+            #expect(
+                dataset.node(for: ObjectID(entity: "Track", key: .integer(key)))?.attributes["number"] == .integer(key))
+        }
+        #expect(dataset.node(for: ObjectID(entity: "Track", key: 2)) == nil)
     }
 }

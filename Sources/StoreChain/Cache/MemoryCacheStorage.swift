@@ -18,8 +18,7 @@ public final class MemoryCacheStorage: CacheStorage {
     }
 
     private struct State {
-        var nodes: [ObjectID: Node] = [:]
-        var idsByEntity: [String: InsertionOrderedSet<ObjectID>] = [:]
+        var nodes = Dataset()
         var queries: [String: CachedQuery] = [:]
         var queryKeysByEntity: [String: Set<String>] = [:]
         var keysByShape: [String: Set<String>] = [:]
@@ -55,7 +54,7 @@ public final class MemoryCacheStorage: CacheStorage {
         state.withLock { state in
             var found: [ObjectID: Node] = [:]
             for id in ids {
-                guard let node = state.nodes[id] else { continue }
+                guard let node = state.nodes.node(for: id) else { continue }
                 state.order.touch(.node(id))
                 found[id] = node
             }
@@ -65,7 +64,7 @@ public final class MemoryCacheStorage: CacheStorage {
 
     public func node(_ id: ObjectID) async -> Node? {
         state.withLock { state in
-            guard let node = state.nodes[id] else { return nil }
+            guard let node = state.nodes.node(for: id) else { return nil }
             state.order.touch(.node(id))
             return node
         }
@@ -76,7 +75,7 @@ public final class MemoryCacheStorage: CacheStorage {
     }
 
     public func nodes(of entity: String, matching predicate: FetchPredicate?) async -> [Node] {
-        state.withLock { state in (state.idsByEntity[entity]?.elements ?? []).compactMap { state.nodes[$0] } }
+        state.withLock { state in state.nodes.nodes(of: entity) }
     }
 
     public func write(_ write: CacheWrite) async -> Set<ObjectID> {
@@ -86,7 +85,7 @@ public final class MemoryCacheStorage: CacheStorage {
                 for key in state.queryKeysByEntity[entity] ?? [] { Self.remove(.query(key), from: &state) }
             }
             var removed = Set<ObjectID>()
-            for id in write.removed where state.nodes[id] != nil {
+            for id in write.removed where state.nodes.node(for: id) != nil {
                 Self.remove(.node(id), from: &state)
                 removed.insert(id)
             }
@@ -94,7 +93,7 @@ public final class MemoryCacheStorage: CacheStorage {
             if !write.collections.isEmpty {
                 let written = Set(write.nodes.map(\.id))
                 for (entity, freshness) in write.collections {
-                    for id in state.idsByEntity[entity]?.elements ?? [] where !written.contains(id) {
+                    for id in state.nodes.ids(of: entity) where !written.contains(id) {
                         Self.remove(.node(id), from: &state)
                         removed.insert(id)
                     }
@@ -119,7 +118,10 @@ public final class MemoryCacheStorage: CacheStorage {
             case .query(let key): state.queries[key]?.freshness = freshness
             case .collections(let entities):
                 for entity in entities where state.collections[entity] != nil { state.collections[entity] = freshness }
-            case .node(let id): state.nodes[id]?.freshness = freshness
+            case .node(let id):
+                guard var node = state.nodes.node(for: id) else { return }
+                node.freshness = freshness
+                state.nodes.upsert(node)
             }
         }
     }
@@ -129,9 +131,7 @@ public final class MemoryCacheStorage: CacheStorage {
     }
 
     private static func insert(_ node: Node, into state: inout State) {
-        if state.nodes.updateValue(node, forKey: node.id) == nil {
-            state.idsByEntity[node.id.entity, default: InsertionOrderedSet()].append(node.id)
-        }
+        state.nodes.upsert(node)
         account(.node(node.id), size: node.approximateByteCount, in: &state)
     }
 
@@ -142,8 +142,7 @@ public final class MemoryCacheStorage: CacheStorage {
     private static func remove(_ entry: Entry, from state: inout State) {
         switch entry {
         case .node(let id):
-            guard state.nodes.removeValue(forKey: id) != nil else { return }
-            state.idsByEntity[id.entity]?.remove(id)
+            guard state.nodes.remove(id) else { return }
         case .query(let key):
             guard let query = state.queries.removeValue(forKey: key) else { return }
             state.keysByShape[query.shape]?.remove(key)

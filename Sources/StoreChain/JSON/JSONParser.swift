@@ -43,7 +43,7 @@ public struct JSONParser {
     /// element to `visit` as soon as it is read, so that the document as a whole is never held:
     /// a large data file needs memory for one record at a time, not for its whole tree.
     ///
-    /// The rules and errors are those of ``parse(_:source:)``; an error `visit` throws stops the
+    /// The rules and errors are those of `parse(_:source:)`; an error `visit` throws stops the
     /// parse and is rethrown.
     public func parseCollections(
         _ bytes: some Collection<UInt8>, source: String? = nil,
