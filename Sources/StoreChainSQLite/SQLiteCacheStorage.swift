@@ -70,12 +70,12 @@ public final class SQLiteCacheStorage: CacheStorage {
                     FROM queries WHERE shape = ?
                     """, arguments: [shape])
         }
-        let rules = RowDecoder()
+        let decoder = RowDecoder()
         let decoded = dropDamaged(rows, in: "queries") { row in
             let stored = try JSONDecoder().decode(StoredQuery.self, from: try Self.payload(row))
             let query = CachedQuery(
                 request: stored.request, ids: stored.ids.map(\.id), reachesEnd: stored.reachesEnd,
-                freshness: try Self.freshness(row, rules: rules))
+                freshness: try Self.freshness(row, decoder: decoder))
             return (key: try row.decode(String.self, forColumn: "key"), query: query)
         }
         touches.withLock { $0.queries.formUnion(decoded.map(\.key)) }
@@ -95,8 +95,8 @@ public final class SQLiteCacheStorage: CacheStorage {
                         FROM nodes WHERE id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))
                         """, arguments: StatementArguments(chunk))
             }
-            let rules = RowDecoder()
-            let nodes = dropDamaged(rows, in: "nodes") { row in try Self.node(row, rules: rules) }
+            let decoder = RowDecoder()
+            let nodes = dropDamaged(rows, in: "nodes") { row in try Self.node(row, decoder: decoder) }
             for node in nodes { found[node.id] = node }
             touches.withLock { $0.nodes.formUnion(nodes.compactMap { try? StoredNode.key(for: $0.id) }) }
         }
@@ -110,7 +110,7 @@ public final class SQLiteCacheStorage: CacheStorage {
                 sql:
                     "SELECT fetched_at, expires_at, etag, last_modified, page_validators, rules FROM collections WHERE entity = ?",
                 arguments: [entity])
-        }.map { row in try Self.freshness(row, rules: RowDecoder()) }
+        }.map { row in try Self.freshness(row, decoder: RowDecoder()) }
     }
 
     /// The entity's nodes in the order they were first stored, filtered in SQL by what
@@ -145,8 +145,8 @@ public final class SQLiteCacheStorage: CacheStorage {
     /// Decodes the rows of `entity`'s nodes; when some are damaged (and dropped) the read fails,
     /// since answering without them would leave them silently out of a complete collection.
     private func dropDamagedNodes(of entity: String, rows: [Row]) throws -> [Node] {
-        let rules = RowDecoder()
-        let nodes = dropDamaged(rows, in: "nodes") { row in try Self.node(row, rules: rules) }
+        let decoder = RowDecoder()
+        let nodes = dropDamaged(rows, in: "nodes") { row in try Self.node(row, decoder: decoder) }
         guard nodes.count == rows.count else {
             throw StoreChainError(
                 .cacheFile, "damaged cached objects of \(entity) were dropped from \(path)",
@@ -243,7 +243,7 @@ public final class SQLiteCacheStorage: CacheStorage {
             queryPayload = Payload(try encoder.encode(stored), compressing: compresses)
         }
         return try modify { db in
-            let rules = RowDecoder()
+            let decoder = RowDecoder()
             var removed = Set<ObjectID>()
             for entity in write.invalidated {
                 try db.execute(sql: "DELETE FROM queries WHERE entity = ?", arguments: [entity])
@@ -280,7 +280,7 @@ public final class SQLiteCacheStorage: CacheStorage {
                             SELECT payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators, rules
                             FROM nodes WHERE id = ?
                             """, arguments: [key])
-                    if let node { removed.insert(try Self.node(node, rules: rules).id) }
+                    if let node { removed.insert(try Self.node(node, decoder: decoder).id) }
                     try db.execute(sql: "DELETE FROM nodes WHERE id = ?", arguments: [key])
                 }
                 try db.execute(
@@ -369,35 +369,53 @@ public final class SQLiteCacheStorage: CacheStorage {
         return compressed ? try Zlib.decompress(bytes, originalSize: try row.decode(forColumn: "raw_size")) : bytes
     }
 
-    private static func node(_ row: Row, rules: RowDecoder) throws -> Node {
-        try NodePayload.decode(
-            try payload(row), freshness: try freshness(row, rules: rules), sharingNames: &rules.attributeNames)
+    private static func node(_ row: Row, decoder: RowDecoder) throws -> Node {
+        var node = try NodePayload.decode(
+            try payload(row), freshness: try freshness(row, decoder: decoder), sharingNames: &decoder.attributeNames)
+        // The rows of one response share their freshness: one box for all of them.
+        if let last = decoder.freshness, last == node.sharedFreshness {
+            node.sharedFreshness = last
+        } else {
+            decoder.freshness = node.sharedFreshness
+        }
+        return node
     }
 
-    /// What the rows of one read share: the `rules` column (the rows of one response share its
-    /// text, so each distinct text is decoded once per read), and the attribute names of the
-    /// node decoded last, for the next one to share.
+    /// What the rows of one read share: the `rules` and `page_validators` columns (the rows of
+    /// one response share their text, so each distinct text is decoded once per read), and the
+    /// attribute names and freshness of the node decoded last, for the next one to share.
     private final class RowDecoder {
-        private var decoded: [String: ResponseFreshness] = [:]
+        private var decodedRules: [String: ResponseFreshness] = [:]
+        private var decodedValidators: [String: [PageValidator]] = [:]
         var attributeNames: [String] = []
+        var freshness: OutOfLine<Freshness>?
 
-        func decode(_ text: String) throws -> ResponseFreshness {
-            if let known = decoded[text] { return known }
-            let rules = try JSONDecoder().decode(ResponseFreshness.self, from: Data(text.utf8))
-            decoded[text] = rules
-            return rules
+        func rules(_ text: String) throws -> ResponseFreshness {
+            try Self.decode(text, known: &decodedRules)
+        }
+
+        func pageValidators(_ text: String) throws -> [PageValidator] {
+            try Self.decode(text, known: &decodedValidators)
+        }
+
+        private static func decode<Decoded: Decodable>(_ text: String, known: inout [String: Decoded]) throws
+            -> Decoded
+        {
+            if let decoded = known[text] { return decoded }
+            let decoded = try JSONDecoder().decode(Decoded.self, from: Data(text.utf8))
+            known[text] = decoded
+            return decoded
         }
     }
 
-    private static func freshness(_ row: Row, rules: RowDecoder) throws -> Freshness {
+    private static func freshness(_ row: Row, decoder: RowDecoder) throws -> Freshness {
         Freshness(
             fetchedAt: try row.decode(Double?.self, forColumn: "fetched_at").map(Date.init(timeIntervalSince1970:)),
             expiresAt: try row.decode(Double?.self, forColumn: "expires_at").map(Date.init(timeIntervalSince1970:)),
             etag: try row.decode(forColumn: "etag"), lastModified: try row.decode(forColumn: "last_modified"),
-            pageValidators: try row.decode(String?.self, forColumn: "page_validators").map {
-                try JSONDecoder().decode([PageValidator].self, from: Data($0.utf8))
-            } ?? [],
-            rules: try row.decode(String?.self, forColumn: "rules").map(rules.decode))
+            pageValidators: try row.decode(String?.self, forColumn: "page_validators").map(decoder.pageValidators)
+                ?? [],
+            rules: try row.decode(String?.self, forColumn: "rules").map(decoder.rules))
     }
 
     private static func arguments(_ freshness: Freshness) -> StatementArguments {

@@ -123,6 +123,25 @@ import Testing
         #expect(try await again.fetch(request).cacheStatus == "hit")
     }
 
+    @Test func nodesReadTogetherShareTheirFreshnessWhenItIsTheSame() async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-shared-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let storage = SQLiteCacheStorage(path: folder.appending(path: "cache.sqlite").path)
+        let response = Freshness(fetchedAt: Date(timeIntervalSince1970: 1_000), expiresAt: .distantFuture)
+        var write = CacheWrite()
+        write.nodes = Node.sharingFreshness(response, (1...3).map { TestData.node("Track", $0) })
+        var other = TestData.node("Track", 4)
+        other.freshness = Freshness(fetchedAt: Date(timeIntervalSince1970: 2_000), expiresAt: .distantFuture)
+        write.nodes.append(other)
+        _ = try await storage.write(write)
+        let read = try await storage.nodes(of: "Track", matching: nil).sorted { "\($0.id)" < "\($1.id)" }
+        #expect(read.map(\.freshness) == write.nodes.map(\.freshness))
+        let boxes = read.compactMap(\.sharedFreshness)
+        #expect(boxes.count == 4)
+        #expect(boxes[0].isSameBox(as: boxes[1]) && boxes[1].isSameBox(as: boxes[2]))
+        #expect(!boxes[2].isSameBox(as: boxes[3]))
+    }
+
     @Test func theFileIsOwnerOnly() async throws {
         let harness = try CacheHarness.make(.disk)
         _ = try await harness.fetch(request)

@@ -102,11 +102,8 @@ extension CacheHandler {
         nodeFreshness.lastModified = nil
         nodeFreshness.pageValidators = []
         write.nodes =
-            nodes.filter { !$0.id.isTemporary }.map { node in
-                var node = node
-                node.freshness = nodeFreshness
-                return node
-            } + relatedNodes(response.related, response: response, now: now)
+            Node.sharingFreshness(nodeFreshness, nodes.lazy.filter { !$0.id.isTemporary })
+            + relatedNodes(response.related, response: response, now: now)
         write.query = CachedQuery(
             request: request.normalizedForCache, ids: nodes.map(\.id),
             reachesEnd: request.fetchLimit.map { nodes.count < $0 } ?? true,
@@ -200,7 +197,7 @@ extension CacheHandler {
             for entity in entities.sorted() { nodes += try await storage.nodes(of: entity, matching: nil) }
             nodes = model.fillingMissingInverses(of: nodes, completeEntities: entities)
         }
-        let source = Dictionary(nodes.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let source = Dataset(nodes)
         let candidates = nodes.lazy.filter { $0.id.entity == request.entity }
         // A collection that names objects it no longer holds cannot answer; the backend can.
         guard plan.firstUnloaded(candidates, source: source) == nil else { return nil }
@@ -234,31 +231,33 @@ extension CacheHandler {
     }
 
     private func cachedFetch(
-        _ window: [Node], plan: FetchPlan, source: [ObjectID: Node], freshness: Freshness, from request: StoreRequest,
+        _ window: [Node], plan: FetchPlan, source: some NodeSource, freshness: Freshness, from request: StoreRequest,
         target: CacheTarget
     ) async throws -> CachedAnswer {
-        var source = source
-        let related = try await reach(plan.request.relationshipKeyPathsForPrefetching, from: window, known: &source)
+        let keyPaths = plan.request.relationshipKeyPathsForPrefetching
+        let known = NodeOverlay(try await reach(keyPaths, from: window, source: source), over: source)
         let response = StoreResponse(
-            .fetched(plan.project(window, source: source)), related: related,
+            .fetched(plan.project(window, source: known)),
+            related: keyPaths.isEmpty ? [] : known.nodes(along: keyPaths, from: window),
             info: ResponseInfo(answeredBy: name, origin: storage.origin))
         return CachedAnswer(response: response, freshness: freshness, source: request, target: target)
     }
 
-    /// The cached objects along prefetch key paths (those present; faults load the rest).
-    private func reach(_ keyPaths: [String], from nodes: [Node], known: inout [ObjectID: Node]) async throws
-        -> [Node]
+    /// The cached objects along prefetch key paths that `source` does not hold (those present;
+    /// faults load the rest).
+    private func reach(_ keyPaths: [String], from nodes: [Node], source: some NodeSource) async throws
+        -> [ObjectID: Node]
     {
-        guard !keyPaths.isEmpty else { return [] }
+        var reached: [ObjectID: Node] = [:]
         for keyPath in keyPaths {
             var level = nodes
             for name in keyPath.split(separator: ".").map(String.init) {
                 let ids = level.flatMap { $0.relationships[name]?.objectIDs ?? [] }
-                let missing = Array(Set(ids.filter { known[$0] == nil }))
-                if !missing.isEmpty { known.merge(try await storage.nodes(missing)) { first, _ in first } }
-                level = ids.compactMap { known[$0] }
+                let missing = Array(Set(ids.filter { reached[$0] == nil && source.node(for: $0) == nil }))
+                if !missing.isEmpty { reached.merge(try await storage.nodes(missing)) { first, _ in first } }
+                level = ids.compactMap { reached[$0] ?? source.node(for: $0) }
             }
         }
-        return known.nodes(along: keyPaths, from: nodes)
+        return reached
     }
 }

@@ -253,18 +253,19 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     }
 
     /// Related nodes of a response, each with the freshness of its entity (worked out once per
-    /// entity).
+    /// entity, and held once for all its nodes).
     func relatedNodes(_ nodes: [Node], response: StoreResponse, now: Date) -> [Node] {
-        var byEntity: [String: Freshness?] = [:]
+        var byEntity: [String: OutOfLine<Freshness>?] = [:]
         return nodes.compactMap { node in
             guard !node.id.isTemporary else { return nil }
             let entity = node.id.entity
             let freshness =
-                byEntity[entity] ?? freshness(for: entity, response: response, now: now, validators: false)
+                byEntity[entity]
+                ?? freshness(for: entity, response: response, now: now, validators: false).map { OutOfLine($0) }
             byEntity[entity] = freshness
             guard let freshness else { return nil }
             var node = node
-            node.freshness = freshness
+            node.sharedFreshness = freshness
             return node
         }
     }

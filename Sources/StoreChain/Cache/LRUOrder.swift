@@ -1,8 +1,8 @@
 /// Keys in order of use, least recent first, each with its size in bytes: O(1) touch, remove
 /// and eviction.
 ///
-/// Entries live in an array of slots linked by position, with one index from key to slot; a
-/// removed entry's slot is reused. (Links held as keys, beside a separate table of sizes, took
+/// Entries live in an array of slots linked by position, with a `PositionIndex` from key to slot;
+/// a removed entry's slot is reused. (Links held as keys, beside a separate table of sizes, took
 /// three hash tables' entries per cached object.)
 struct LRUOrder<Key: Hashable> {
     private struct Slot {
@@ -16,31 +16,24 @@ struct LRUOrder<Key: Hashable> {
 
     private var slots: [Slot] = []
     private var freeSlots: [Int] = []
-    private var positions: [Key: Int] = [:]
+    private var index = PositionIndex()
     private var least = none
     private var most = none
 
-    var count: Int { positions.count }
+    var count: Int { index.count }
 
     /// The least recently used key.
     var leastRecent: Key? { least == Self.none ? nil : slots[least].key }
 
     /// Marks `key` as just used, adding it (with size 0) if new.
     mutating func touch(_ key: Key) {
-        guard let position = positions[key] else {
-            add(key, size: 0)
-            return
-        }
-        guard position != most else { return }
-        unlink(position)
-        append(position)
+        use(key)
     }
 
     /// Sets `key`'s size and marks it as just used; returns the size it had (0 if new).
     @discardableResult
     mutating func set(_ key: Key, size: Int) -> Int {
-        touch(key)
-        guard let position = positions[key] else { return 0 }
+        let position = use(key)
         defer { slots[position].size = size }
         return slots[position].size
     }
@@ -48,7 +41,7 @@ struct LRUOrder<Key: Hashable> {
     /// Removes `key`; returns the size it had (0 if absent).
     @discardableResult
     mutating func remove(_ key: Key) -> Int {
-        guard let position = positions.removeValue(forKey: key) else { return 0 }
+        guard let position = index.remove(hash: key.hashValue, where: { slots[$0].key == key }) else { return 0 }
         unlink(position)
         let size = slots[position].size
         slots[position].key = nil
@@ -59,13 +52,27 @@ struct LRUOrder<Key: Hashable> {
     mutating func removeAll() {
         slots.removeAll()
         freeSlots.removeAll()
-        positions.removeAll()
+        index.removeAll()
         least = Self.none
         most = Self.none
     }
 
-    private mutating func add(_ key: Key, size: Int) {
-        let slot = Slot(key: key, size: size, previous: Self.none, next: Self.none)
+    /// Links `key`'s slot in as the most recent, adding it (with size 0) if new; returns its slot.
+    @discardableResult
+    private mutating func use(_ key: Key) -> Int {
+        let hash = key.hashValue
+        guard let position = index.position(hash: hash, where: { slots[$0].key == key }) else {
+            return add(key, hash: hash)
+        }
+        if position != most {
+            unlink(position)
+            append(position)
+        }
+        return position
+    }
+
+    private mutating func add(_ key: Key, hash: Int) -> Int {
+        let slot = Slot(key: key, size: 0, previous: Self.none, next: Self.none)
         let position: Int
         if let reused = freeSlots.popLast() {
             position = reused
@@ -74,8 +81,9 @@ struct LRUOrder<Key: Hashable> {
             position = slots.count
             slots.append(slot)
         }
-        positions[key] = position
+        index.insert(position, hash: hash)
         append(position)
+        return position
     }
 
     /// Links the slot in as the most recent.

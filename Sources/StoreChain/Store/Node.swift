@@ -12,12 +12,13 @@ public struct Node: Sendable, Hashable {
     public var version: String?
     /// When the values were fetched and when they expire.
     public var freshness: Freshness? {
-        get { storedFreshness?.value }
-        set { storedFreshness = newValue.map { OutOfLine($0) } }
+        get { sharedFreshness?.value }
+        set { sharedFreshness = newValue.map { OutOfLine($0) } }
     }
-    /// Out of line: a node is copied on every hop and held by the hundred thousand, and a
-    /// `Freshness` inline was more than half its size.
-    private var storedFreshness: OutOfLine<Freshness>?
+    /// The freshness, out of line: a node is copied on every hop and held by the hundred
+    /// thousand, and a `Freshness` inline was more than half its size. Nodes of one response
+    /// share one box (`Node.sharingFreshness(_:_:)`) instead of allocating one each.
+    package var sharedFreshness: OutOfLine<Freshness>?
 
     public init(
         id: ObjectID, attributes: AttributeValues = [:], relationships: [String: RelationshipValue] = [:],
@@ -27,7 +28,7 @@ public struct Node: Sendable, Hashable {
         self.attributes = attributes
         self.relationships = relationships
         self.version = version
-        self.storedFreshness = freshness.map { OutOfLine($0) }
+        self.sharedFreshness = freshness.map { OutOfLine($0) }
     }
 
     public static func == (left: Node, right: Node) -> Bool {
@@ -45,6 +46,16 @@ public struct Node: Sendable, Hashable {
     /// The attribute's value, `null` when absent.
     public subscript(attribute name: String) -> Value {
         attributes[name] ?? .null
+    }
+
+    /// The nodes, each with `freshness`, held in one box for all of them.
+    package static func sharingFreshness(_ freshness: Freshness, _ nodes: some Sequence<Node>) -> [Node] {
+        let shared = OutOfLine(freshness)
+        return nodes.map { node in
+            var node = node
+            node.sharedFreshness = shared
+            return node
+        }
     }
 }
 

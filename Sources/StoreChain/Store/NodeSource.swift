@@ -13,6 +13,22 @@ extension Dictionary: NodeSource where Key == ObjectID, Value == Node {
     public func node(for id: ObjectID) -> Node? { self[id] }
 }
 
+/// Nodes found first in a dictionary, then in a source beneath it: a source with a few more
+/// nodes, without copying the one beneath.
+struct NodeOverlay<Base: NodeSource>: NodeSource {
+    let top: [ObjectID: Node]
+    let base: Base
+
+    init(_ top: [ObjectID: Node], over base: Base) {
+        self.top = top
+        self.base = base
+    }
+
+    func node(for id: ObjectID) -> Node? {
+        top[id] ?? base.node(for: id)
+    }
+}
+
 extension NodeSource {
     /// The objects reached from `nodes` along relationship key paths (`albums`,
     /// `albums.tracks`), each once and none of `nodes` themselves: what prefetching returns.

@@ -4,10 +4,10 @@
 struct OrderedNodes: Sendable {
     /// The nodes in order; a removed node leaves an empty slot until the next compaction.
     private var slots: [Node?] = []
-    private var positions: [ObjectID: Int] = [:]
+    private var index = PositionIndex()
 
-    var count: Int { positions.count }
-    var isEmpty: Bool { positions.isEmpty }
+    var count: Int { index.count }
+    var isEmpty: Bool { index.count == 0 }
 
     /// The nodes in the order they were first added.
     var nodes: [Node] { slots.compactMap { $0 } }
@@ -16,17 +16,18 @@ struct OrderedNodes: Sendable {
     var ids: [ObjectID] { slots.compactMap { $0?.id } }
 
     subscript(id: ObjectID) -> Node? {
-        positions[id].flatMap { slots[$0] }
+        position(of: id, hash: id.hashValue).flatMap { slots[$0] }
     }
 
     /// Adds the node, or replaces the node with its ID in its place; returns whether it is new.
     @discardableResult
     mutating func upsert(_ node: Node) -> Bool {
-        if let position = positions[node.id] {
+        let hash = node.id.hashValue
+        if let position = position(of: node.id, hash: hash) {
             slots[position] = node
             return false
         }
-        positions[node.id] = slots.count
+        index.insert(slots.count, hash: hash)
         slots.append(node)
         return true
     }
@@ -34,17 +35,25 @@ struct OrderedNodes: Sendable {
     /// Removes the node with this ID; returns whether there was one.
     @discardableResult
     mutating func remove(_ id: ObjectID) -> Bool {
-        guard let position = positions.removeValue(forKey: id) else { return false }
+        guard let position = index.remove(hash: id.hashValue, where: { slots[$0]?.id == id }) else { return false }
         slots[position] = nil
         // Compacting when half the slots are empty keeps removal O(1) amortized.
-        if slots.count > 16, positions.count * 2 < slots.count { compact() }
+        if slots.count > 16, index.count * 2 < slots.count { compact() }
         return true
     }
 
+    private func position(of id: ObjectID, hash: Int) -> Int? {
+        index.position(hash: hash) { slots[$0]?.id == id }
+    }
+
     private mutating func compact() {
-        slots = slots.filter { $0 != nil }
-        for (position, node) in slots.enumerated() {
-            if let node { positions[node.id] = position }
+        var newPositions = [Int](repeating: -1, count: slots.count)
+        var kept = 0
+        for (position, slot) in slots.enumerated() where slot != nil {
+            newPositions[position] = kept
+            kept += 1
         }
+        slots.removeAll { $0 == nil }
+        index.remapPositions { newPositions[$0] }
     }
 }

@@ -2,7 +2,7 @@
 /// sets (a response's freshness rules) stays small, so the hot path copies a pointer instead of
 /// the whole value. Immutable once made: setting a new value makes a new box, so copies of the
 /// holder never share changes.
-struct OutOfLine<Value: Sendable & Hashable>: Sendable, Hashable {
+package struct OutOfLine<Value: Sendable & Hashable>: Sendable, Hashable {
     private final class Storage: Sendable {
         let value: Value
         init(_ value: Value) { self.value = value }
@@ -10,17 +10,22 @@ struct OutOfLine<Value: Sendable & Hashable>: Sendable, Hashable {
 
     private let storage: Storage
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         storage = Storage(value)
     }
 
-    var value: Value { storage.value }
+    package var value: Value { storage.value }
 
-    static func == (lhs: Self, rhs: Self) -> Bool {
+    /// Whether both hold their value in the same box (not merely equal values).
+    package func isSameBox(as other: Self) -> Bool {
+        storage === other.storage
+    }
+
+    package static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.storage === rhs.storage || lhs.value == rhs.value
     }
 
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         value.hash(into: &hasher)
     }
 }
