@@ -107,6 +107,39 @@ import Testing
         #expect(try keys("Album", format) == expected)
     }
 
+    /// `BEGINSWITH[c]` with an ASCII prefix compares bytes while the value is ASCII and folds it
+    /// otherwise: the same answers as folding every value.
+    @Test func caseInsensitivePrefixesAgreeWithFoldingTheWholeValue() throws {
+        let model = try Model([
+            Entity("Album", key: "id", attributes: [Attribute("id", .integer), Attribute("title", .string)])
+        ])
+        let titles = [
+            "", "s", "S", "Silver", "sILVER", "Ärger", "ärger", "straße", "STRASSE", "İstanbul", "istanbul",
+            "Σίσυφος", "s\u{0307}ilver", "e\u{0301}te", "É", "[Silver]", "@home", "Zebra", "ſilver",
+        ]
+        let nodes =
+            titles.enumerated().map { index, title in
+                Node(
+                    id: ObjectID(entity: "Album", key: .integer(index)),
+                    attributes: ["id": .integer(index), "title": .string(title)])
+            } + [Node(id: ObjectID(entity: "Album", key: 99), attributes: ["id": 99])]
+        for prefix in ["", "s", "S", "si", "SILV", "str", "strasse", "i", "e", "[s", "@", "z", "x"] {
+            let predicate = try CompiledPredicate(
+                FetchPredicate.comparison(
+                    Comparison(.keyPath(["title"]), .beginsWith, .constant(.string(prefix)), options: .caseInsensitive)),
+                entity: "Album", model: model)
+            for node in nodes {
+                let expected: Bool
+                if case .string(let title) = node.attributes["title"] {
+                    expected = title.lowercased().utf8.starts(with: prefix.lowercased().utf8)
+                } else {
+                    expected = false
+                }
+                #expect(predicate.evaluate(node, in: EmptyNodeSource()) == expected, "\(node) BEGINSWITH[c] \(prefix)")
+            }
+        }
+    }
+
     @Test func dates() throws {
         #expect(
             try keys("Band", "founded BETWEEN {CAST(\"1990-01-01\", \"NSDate\"), CAST(\"2000-01-01\", \"NSDate\")}")

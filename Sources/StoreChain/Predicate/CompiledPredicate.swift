@@ -62,6 +62,9 @@ public struct CompiledPredicate: Sendable {
     private static func compile(_ comparison: Comparison, entity: Entity, model: Model) throws(StoreChainError) -> Test
     {
         let matcher = StringMatcher(comparison.options)
+        if let test = try caseInsensitivePrefixTest(comparison, entity: entity, model: model, matcher: matcher) {
+            return test
+        }
         let valueTest = try ValueTest.make(comparison, matcher: matcher)
         let right = try operand(comparison.rhs, entity: entity, model: model, matcher: matcher)
 
@@ -80,6 +83,24 @@ public struct CompiledPredicate: Sendable {
         }
         let left = try operand(comparison.lhs, entity: entity, model: model, matcher: matcher)
         return { node, source in valueTest(left(node, source), right(node, source)) }
+    }
+
+    /// `key BEGINSWITH[c] "ascii"`, the search field's predicate, tested without lowercasing
+    /// every value: most values start with ASCII, and then only their first bytes are compared.
+    /// `nil` for any other comparison.
+    private static func caseInsensitivePrefixTest(
+        _ comparison: Comparison, entity: Entity, model: Model, matcher: StringMatcher
+    ) throws(StoreChainError) -> Test? {
+        guard comparison.op == .beginsWith, comparison.modifier == .direct, comparison.options == .caseInsensitive,
+            case .keyPath(let components) = comparison.lhs, case .constant(.string(let prefix)) = comparison.rhs
+        else { return nil }
+        let folded = matcher.fold(prefix)
+        guard folded.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+        let read = ValueAccessor.single(try ResolvedKeyPath(components, from: entity, in: model))
+        return { node, source in
+            guard case .string(let string) = read(node, source) else { return false }
+            return matcher.beginsWith(string, lowercasedASCIIPrefix: folded)
+        }
     }
 
     /// Reads one side of a comparison, already folded for the comparison's options.

@@ -45,6 +45,21 @@ struct StringMatcher: Sendable {
         a.utf8.starts(with: prefix.utf8)
     }
 
+    /// Whether the folded `string` begins with `prefix`, an ASCII string already folded. While
+    /// the string's bytes are ASCII, lowercasing maps each to one ASCII byte, so they are
+    /// compared as they are read; a non-ASCII byte within the prefix's length folds the whole
+    /// string instead.
+    func beginsWith(_ string: String, lowercasedASCIIPrefix prefix: String) -> Bool {
+        var bytes = string.utf8.makeIterator()
+        for expected in prefix.utf8 {
+            guard let byte = bytes.next() else { return false }
+            guard byte < 0x80 else { return Self.beginsWith(fold(string), prefix) }
+            let lowered = (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
+            if lowered != expected { return false }
+        }
+        return true
+    }
+
     static func endsWith(_ a: String, _ suffix: String) -> Bool {
         let count = suffix.utf8.count
         return a.utf8.count >= count && a.utf8.suffix(count).elementsEqual(suffix.utf8)
