@@ -65,11 +65,11 @@ public final class SQLiteCacheStorage: CacheStorage {
         let decoder = RowDecoder()
         let decoded = try decodeRows(in: "queries") { db in
             try Row.fetchCursor(
-                db,
-                sql: """
-                    SELECT rowid AS row_id, key, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators, rules
-                    FROM queries WHERE shape = ?
-                    """, arguments: [shape])
+                db.cachedStatement(
+                    sql: """
+                        SELECT rowid AS row_id, key, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators, rules
+                        FROM queries WHERE shape = ?
+                        """), arguments: [shape])
         } decode: { row in
             let stored = try JSONDecoder().decode(StoredQuery.self, from: try Self.payload(row, decoder: decoder))
             let query = CachedQuery(
@@ -87,13 +87,15 @@ public final class SQLiteCacheStorage: CacheStorage {
         var found: [ObjectID: Node] = [:]
         for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min(keys.count, $0 + 500)]) }) {
             let decoder = RowDecoder()
+            let sql = """
+                SELECT rowid AS row_id, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators, rules
+                FROM nodes WHERE id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))
+                """
             let nodes = try decodeRows(in: "nodes") { db in
-                try Row.fetchCursor(
-                    db,
-                    sql: """
-                        SELECT rowid AS row_id, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators, rules
-                        FROM nodes WHERE id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))
-                        """, arguments: StatementArguments(chunk))
+                // A fault (one key) reuses its prepared statement; lists of other lengths are
+                // prepared each time rather than kept, one per length.
+                let statement = chunk.count == 1 ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
+                return try Row.fetchCursor(statement, arguments: StatementArguments(chunk))
             } decode: { row in
                 try Self.node(row, decoder: decoder)
             }.decoded
@@ -106,10 +108,10 @@ public final class SQLiteCacheStorage: CacheStorage {
     @concurrent public func collection(_ entity: String) async throws -> Freshness? {
         try read { db in
             try Row.fetchOne(
-                db,
-                sql:
-                    "SELECT fetched_at, expires_at, etag, last_modified, page_validators, rules FROM collections WHERE entity = ?",
-                arguments: [entity])
+                db.cachedStatement(
+                    sql:
+                        "SELECT fetched_at, expires_at, etag, last_modified, page_validators, rules FROM collections WHERE entity = ?"
+                ), arguments: [entity])
         }.map { row in try Self.freshness(row, decoder: RowDecoder()) }
     }
 

@@ -25,6 +25,8 @@ struct ContextState {
     /// Records what a fetch, fault or event says about objects. Relationships the new node does
     /// not mention are kept from what was known.
     mutating func absorb(_ nodes: [Node]) {
+        // One resize for a large fetch instead of one at every doubling.
+        rows.reserveCapacity(rows.count + nodes.count)
         for node in nodes {
             faultGroups.remove(node.id)
             guard var row = rows[node.id] else {

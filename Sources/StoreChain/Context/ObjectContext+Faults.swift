@@ -28,9 +28,11 @@ extension ObjectContext {
     func cachedValue(of object: ManagedObject, _ name: String) -> Value? {
         state.withLock { state in
             let id = object.objectID
-            if let value = state.pending[id]?.attributes[name] { return value }
-            if state.pending[id]?.kind == .inserted {
-                return model.entity(named: id.entity)?.attribute(named: name)?.defaultValue ?? .null
+            if let change = state.pending.isEmpty ? nil : state.pending[id] {
+                if let value = change.attributes[name] { return value }
+                if change.kind == .inserted {
+                    return model.entity(named: id.entity)?.attribute(named: name)?.defaultValue ?? .null
+                }
             }
             return state.rows[id].map { $0[attribute: name] }
         }

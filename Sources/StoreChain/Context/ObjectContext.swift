@@ -82,6 +82,7 @@ public final class ObjectContext: Sendable {
         return state.withLock { state in
             state.absorb(nodes)
             state.absorb(response.related)
+            state.registry.reserveCapacity(state.registry.count + nodes.count)
             return nodes.map { state.object(for: $0.id, context: self) }
         }
     }
