@@ -29,14 +29,12 @@ struct ContextState {
         rows.reserveCapacity(rows.count + nodes.count)
         for node in nodes {
             faultGroups.remove(node.id)
-            guard var row = rows[node.id] else {
-                rows[node.id] = node
-                continue
-            }
+            // A new object is stored with one lookup; a known one is merged into its row.
+            guard var row = rows.updateValue(node, forKey: node.id) else { continue }
             row.attributes = node.attributes
             row.relationships.merge(node.relationships) { _, new in new }
             row.version = node.version ?? row.version
-            row.freshness = node.freshness ?? row.freshness
+            row.sharedFreshness = node.sharedFreshness ?? row.sharedFreshness
             rows[node.id] = row
         }
     }

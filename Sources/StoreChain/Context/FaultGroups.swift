@@ -22,6 +22,8 @@ struct FaultGroups {
 
     /// Forgets an object that is no longer a fault.
     mutating func remove(_ id: ObjectID) {
+        // Most objects never were faults: no hashing for them while no group is held.
+        guard !membership.isEmpty else { return }
         membership[id] = nil
     }
 
