@@ -106,8 +106,9 @@ struct PendingChange {
     }
 }
 
-/// A weak reference, so the registry does not keep unchanged objects alive.
-final class WeakObject {
+/// A weak reference, so the registry does not keep unchanged objects alive. (A struct: held in
+/// the registry's table, without an allocation of its own per object.)
+struct WeakObject {
     weak var object: ManagedObject?
 
     init(_ object: ManagedObject) {
