@@ -25,6 +25,15 @@ import Testing
         #expect(values.dictionary == ["name": "Muse!", "founded": 1994, "url": .null])
     }
 
+    @Test func unsortedNamesWithRepeatsKeepEachNameOnceWithItsLastValue() {
+        let values = AttributeValues(
+            names: ["year", "title", "year", "id", "title", "year"], values: [1, "a", 2, 7, "b", 3])
+        #expect(values.keys == ["id", "title", "year"])
+        #expect(values.values == [7, "b", 3])
+        let literal: AttributeValues = ["b": 1, "a": 2, "b": 3]
+        #expect(literal.dictionary == ["a": 2, "b": 3])
+    }
+
     @Test func theSameValuesAreEqualWhateverOrderTheyCameIn() {
         let names = (0..<20).map { "attribute\($0)" }
         var forward = AttributeValues()

@@ -52,11 +52,22 @@ public struct AttributeValues: Sendable, Hashable, RandomAccessCollection, Expre
         self.init(elements)
     }
 
-    /// The pairs in any order; a repeated name keeps its last value.
+    /// The pairs in any order; a repeated name keeps its last value. Sorted once (inserting pair
+    /// by pair in place was quadratic in the number of names).
     private init(_ pairs: some Sequence<(String, Value)>) {
+        let ordered = pairs.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }
         keys = []
         values = []
-        for (name, value) in pairs { self[name] = value }
+        keys.reserveCapacity(ordered.count)
+        values.reserveCapacity(ordered.count)
+        for (_, (name, value)) in ordered {
+            if keys.last == name {
+                values[values.count - 1] = value
+            } else {
+                keys.append(name)
+                values.append(value)
+            }
+        }
     }
 
     /// The pairs as a dictionary.
@@ -87,8 +98,9 @@ public struct AttributeValues: Sendable, Hashable, RandomAccessCollection, Expre
     /// Removes `name`; returns the value it had.
     @discardableResult
     public mutating func removeValue(forKey name: String) -> Value? {
-        defer { self[name] = nil }
-        return self[name]
+        guard case .found(let position) = search(name) else { return nil }
+        keys.remove(at: position)
+        return values.remove(at: position)
     }
 
     /// The pairs `isIncluded` keeps, as a dictionary's `filter` does.
