@@ -85,6 +85,7 @@ public final class SQLiteCacheStorage: CacheStorage {
         let keys = ids.compactMap { try? StoredNode.key(for: $0) }
         guard !keys.isEmpty else { return [:] }
         var found: [ObjectID: Node] = [:]
+        found.reserveCapacity(keys.count)
         for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min(keys.count, $0 + 500)]) }) {
             let decoder = RowDecoder()
             let sql = """

@@ -53,6 +53,7 @@ public final class MemoryCacheStorage: CacheStorage {
     public func nodes(_ ids: [ObjectID]) async -> [ObjectID: Node] {
         state.withLock { state in
             var found: [ObjectID: Node] = [:]
+            found.reserveCapacity(ids.count)
             for id in ids {
                 guard let node = state.nodes.node(for: id) else { continue }
                 state.order.touch(.node(id))
