@@ -52,12 +52,7 @@ struct PositionIndex: Sendable {
 
     /// Moves every position to `newPosition(position)`: after the owner compacts its elements.
     mutating func remapPositions(_ newPosition: (Int) -> Int) {
-        let old = buckets
-        buckets = Array(repeating: 0, count: old.count)
-        tombstones = 0
-        for bucket in old where bucket & Self.positionBits != 0 && bucket != Self.tombstone {
-            place(bucket >> 32, position: newPosition(Self.position(in: bucket)))
-        }
+        rebuild(capacity: buckets.count, moving: newPosition)
     }
 
     mutating func removeAll() {
@@ -78,12 +73,14 @@ struct PositionIndex: Sendable {
         }
     }
 
-    private mutating func rebuild(capacity: Int) {
+    /// Places every live position (moved by `newPosition`) into `capacity` empty buckets,
+    /// dropping the tombstones.
+    private mutating func rebuild(capacity: Int, moving newPosition: (Int) -> Int = { $0 }) {
         let old = buckets
         buckets = Array(repeating: 0, count: capacity)
         tombstones = 0
         for bucket in old where bucket & Self.positionBits != 0 && bucket != Self.tombstone {
-            place(bucket >> 32, position: Self.position(in: bucket))
+            place(bucket >> 32, position: newPosition(Self.position(in: bucket)))
         }
     }
 
