@@ -160,12 +160,30 @@ extension DemoBackend {
         } catch {
             return raw(JSONValue.object(["error": .string(error.description)]).description, status: .badRequest)
         }
+        let key = HTTPField.Name("Idempotency-Key").flatMap { request.headers[$0] }
+        let answer = try idempotentAnswers.withLock { answers in
+            // A repeat of a write already made gets the first answer, and changes nothing.
+            if let key, let first = answers[key] {
+                counters.withLock { $0.repeatedWrites += 1 }
+                return first
+            }
+            let answer = try apply(change, body, created: request.method == .post)
+            if let key { answers[key] = answer }
+            return answer
+        }
+        return raw(answer.text, status: .init(code: answer.status))
+    }
+
+    private func apply(_ change: (JSONValue) throws -> JSONValue?, _ body: JSONValue, created: Bool) throws
+        -> WriteAnswer
+    {
         do {
-            guard let result = try change(body) else { return raw(#"{"error": "not found"}"#, status: .notFound) }
-            return raw(result.description, status: request.method == .post ? .created : .ok)
+            guard let result = try change(body) else {
+                return WriteAnswer(status: 404, text: #"{"error": "not found"}"#)
+            }
+            return WriteAnswer(status: created ? 201 : 200, text: result.description)
         } catch let error as StoreChainError {
-            return raw(
-                JSONValue.object(["error": .string(error.description)]).description, status: .unprocessableContent)
+            return WriteAnswer(status: 422, text: JSONValue.object(["error": .string(error.description)]).description)
         }
     }
 

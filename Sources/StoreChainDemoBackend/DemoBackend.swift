@@ -26,6 +26,8 @@ public final class DemoBackend: Sendable {
     public let store: InMemoryStore
     let quirks: Locked<DemoQuirks>
     let counters = Locked(Stats())
+    /// The first answer to each write sent with an `Idempotency-Key` header, by key.
+    let idempotentAnswers = Locked<[String: WriteAnswer]>([:])
     private let server = Locked<(task: Task<Void, any Error>, port: Int)?>(nil)
 
     /// What the backend has served.
@@ -40,6 +42,9 @@ public final class DemoBackend: Sendable {
         public var failed = 0
         /// Conditional requests answered 304 Not Modified (no body).
         public var notModified = 0
+        /// Writes repeated with an `Idempotency-Key` already seen: answered as the first time,
+        /// and not applied again.
+        public var repeatedWrites = 0
         var windowStart = Date.distantPast
         var windowCount = 0
     }
@@ -51,6 +56,12 @@ public final class DemoBackend: Sendable {
         let dataset = try RecordLoader(model: model, source: "demo catalog").load(DemoCatalog(bands: bands).records())
         store = InMemoryStore(model: model, dataset: dataset)
         self.quirks = Locked(quirks)
+    }
+
+    /// What a write answered: its status and body.
+    struct WriteAnswer: Sendable {
+        var status: Int
+        var text: String
     }
 
     /// Changes the quirks while running.

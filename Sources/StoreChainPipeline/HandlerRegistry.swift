@@ -78,12 +78,15 @@ public struct HandlerRegistry: Sendable {
         case anywhere = 0
         /// Above pagination and traffic handlers: a cache below a pager would see single pages.
         case cache = 1
+        /// Below the caches, so they hold its optimistic answers and see its replays; above
+        /// pagination, batching and traffic handlers, so its saves pass them like any other.
+        case outbox = 2
         /// Below the caches, above rate limiting and retries, so each page is limited and retried.
-        case pagination = 2
+        case pagination = 3
         /// Above rate limiting and retries: faults paced one by one cannot be merged.
-        case batching = 3
+        case batching = 4
         /// Below caches, pagination and batching (rate limit, retry).
-        case traffic = 4
+        case traffic = 5
 
         public static func < (left: Placement, right: Placement) -> Bool { left.rawValue < right.rawValue }
     }

@@ -376,7 +376,8 @@ struct PipelineReader {
         return (kinds, scope.entities.map(Set.init))
     }
 
-    /// Caches above pagination, pagination above batching, batching above rate limiting and retries.
+    /// Caches above the outbox, the outbox above pagination, pagination above batching, batching
+    /// above rate limiting and retries.
     private mutating func checkOrder(_ stages: [Pipeline.Stage]) {
         var deepest: (stage: Pipeline.Stage, placement: HandlerRegistry.Placement)?
         for stage in stages {
@@ -399,6 +400,8 @@ struct PipelineReader {
         switch placement {
         case .cache:
             "a cache below pagination or traffic handlers sees single pages and batches, not the app's requests"
+        case .outbox:
+            "the caches above it must hold what it acknowledges and see its replays, and its saves must pass the traffic handlers"
         case .pagination: "pages must each pass rate limiting and retries below the pager"
         case .batching: "faults paced one by one by rate limiting cannot be merged into batches"
         case .traffic, .anywhere: "it must be below the caches, the pager and batching"

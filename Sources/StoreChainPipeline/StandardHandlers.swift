@@ -6,7 +6,7 @@ import StoreChainSQLite
 
 extension HandlerRegistry {
     /// The built-in handler types — `logging`, `metrics`, `memory-cache`, `disk-cache`,
-    /// `pagination`, `rate-limit`, `retry`, `batching` — and terminals — `remote`, `sqlite`,
+    /// `outbox`, `pagination`, `rate-limit`, `retry`, `batching` — and terminals — `remote`, `sqlite`,
     /// `json-file`, `in-memory` — and the remote terminal's HTTP interceptors — `request-id`,
     /// `token-file`. Their options are documented in `Docs/Pipelines.md`.
     public static var standard: HandlerRegistry {
@@ -27,6 +27,13 @@ extension HandlerRegistry {
             file.path = context.cacheURL(forPath: file.path).path
             file.namespace = file.namespace ?? context.cacheNamespace
             return DiskCache(model: context.model, file: file, options: options.cache)
+        }
+        registry.register("outbox", options: OutboxOptions.self, placement: .outbox) { options, context in
+            // Checking a pipeline opens no file.
+            if context.validatesOnly { return NotOpened(name: "outbox") }
+            var options = options
+            options.path = context.url(forPath: options.path).standardizedFileURL.path
+            return try OutboxHandler(options: options)
         }
         registry.register("pagination", options: PaginationOptions.self, placement: .pagination) {
             options, context in
@@ -94,6 +101,17 @@ extension Model {
                 at: .init(path: "\(option).\(name)"),
                 suggestion: Suggestion.didYouMean(name, in: entities.map(\.name)))
         }
+    }
+}
+
+/// A handler whose file a pipeline check does not open: it forwards everything.
+private struct NotOpened: StoreHandler {
+    let name: String
+
+    func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+        -> StoreResponse
+    {
+        try await next(request, context)
     }
 }
 

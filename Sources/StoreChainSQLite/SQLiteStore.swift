@@ -111,54 +111,16 @@ public final class SQLiteStore: StoreResponder {
 
     // MARK: The file
 
-    private static func open(_ path: String, busyTimeout: Duration) throws -> DatabaseQueue {
-        let manager = FileManager.default
-        let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty { try manager.createDirectory(atPath: directory, withIntermediateDirectories: true) }
-        if !manager.fileExists(atPath: path) {
-            guard manager.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                throw fileError("cannot create the store file", path: path, underlying: nil)
-            }
-        }
-        var configuration = Configuration()
-        configuration.label = "storechain.sqlite-store"
-        let (seconds, attoseconds) = busyTimeout.components
-        configuration.busyMode = .timeout(Double(seconds) + Double(attoseconds) * 1e-18)
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
-        try queue.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA journal_mode = WAL")
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
-        try queue.write { db in
-            let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
-            let tables = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") ?? 0
-            switch version {
-            case schemaVersion: return
-            case 0 where tables == 0:
-                try db.execute(
-                    sql: """
-                        CREATE TABLE objects (
-                            id TEXT PRIMARY KEY NOT NULL, entity TEXT NOT NULL, payload BLOB NOT NULL);
-                        CREATE INDEX objects_by_entity ON objects (entity);
-                        PRAGMA user_version = \(schemaVersion);
-                        """)
-            default:
-                throw fileError(
-                    "the file is not a StoreChain store of schema version \(schemaVersion) (it has version \(version))",
-                    path: path, underlying: nil,
-                    suggestion: "open it with the StoreChain version that wrote it, or point 'path' at another file")
-            }
-        }
-        return queue
+    private static func open(_ path: String, busyTimeout: Duration) throws(StoreChainError) -> DatabaseQueue {
+        try DurableFile.open(
+            path, kind: "store", busyTimeout: busyTimeout, schemaVersion: schemaVersion,
+            schema: """
+                CREATE TABLE objects (id TEXT PRIMARY KEY NOT NULL, entity TEXT NOT NULL, payload BLOB NOT NULL);
+                CREATE INDEX objects_by_entity ON objects (entity);
+                """)
     }
 
     private static func load(_ database: DatabaseQueue, path: String) throws -> Dataset {
-        let integrity = try database.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check(1)") }
-        guard integrity == "ok" else {
-            throw fileError(
-                "the store file is damaged (\(integrity ?? "no answer from quick_check"))", path: path, underlying: nil,
-                suggestion: "restore it from a backup; StoreChain never rebuilds a store file, since that loses data")
-        }
         let rows = try database.read { db in
             try Row.fetchAll(db, sql: "SELECT id, payload FROM objects ORDER BY rowid")
         }
@@ -206,16 +168,7 @@ public final class SQLiteStore: StoreResponder {
         _ message: String, path: String, underlying: (any Error)?,
         suggestion: String = "check the path and its permissions"
     ) -> StoreChainError {
-        if let error = underlying as? DatabaseError,
-            error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB
-        {
-            return StoreChainError(
-                .storeFile, "the store file is damaged or not a database", at: .init(file: path),
-                suggestion: "restore it from a backup; StoreChain never rebuilds a store file, since that loses data",
-                underlying: error, detail: error.message)
-        }
-        return StoreChainError(
-            .storeFile, message, at: .init(file: path), suggestion: suggestion, underlying: underlying)
+        DurableFile.error(message, path: path, kind: "store", underlying: underlying, suggestion: suggestion)
     }
 }
 

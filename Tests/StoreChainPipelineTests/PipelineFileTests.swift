@@ -18,6 +18,17 @@ import Testing
         return folder
     }
 
+    @Test func theOutboxLoadsWithItsOptionsAndOpensItsFileNextToThePipeline() async throws {
+        let folder = try Self.workingCopy()
+        let pipeline = try Pipeline.load(contentsOf: folder.appending(path: "outbox.pipeline.yml"))
+        #expect(pipeline.stages.map(\.type) == ["memory-cache", "outbox", "retry"])
+        let outbox = try #require(pipeline.handlers[1] as? OutboxHandler)
+        #expect(outbox.options.retryDelay == .seconds(5) && outbox.options.maxRetryDelay == .seconds(60))
+        #expect(outbox.options.path == folder.appending(path: "data/outbox.sqlite").path)
+        #expect(FileManager.default.fileExists(atPath: outbox.options.path))
+        #expect(try await outbox.entries().isEmpty)
+    }
+
     @Test func everyHandlerTypeLoadsWithItsOptions() async throws {
         let folder = try Self.workingCopy()
         let pipeline = try Pipeline.load(contentsOf: folder.appending(path: "every-handler.pipeline.yml"))
@@ -152,6 +163,15 @@ import Testing
                     7, "handlers.batching",
                     "'batching' is below 'rate-limit' (line 6), where it cannot work: faults paced"
                 ),
+            ]
+        ),
+        (
+            "outbox-order.yml",
+            [
+                (
+                    4, "handlers.outbox",
+                    "'outbox' is below 'pagination' (line 3), where it cannot work: the caches above it must hold"
+                )
             ]
         ),
         (

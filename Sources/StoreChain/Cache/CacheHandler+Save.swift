@@ -4,7 +4,8 @@ extension CacheHandler {
     /// Forwards a save; when it succeeds, stores the saved objects, removes the deleted ones,
     /// forgets relationship lists the save may have changed on other objects, and drops cached
     /// queries and complete collections of every entity involved. (The chain publishes the
-    /// save's change event.)
+    /// save's change event.) A save an outbox acknowledged as pending stores its updates over
+    /// the cached objects, so the app reads its own writes.
     func save(_ changes: SaveChanges, context: RequestContext, next: @escaping NextResponder) async throws
         -> StoreResponse
     {
@@ -31,9 +32,15 @@ extension CacheHandler {
             node.freshness = freshness
             nodes[node.id] = node
         }
+        // A save an outbox holds shows at once: pending updates over the objects as cached.
+        for change in changes.updated where result.pending.contains(change.id) {
+            guard var node = before[change.id] else { continue }
+            node.apply(change)
+            nodes[node.id] = node
+        }
         // Objects on the other side of a changed relationship hold a list that may now be wrong.
         var stale: [ObjectID: Set<String>] = [:]
-        for node in Array(before.values) + result.nodes {
+        for node in Array(before.values) + Array(nodes.values) {
             guard let entity = model.entity(named: node.id.entity) else { continue }
             for relationship in entity.relationships {
                 guard let inverse = relationship.inverse else { continue }

@@ -14,11 +14,19 @@ public struct ChangeEvent: Sendable, Hashable {
     public var permanentIDs: [ObjectID: ObjectID]
     /// Who published it (a handler's type name, or "save").
     public var source: String
+    /// Objects whose pending changes (a save an outbox acknowledged while the backend was
+    /// unreachable) have now reached the backend, under their permanent IDs.
+    public var sent: Set<ObjectID>
+    /// Objects whose pending changes the backend refused for good: what the app saw of them
+    /// optimistically is withdrawn (inserted objects are gone, the others read again).
+    public var rejected: Set<ObjectID>
+    /// Why the backend refused the `rejected` changes: its error, as text.
+    public var rejection: String?
 
     public init(
         inserted: Set<ObjectID> = [], updated: Set<ObjectID> = [], deleted: Set<ObjectID> = [],
         invalidatedEntities: Set<String> = [], nodes: [Node] = [], permanentIDs: [ObjectID: ObjectID] = [:],
-        source: String
+        source: String, sent: Set<ObjectID> = [], rejected: Set<ObjectID> = [], rejection: String? = nil
     ) {
         self.inserted = inserted
         self.updated = updated
@@ -27,11 +35,15 @@ public struct ChangeEvent: Sendable, Hashable {
         self.nodes = nodes
         self.permanentIDs = permanentIDs
         self.source = source
+        self.sent = sent
+        self.rejected = rejected
+        self.rejection = rejection
     }
 
     /// Every entity the event touches.
     public var entities: Set<String> {
         invalidatedEntities.union(inserted.map(\.entity)).union(updated.map(\.entity)).union(deleted.map(\.entity))
+            .union(rejected.map(\.entity))
     }
 }
 

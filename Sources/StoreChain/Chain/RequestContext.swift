@@ -91,6 +91,23 @@ public struct RequestContext: Sendable {
         return try await entry(request, context)
     }
 
+    /// Sends a request a handler makes on its own account rather than to answer this one (an
+    /// outbox replaying a save it recorded earlier) through the whole chain, from its first
+    /// handler, so the caches above the sender store its answer. It gets a fresh context with
+    /// the chain's services alone: no deadline, cache policy, sender or lineage of this request.
+    ///
+    /// `cachePolicy` applies to it alone: `.reload` makes the caches store the backend's answer
+    /// in place of what they hold.
+    ///
+    /// - Returns: the response, or `nil` when there is no chain above (a handler called on its
+    ///   own); the caller then sends it below itself.
+    public func sendOnOwnAccount(_ request: StoreRequest, cachePolicy: CachePolicy? = nil) async throws
+        -> StoreResponse?
+    {
+        guard let entry = services.entry else { return nil }
+        return try await entry(request, RequestContext(services: services, cachePolicy: cachePolicy))
+    }
+
     /// Throws when the deadline has passed or the task is cancelled.
     public func checkDeadline() throws {
         try Task.checkCancellation()

@@ -11,6 +11,8 @@ public struct ResponseInfo: Sendable, Hashable {
     public enum Origin: String, Sendable, Hashable {
         case memory, disk, remote
         case localStore = "local-store"
+        /// A save an outbox recorded and will send when the backend can be reached.
+        case outbox
     }
 
     /// What a terminal applied of a fetch request; the rest must be done above it.

@@ -80,15 +80,25 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
 
 /// Everything a save sends: inserted objects (with temporary IDs), updated objects (only the
 /// changed attributes and relationships; an explicit `null` clears a value), deleted objects.
-public struct SaveChanges: Sendable, Hashable, CustomStringConvertible {
+///
+/// It is `Codable` (nodes with their IDs, temporary ones too), so an outbox can keep it until it
+/// can be sent.
+public struct SaveChanges: Sendable, Hashable, Codable, CustomStringConvertible {
     public var inserted: [Node]
     public var updated: [Node]
     public var deleted: [ObjectID]
+    /// What the backend recognises a repeat of this save by (an outbox sets it, and the remote
+    /// adapter sends it as an `Idempotency-Key` header), so sending it again never saves twice;
+    /// `nil` for a save sent once.
+    public var idempotencyKey: String?
 
-    public init(inserted: [Node] = [], updated: [Node] = [], deleted: [ObjectID] = []) {
+    public init(
+        inserted: [Node] = [], updated: [Node] = [], deleted: [ObjectID] = [], idempotencyKey: String? = nil
+    ) {
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted
+        self.idempotencyKey = idempotencyKey
     }
 
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
@@ -100,6 +110,9 @@ public struct SaveChanges: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         "\(inserted.count) inserted, \(updated.count) updated, \(deleted.count) deleted"
     }
+
+    /// Every object the save changes.
+    public var objectIDs: [ObjectID] { inserted.map(\.id) + updated.map(\.id) + deleted }
 }
 
 /// What a save returns: the permanent ID of each inserted object, and the saved values as the
@@ -109,11 +122,23 @@ public struct SaveResult: Sendable, Hashable {
     public var permanentIDs: [ObjectID: ObjectID]
     /// The saved objects' current state, under their permanent IDs.
     public var nodes: [Node]
+    /// The objects the save deleted.
     public var deleted: [ObjectID]
+    /// The objects whose changes are recorded but have not reached the backend yet: an outbox
+    /// acknowledged the save while the backend could not be reached, and replays it later.
+    /// Empty when the save is complete.
+    public var pending: Set<ObjectID>
 
-    public init(permanentIDs: [ObjectID: ObjectID] = [:], nodes: [Node] = [], deleted: [ObjectID] = []) {
+    public init(
+        permanentIDs: [ObjectID: ObjectID] = [:], nodes: [Node] = [], deleted: [ObjectID] = [],
+        pending: Set<ObjectID> = []
+    ) {
         self.permanentIDs = permanentIDs
         self.nodes = nodes
         self.deleted = deleted
+        self.pending = pending
     }
+
+    /// Whether some of the save's changes have not reached the backend yet.
+    public var isPending: Bool { !pending.isEmpty }
 }

@@ -1,6 +1,6 @@
 /// A lock that waiting tasks suspend on instead of blocking a thread; first come, first served.
 /// Used to run one save at a time per context.
-final class AsyncLock: Sendable {
+package final class AsyncLock: Sendable {
     private struct State {
         var isLocked = false
         var waiters: [CheckedContinuation<Void, Never>] = []
@@ -8,7 +8,9 @@ final class AsyncLock: Sendable {
 
     private let state = Locked(State())
 
-    func lock() async {
+    package init() {}
+
+    package func lock() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let acquired = state.withLock { state in
                 if state.isLocked {
@@ -22,7 +24,7 @@ final class AsyncLock: Sendable {
         }
     }
 
-    func unlock() {
+    package func unlock() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if state.waiters.isEmpty {
                 state.isLocked = false
@@ -34,7 +36,7 @@ final class AsyncLock: Sendable {
     }
 
     /// Runs `body` holding the lock.
-    func withLock<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    package func withLock<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         await lock()
         defer { unlock() }
         return try await body()

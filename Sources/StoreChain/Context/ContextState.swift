@@ -5,6 +5,9 @@ struct ContextState {
     /// The last known state of each object, from fetches, faults, saves and change events.
     var rows: [ObjectID: Node] = [:]
     var pending: [ObjectID: PendingChange] = [:]
+    /// Objects whose saved changes an outbox holds until the backend can be reached; their rows
+    /// show those changes already.
+    var unsent: Set<ObjectID> = []
     /// Faults handed out together, for batch faulting.
     var faultGroups = FaultGroups()
     private var registrationsSincePrune = 0
@@ -39,6 +42,43 @@ struct ContextState {
         }
     }
 
+    /// Shows changes that were saved but not sent yet (an outbox holds them) as if the backend
+    /// had taken them: inserted objects get rows under their temporary IDs (with the model's
+    /// defaults), updates are merged into the rows, deleted objects are forgotten.
+    mutating func applyUnsent(_ sent: [ObjectID: PendingChange], pending: Set<ObjectID>, model: Model) {
+        for (id, change) in sent where pending.contains(id) {
+            unsent.insert(id)
+            switch change.kind {
+            case .inserted:
+                var attributes = change.attributes
+                for attribute in model.entity(named: id.entity)?.attributes ?? []
+                where attributes[attribute.name] == nil {
+                    if let value = attribute.defaultValue { attributes[attribute.name] = value }
+                }
+                rows[id] = Node(id: id, attributes: AttributeValues(attributes), relationships: change.relationships)
+            case .updated:
+                guard var row = rows[id] else { continue }
+                row.apply(
+                    Node(id: id, attributes: AttributeValues(change.attributes), relationships: change.relationships))
+                rows[id] = row
+            case .deleted:
+                rows.removeValue(forKey: id)
+                registry.removeValue(forKey: id)
+            }
+        }
+    }
+
+    /// Takes in what an outbox reports: changes that reached the backend are no longer unsent,
+    /// and changes the backend refused are withdrawn (an inserted object is gone, any other is
+    /// read again on next use).
+    mutating func settleUnsent(sent: Set<ObjectID>, rejected: Set<ObjectID>) {
+        unsent.subtract(sent)
+        for id in rejected where unsent.remove(id) != nil {
+            rows.removeValue(forKey: id)
+            if id.isTemporary { registry.removeValue(forKey: id) }
+        }
+    }
+
     /// Whether `id` is an object whose values are not loaded.
     func isFault(_ id: ObjectID) -> Bool {
         rows[id] == nil && pending[id]?.kind != .inserted && !id.isTemporary
@@ -66,6 +106,7 @@ struct ContextState {
         for (temporary, permanent) in permanentIDs {
             if let entry = registry.removeValue(forKey: temporary) { registry[permanent] = entry }
             if let change = pending.removeValue(forKey: temporary) { pending[permanent] = change }
+            if unsent.remove(temporary) != nil { unsent.insert(permanent) }
             if var row = rows.removeValue(forKey: temporary) {
                 row.id = permanent
                 rows[permanent] = row

@@ -78,6 +78,9 @@ public final class ManagedObject: Sendable, Hashable, CustomStringConvertible {
     public var isUpdated: Bool { context.pendingKind(of: self) == .updated }
     public var isDeleted: Bool { context.pendingKind(of: self) == .deleted }
     public var hasChanges: Bool { context.pendingKind(of: self) != nil }
+    /// Whether this object's saved changes have not reached the backend yet: an outbox
+    /// acknowledged the save while the backend could not be reached and sends it later.
+    public var hasUnsentChanges: Bool { context.isUnsent(self) }
 
     public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
 

@@ -5,14 +5,36 @@ extension ObjectContext {
     ///
     /// Saves of one context run one at a time; changes made while a save is in flight stay
     /// pending for the next save.
-    public func save() async throws {
+    ///
+    /// With an outbox in the chain, a save made while the backend cannot be reached returns
+    /// normally with `SaveResult.isPending`: the objects show the changes at once (inserted
+    /// ones keep their temporary IDs), `ManagedObject.hasUnsentChanges` is true, and the
+    /// outbox sends them later (`sync()`), after which the IDs become permanent.
+    ///
+    /// - Returns: what the backend saved, or which changes are pending.
+    @discardableResult
+    public func save() async throws -> SaveResult {
         try await saveLock.withLock {
             let (changes, sent) = try self.changesToSave()
-            guard !changes.isEmpty else { return }
+            guard !changes.isEmpty else { return SaveResult() }
             let response = try await chain.send(.save(changes), context: makeRequestContext())
             let result = try response.saveResult()
             self.applySaved(result, sent: sent)
+            return result
         }
+    }
+
+    /// Asks the chain's outbox to send the saves it holds now, rather than at its next retry.
+    ///
+    /// - Returns: how many saves are still pending (the backend is still out of reach).
+    @discardableResult
+    public func sync() async throws -> Int {
+        try await chain.sync()
+    }
+
+    /// Whether some saved changes have not reached the backend yet (an outbox holds them).
+    public var hasUnsentChanges: Bool {
+        state.withLock { !$0.unsent.isEmpty }
     }
 
     /// The save request for the pending changes, and a copy of what it sends.
@@ -76,6 +98,7 @@ extension ObjectContext {
                     state.pending[id]?.kind = .updated
                 }
             }
+            state.applyUnsent(sent, pending: result.pending, model: model)
             for (temporary, permanent) in result.permanentIDs {
                 state.registry[temporary]?.object?.updateID(permanent)
             }
@@ -105,7 +128,11 @@ extension ObjectContext {
     /// anywhere would grow every context's row cache without end.
     func merge(_ event: ChangeEvent) {
         state.withLock { state in
+            for (temporary, permanent) in event.permanentIDs {
+                state.registry[temporary]?.object?.updateID(permanent)
+            }
             state.remap(event.permanentIDs)
+            state.settleUnsent(sent: event.sent, rejected: event.rejected)
             for id in event.deleted {
                 state.rows.removeValue(forKey: id)
             }

@@ -173,6 +173,10 @@ public final class ObjectContext: Sendable {
         }
     }
 
+    func isUnsent(_ object: ManagedObject) -> Bool {
+        state.withLock { $0.unsent.contains(object.objectID) }
+    }
+
     func pendingKind(of object: ManagedObject) -> PendingChange.Kind? {
         state.withLock { $0.pending[object.objectID]?.kind }
     }

@@ -165,10 +165,11 @@ extension StoreChainError {
     }
 
     /// Whether trying again later may succeed: connection problems, timeouts, and HTTP 408,
-    /// 429 and 5xx. Stale-if-error and retries apply to these only.
+    /// 429 and 5xx (also when a save failed with one). Stale-if-error, retries and the outbox
+    /// apply to these only.
     public var isTransient: Bool {
         if code == .transport || code == .timedOut || code == .rateLimited { return true }
-        guard code == .httpStatus, let status else { return false }
+        guard code == .httpStatus || code == .saveFailed, let status else { return false }
         return status == 408 || status == 429 || (500..<600).contains(status)
     }
 

@@ -48,6 +48,15 @@ public struct Node: Sendable, Hashable {
         attributes[name] ?? .null
     }
 
+    /// Takes an update's changes: the attributes it names (`null` clears one) and the
+    /// relationships it names; everything else is kept.
+    public mutating func apply(_ update: Node) {
+        for (name, value) in update.attributes {
+            attributes[name] = value.isNull ? Value?.none : value
+        }
+        relationships.merge(update.relationships) { _, new in new }
+    }
+
     /// The nodes, each with `freshness`, held in one box for all of them.
     package static func sharingFreshness(_ freshness: Freshness, _ nodes: some Sequence<Node>) -> [Node] {
         let shared = OutOfLine(freshness)

@@ -5,7 +5,17 @@ extension RemoteResponder {
     /// Sends inserts (parents before the children that point at them, so a child carries its
     /// parent's new key), then updates, then deletes. A REST backend cannot do this atomically:
     /// when one request fails, the error says which object failed and which were already saved.
+    ///
+    /// A save with an idempotency key sends each of its HTTP requests with an `Idempotency-Key`
+    /// header of that key and the request's place in the save (`KEY/1`, `KEY/2`…), the same
+    /// each time the save is sent, so a backend that honours it answers a repeat with its first
+    /// answer instead of saving twice.
     func save(_ changes: SaveChanges, context: RequestContext) async throws -> StoreResponse {
+        var sent = 0
+        func nextKey() -> String? {
+            sent += 1
+            return changes.idempotencyKey.map { "\($0)/\(sent)" }
+        }
         var permanentIDs: [ObjectID: ObjectID] = [:]
         var saved: [Node] = []
         var done: [String] = []
@@ -18,7 +28,7 @@ extension RemoteResponder {
         }
         for node in try insertionOrder(changes.inserted) {
             do {
-                let created = try await create(node, permanentIDs: permanentIDs, context: context)
+                let created = try await create(node, permanentIDs: permanentIDs, key: nextKey(), context: context)
                 permanentIDs[node.id] = created.id
                 saved.append(created)
                 done.append("\(node.id) as \(created.id)")
@@ -28,7 +38,7 @@ extension RemoteResponder {
         }
         for node in changes.updated {
             do {
-                saved.append(try await update(node, permanentIDs: permanentIDs, context: context))
+                saved.append(try await update(node, permanentIDs: permanentIDs, key: nextKey(), context: context))
                 done.append("\(node.id)")
             } catch {
                 throw failing(node.id, error)
@@ -36,7 +46,7 @@ extension RemoteResponder {
         }
         for id in changes.deleted {
             do {
-                try await delete(id, context: context)
+                try await delete(id, key: nextKey(), context: context)
                 done.append("deleted \(id)")
             } catch {
                 throw failing(id, error)
@@ -84,32 +94,34 @@ extension RemoteResponder {
         return try RequestTemplate(text)
     }
 
-    private func create(_ node: Node, permanentIDs: [ObjectID: ObjectID], context: RequestContext) async throws -> Node
+    private func create(_ node: Node, permanentIDs: [ObjectID: ObjectID], key: String?, context: RequestContext)
+        async throws -> Node
     {
         let entity = try model.requireEntity(node.id.entity)
         let template = try template(mapper.options(for: entity.name).create, "create", entity)
         let url = try template.url(base: options.baseURL, values: [:])
         let body = mapper.body(for: node, entity: entity, permanentIDs: permanentIDs, includeKey: true)
-        let response = try await send(template.method, url, body: body, context: context)
+        let response = try await send(template.method, url, body: body, idempotencyKey: key, context: context)
         return try savedNode(response, from: url, entity: entity, fallback: node)
     }
 
-    private func update(_ node: Node, permanentIDs: [ObjectID: ObjectID], context: RequestContext) async throws -> Node
+    private func update(_ node: Node, permanentIDs: [ObjectID: ObjectID], key: String?, context: RequestContext)
+        async throws -> Node
     {
         let entity = try model.requireEntity(node.id.entity)
         let template = try template(mapper.options(for: entity.name).update, "update", entity)
         let url = try template.url(base: options.baseURL, values: keyValues(node.id, template))
         let body = mapper.body(for: node, entity: entity, permanentIDs: permanentIDs, includeKey: false)
-        let response = try await send(template.method, url, body: body, context: context)
+        let response = try await send(template.method, url, body: body, idempotencyKey: key, context: context)
         return try savedNode(response, from: url, entity: entity, fallback: node)
     }
 
-    private func delete(_ id: ObjectID, context: RequestContext) async throws {
+    private func delete(_ id: ObjectID, key: String?, context: RequestContext) async throws {
         let entity = try model.requireEntity(id.entity)
         let template = try template(mapper.options(for: entity.name).delete, "delete", entity)
         let url = try template.url(base: options.baseURL, values: keyValues(id, template))
         // Already gone is as good as deleted.
-        _ = try await send(template.method, url, context: context, accepting: [404, 410])
+        _ = try await send(template.method, url, idempotencyKey: key, context: context, accepting: [404, 410])
     }
 
     private func keyValues(_ id: ObjectID, _ template: RequestTemplate) throws(StoreChainError) -> [String: String] {

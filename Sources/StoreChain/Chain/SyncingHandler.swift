@@ -1,0 +1,25 @@
+/// A handler that holds work for the backend it could not send yet (an outbox's pending saves)
+/// and sends it when asked: `Chain.sync()` and `ObjectContext.sync()` ask every one in the chain.
+public protocol SyncingHandler: StoreHandler {
+    /// Sends what is pending, in order, as far as the backend lets it.
+    ///
+    /// - Returns: how many items are still pending afterwards (the backend is still out of
+    ///   reach); items the backend refused for good are not counted.
+    func sync(context: RequestContext) async throws -> Int
+}
+
+extension Chain {
+    /// Asks every handler holding pending work (an outbox) to send it now.
+    ///
+    /// - Returns: how many items are still pending afterwards, in all.
+    @discardableResult
+    public func sync() async throws -> Int {
+        var remaining = 0
+        for handler in handlers {
+            let handler = (handler as? ScopedHandler)?.wrapped ?? handler
+            guard let syncing = handler as? any SyncingHandler else { continue }
+            remaining += try await syncing.sync(context: makeContext())
+        }
+        return remaining
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import StoreChain
+
+/// One save an outbox holds until the backend has it.
+public struct OutboxEntry: Sendable, Hashable, Identifiable {
+    /// Where the entry stands.
+    public enum State: String, Sendable, Hashable {
+        /// Waiting to be sent (again): the backend could not be reached, or an earlier entry
+        /// has not been sent yet.
+        case pending
+        /// The backend refused it for good (or refused a save it depends on); kept for the app
+        /// to inspect, retry or discard, never sent again on its own.
+        case failed
+    }
+
+    /// Its place in the outbox: entries are sent in this order.
+    public let id: Int64
+    /// The save, with the idempotency key it is always sent with.
+    public var changes: SaveChanges
+    public var state: State
+    /// How many times it was sent without an answer that settled it.
+    public var attempts: Int
+    /// What the last attempt met, when it failed.
+    public var lastError: String?
+    /// When the save was made.
+    public let created: Date
+
+    /// The objects the save changes.
+    public var objectIDs: [ObjectID] { changes.objectIDs }
+
+    /// Whether the save mentions any of `ids` (as an object it changes or as a relationship's
+    /// target).
+    func mentions(_ ids: Set<ObjectID>) -> Bool {
+        guard !ids.isEmpty else { return false }
+        if changes.deleted.contains(where: ids.contains) { return true }
+        return (changes.inserted + changes.updated).contains { node in
+            ids.contains(node.id) || node.relationships.values.contains { $0.objectIDs.contains(where: ids.contains) }
+        }
+    }
+}
+
+extension SaveChanges {
+    /// The same save with temporary IDs replaced by the permanent ones the backend gave them
+    /// (objects inserted by an earlier save that was still pending when this one was made).
+    func remapping(_ permanentIDs: [ObjectID: ObjectID]) -> SaveChanges {
+        guard !permanentIDs.isEmpty else { return self }
+        func remap(_ id: ObjectID) -> ObjectID { permanentIDs[id] ?? id }
+        func remap(_ node: Node) -> Node {
+            var node = node
+            node.id = remap(node.id)
+            node.relationships = node.relationships.mapValues { value in
+                switch value {
+                case .toOne(let target): .toOne(target.map(remap))
+                case .toMany(let targets): .toMany(targets.map(remap))
+                }
+            }
+            return node
+        }
+        var copy = self
+        copy.inserted = inserted.map(remap)
+        copy.updated = updated.map(remap)
+        copy.deleted = deleted.map(remap)
+        return copy
+    }
+}

@@ -1,0 +1,343 @@
+import Foundation
+import StoreChain
+
+/// Lets the app save while the backend cannot be reached: every save is recorded in a SQLite
+/// file before it goes on, and a save the backend could not take yet is acknowledged as
+/// pending and sent later, in order, exactly once.
+///
+/// 1. **Durable first.** A save is written to the outbox file (committed, `synchronous = FULL`)
+///    before anything else, with an idempotency key it is always sent with.
+/// 2. **In order.** Saves recorded earlier and still pending are sent first; a save goes on
+///    only when none is left before it.
+/// 3. **Pending.** When the backend cannot be reached (a transport error, a timeout, 408, 429,
+///    5xx) the save answers normally with `SaveResult.pending` naming every object it changes;
+///    inserted objects keep their temporary IDs. A save the backend refuses (400, 403, 404,
+///    422 …) fails as it would without an outbox, and is not kept.
+/// 4. **Replay.** Pending saves are sent again from the chain's first handler, so the caches
+///    above store what the backend answers: after a retry delay that doubles with each failure,
+///    whenever a request through the outbox succeeds, and on demand (`Chain.sync()`,
+///    `ObjectContext.sync()`). Each is sent with its idempotency key, so a save that reached the
+///    backend before a crash is not made twice.
+/// 5. **Identity.** When an insert reaches the backend, the later saves that refer to its
+///    temporary ID are rewritten with the permanent one, and a change event carries the new
+///    IDs (`ChangeEvent.permanentIDs`) and the objects sent (`ChangeEvent.sent`).
+/// 6. **Refused later.** A replayed save the backend refuses is kept, marked failed, with the
+///    saves after it that depend on objects it inserted; a change event withdraws what the app
+///    saw of them (`ChangeEvent.rejected`, with the backend's error), and the objects it
+///    changed are read again through the chain so the caches drop the optimistic values.
+///
+/// It sits below the caches and above pagination, batching and the traffic handlers.
+///
+/// ```swift
+/// let outbox = try OutboxHandler(options: OutboxOptions(path: "Caches/outbox.sqlite"))
+/// let chain = Chain(terminal: remote) {
+///     MemoryCache(model: model)
+///     outbox
+///     RetryHandler()
+/// }
+/// ```
+public final class OutboxHandler: SyncingHandler {
+    public let name = "outbox"
+    public let options: OutboxOptions
+    private let file: OutboxFile
+    /// One sender at a time, so entries reach the backend in order.
+    private let sending = AsyncLock()
+    private let state: Locked<State>
+
+    private struct State {
+        /// The keys of recorded saves being sent through the chain now.
+        var inFlight: Set<String> = []
+        var pendingCount: Int
+        /// Transient failures in a row, for the retry delay.
+        var failures = 0
+        /// Whether a background send is about to run, and whether one waits for the retry delay.
+        var sendScheduled = false
+        var retryScheduled = false
+        /// Permanent IDs learned from the backend, for saves made with a temporary ID the
+        /// app has not seen replaced yet.
+        var permanentIDs: [ObjectID: ObjectID] = [:]
+
+        mutating func setScheduled(_ immediate: Bool, _ value: Bool) {
+            if immediate { sendScheduled = value } else { retryScheduled = value }
+        }
+    }
+
+    /// Opens (or creates) the outbox file; the saves it holds are sent once a request through
+    /// the outbox succeeds, or when asked (`Chain.sync()`).
+    ///
+    /// - Throws: `store-file` when the file cannot be created or read, or is damaged.
+    public init(options: OutboxOptions) throws(StoreChainError) {
+        self.options = options
+        file = try OutboxFile(path: options.path)
+        state = Locked(State(pendingCount: try file.pendingCount()))
+    }
+
+    /// Every save the outbox holds, oldest first.
+    public func entries() async throws -> [OutboxEntry] {
+        try await withFile { file in try file.entries() }
+    }
+
+    /// How many saves wait to be sent.
+    public var pendingCount: Int { state.withLock { $0.pendingCount } }
+
+    /// Forgets a save, whatever its state: it will never be sent.
+    public func discard(_ id: Int64) async throws {
+        try await sending.withLock {
+            try await self.withFile { file in try file.remove(id) }
+            try await self.countPending()
+        }
+    }
+
+    /// Marks a failed save pending again, to be sent with the next ones.
+    public func retry(_ id: Int64) async throws {
+        try await sending.withLock {
+            try await self.withFile { file in
+                guard var entry = try file.entry(id) else {
+                    throw StoreChainError(
+                        .invalidRequest, "the outbox holds no entry \(id)",
+                        suggestion: "list the entries with 'storechain outbox list'")
+                }
+                entry.state = .pending
+                try file.update(entry)
+            }
+            try await self.countPending()
+        }
+    }
+
+    /// `PRAGMA integrity_check` of the outbox file: `ok` for a sound file.
+    public func integrityCheck() async throws -> String {
+        try await withFile { file in try file.integrityCheck() }
+    }
+
+    public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+        -> StoreResponse
+    {
+        guard case .save(let changes) = request else {
+            let response = try await next(request, context)
+            // The backend answered: a good moment to send what waits.
+            scheduleSend(after: nil, context: context)
+            return response
+        }
+        if let key = changes.idempotencyKey, state.withLock({ $0.inFlight.contains(key) }) {
+            // A recorded save this outbox is sending through the chain.
+            return try await next(request, context)
+        }
+        await sending.lock()
+        defer { sending.unlock() }
+        return try await save(changes, context: context, next: next)
+    }
+
+    public func sync(context: RequestContext) async throws -> Int {
+        try await sending.withLock {
+            _ = try await self.sendRecorded(before: nil, context: context, next: nil)
+            return self.pendingCount
+        }
+    }
+
+    // MARK: Saving
+
+    /// Records the save, sends the saves before it, then sends it; answers pending when the
+    /// backend cannot be reached.
+    private func save(_ changes: SaveChanges, context: RequestContext, next: @escaping NextResponder) async throws
+        -> StoreResponse
+    {
+        var changes = changes.remapping(state.withLock { $0.permanentIDs })
+        changes.idempotencyKey = UUID().uuidString
+        let now = context.clock.now
+        let recorded = try await withFile { [changes] file in try file.append(changes, created: now) }
+        try await countPending()
+        let blocked = try await sendRecorded(before: recorded.id, context: context, next: next)
+        // Sending the saves before it may have given its temporary IDs permanent ones.
+        guard var entry = try await withFile({ file in try file.entry(recorded.id) }) else {
+            throw StoreChainError(.unavailable, "the outbox entry of this save was discarded while it was being sent")
+        }
+        if blocked { return pending(entry) }
+        let key = entry.changes.idempotencyKey ?? ""
+        state.withLock { _ = $0.inFlight.insert(key) }
+        defer { state.withLock { _ = $0.inFlight.remove(key) } }
+        do {
+            let response = try await next(.save(entry.changes), context)
+            let result = try response.saveResult()
+            try await completed(entry, result)
+            return response
+        } catch let error as StoreChainError where error.isTransient {
+            try await failedForNow(&entry, error, context: context)
+            return pending(entry)
+        } catch {
+            // Refused: the app sees the error as without an outbox, and nothing is kept.
+            let id = entry.id
+            try await withFile { file in try file.remove(id) }
+            try await countPending()
+            throw error
+        }
+    }
+
+    /// Sends the pending entries before `limit` (all when `nil`) in order, from the chain's
+    /// first handler. Stops at the first the backend cannot take yet.
+    ///
+    /// - Returns: whether an entry is still pending (the backend is out of reach).
+    private func sendRecorded(before limit: Int64?, context: RequestContext, next: NextResponder?) async throws -> Bool
+    {
+        var refusedInserts: [ObjectID: Int64] = [:]
+        for var entry in try await withFile({ file in try file.entries() }) {
+            if let limit, entry.id >= limit { break }
+            // An entry before it, sent in this loop, may have given its objects permanent IDs.
+            entry.changes = entry.changes.remapping(state.withLock { $0.permanentIDs })
+            guard entry.state == .pending else {
+                if entry.state == .failed { for node in entry.changes.inserted { refusedInserts[node.id] = entry.id } }
+                continue
+            }
+            if let failed = entry.changes.inserted.isEmpty && refusedInserts.isEmpty
+                ? nil : refusedInserts.first(where: { entry.mentions([$0.key]) })
+            {
+                let error = StoreChainError(
+                    .saveFailed,
+                    "it refers to \(failed.key), whose insert (outbox entry \(failed.value)) the backend refused",
+                    suggestion: "retry or discard entry \(failed.value) first")
+                try await refused(&entry, error, context: context)
+                for node in entry.changes.inserted { refusedInserts[node.id] = entry.id }
+                continue
+            }
+            let key = entry.changes.idempotencyKey ?? ""
+            state.withLock { _ = $0.inFlight.insert(key) }
+            defer { state.withLock { _ = $0.inFlight.remove(key) } }
+            do {
+                let request = StoreRequest.save(entry.changes)
+                var response = try await context.sendOnOwnAccount(request)
+                if response == nil, let next { response = try await next(request, context) }
+                guard let response else {
+                    throw StoreChainError(
+                        .unavailable, "the outbox has no chain to send its saves through",
+                        suggestion: "put the outbox handler in a Chain and call Chain.sync()")
+                }
+                let result = try response.saveResult()
+                guard !result.isPending else { return true }
+                try await completed(entry, result)
+                context.events.publish(sentEvent(entry, result))
+            } catch let error as StoreChainError where error.isTransient {
+                try await failedForNow(&entry, error, context: context)
+                return true
+            } catch let error as CancellationError {
+                throw error
+            } catch {
+                try await refused(&entry, error, context: context)
+                for node in entry.changes.inserted { refusedInserts[node.id] = entry.id }
+            }
+        }
+        return false
+    }
+
+    /// The entry reached the backend: it leaves the outbox, and the saves after it take the
+    /// permanent IDs of what it inserted.
+    private func completed(_ entry: OutboxEntry, _ result: SaveResult) async throws {
+        try await withFile { file in try file.remove(entry.id, remapping: result.permanentIDs) }
+        state.withLock { state in
+            state.failures = 0
+            state.permanentIDs.merge(result.permanentIDs) { _, new in new }
+        }
+        try await countPending()
+    }
+
+    /// The backend could not be reached: the entry stays pending, and a send is scheduled.
+    private func failedForNow(_ entry: inout OutboxEntry, _ error: StoreChainError, context: RequestContext)
+        async throws
+    {
+        entry.attempts += 1
+        entry.lastError = error.description
+        try await withFile { [entry] file in try file.update(entry) }
+        let failures = state.withLock { state in
+            state.failures += 1
+            return state.failures
+        }
+        context.logger.notice(
+            "outbox: the backend cannot take a save now; it is kept and sent again",
+            metadata: ["entry": "\(entry.id)", "attempts": "\(entry.attempts)", "error": "\(error.message)"])
+        scheduleSend(after: options.delay(afterFailures: failures), context: context)
+    }
+
+    /// The backend refused a replayed entry for good: it is kept, marked failed, and what the
+    /// app saw of it is withdrawn.
+    private func refused(_ entry: inout OutboxEntry, _ error: any Error, context: RequestContext) async throws {
+        let rejection =
+            (error as? StoreChainError)
+            ?? StoreChainError(.saveFailed, "\(error)", suggestion: "inspect the entry with 'storechain outbox list'")
+        entry.state = .failed
+        entry.attempts += 1
+        entry.lastError = rejection.description
+        try await withFile { [entry] file in try file.update(entry) }
+        try await countPending()
+        context.logger.warning(
+            "outbox: the backend refused a saved change; it is kept as failed",
+            metadata: ["entry": "\(entry.id)", "error": "\(rejection.message)"])
+        let ids = Set(entry.objectIDs)
+        context.events.publish(
+            ChangeEvent(
+                deleted: Set(entry.changes.inserted.map(\.id)), invalidatedEntities: entry.changes.entities,
+                source: name, rejected: ids, rejection: rejection.description))
+        // The caches above hold the optimistic values: reading each object again replaces them.
+        for id in ids where !id.isTemporary {
+            _ = try? await context.sendOnOwnAccount(.objectFault(id), cachePolicy: .reload)
+        }
+    }
+
+    /// The answer to a save that waits in the outbox: every object it changes is pending;
+    /// inserted objects keep their temporary IDs.
+    private func pending(_ entry: OutboxEntry) -> StoreResponse {
+        let result = SaveResult(
+            nodes: entry.changes.inserted, deleted: entry.changes.deleted, pending: Set(entry.objectIDs))
+        return StoreResponse(.saved(result), info: ResponseInfo(answeredBy: name, origin: .outbox))
+    }
+
+    private func sentEvent(_ entry: OutboxEntry, _ result: SaveResult) -> ChangeEvent {
+        let changes = entry.changes
+        let inserted = Set(changes.inserted.map { result.permanentIDs[$0.id] ?? $0.id })
+        return ChangeEvent(
+            inserted: inserted, updated: Set(changes.updated.map(\.id)), deleted: Set(changes.deleted),
+            invalidatedEntities: changes.entities.union(result.nodes.map(\.id.entity)), nodes: result.nodes,
+            permanentIDs: result.permanentIDs, source: name,
+            sent: inserted.union(changes.updated.map(\.id)).union(changes.deleted))
+    }
+
+    // MARK: Scheduling
+
+    /// Sends what waits in the background, after `delay` (at once when `nil`), unless a send is
+    /// already scheduled or nothing waits.
+    private func scheduleSend(after delay: Duration?, context: RequestContext) {
+        let immediate = delay == nil
+        let schedule = state.withLock { state in
+            guard state.pendingCount > 0, !(immediate ? state.sendScheduled : state.retryScheduled) else {
+                return false
+            }
+            state.setScheduled(immediate, true)
+            return true
+        }
+        guard schedule else { return }
+        let services = context.services
+        let started = context.background.run { [self] in
+            let context = RequestContext(services: services)
+            if let delay { try? await context.clock.sleep(for: delay) }
+            state.withLock { $0.setScheduled(immediate, false) }
+            guard !Task.isCancelled else { return }
+            do {
+                _ = try await sync(context: context)
+            } catch {
+                context.logger.warning("outbox: sending pending saves failed", metadata: ["error": "\(error)"])
+            }
+        }
+        if !started { state.withLock { $0.setScheduled(immediate, false) } }
+    }
+
+    // MARK: The file
+
+    private func countPending() async throws {
+        let count = try await withFile { file in try file.pendingCount() }
+        state.withLock { $0.pendingCount = count }
+    }
+
+    /// Runs file work off the caller's executor: a save made from the main actor does not wait
+    /// for SQLite's `fsync` there.
+    @concurrent
+    private func withFile<T: Sendable>(_ body: @Sendable (OutboxFile) throws -> T) async throws -> T {
+        try body(file)
+    }
+}

@@ -1,0 +1,45 @@
+import StoreChain
+
+/// Where an outbox keeps its saves and how it retries them.
+///
+/// Pipeline files write it as the handler's options:
+/// `outbox: { path: outbox.sqlite, retry-delay: 2s, max-retry-delay: 5m }`.
+public struct OutboxOptions: Sendable, Hashable, Decodable {
+    /// The SQLite file (created owner-only, with its directory).
+    public var path: String
+    /// How long the outbox waits before sending again after the backend could not be reached;
+    /// it doubles after each further failure.
+    public var retryDelay: Duration
+    /// The longest wait between attempts.
+    public var maxRetryDelay: Duration
+
+    public init(path: String, retryDelay: Duration = .seconds(2), maxRetryDelay: Duration = .seconds(300)) {
+        self.path = path
+        self.retryDelay = retryDelay
+        self.maxRetryDelay = max(retryDelay, maxRetryDelay)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case path, retryDelay, maxRetryDelay
+    }
+
+    /// Reads `path` (required), `retry-delay` and `max-retry-delay`; a key left out keeps the
+    /// default of `init`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = OutboxOptions(path: try container.decode(String.self, forKey: .path))
+        self.init(
+            path: defaults.path,
+            retryDelay: try container.decodeIfPresent(TimeSpan.self, forKey: .retryDelay)?.duration
+                ?? defaults.retryDelay,
+            maxRetryDelay: try container.decodeIfPresent(TimeSpan.self, forKey: .maxRetryDelay)?.duration
+                ?? defaults.maxRetryDelay)
+    }
+
+    /// The wait before the next attempt after `failures` failures in a row.
+    func delay(afterFailures failures: Int) -> Duration {
+        var delay = retryDelay
+        for _ in 1..<max(1, min(failures, 32)) where delay < maxRetryDelay { delay *= 2 }
+        return min(delay, maxRetryDelay)
+    }
+}

@@ -1,0 +1,248 @@
+import Foundation
+import StoreChain
+import StoreChainSQLite
+import StoreChainTesting
+import Testing
+
+/// The outbox: saves are recorded before they go on, acknowledged as pending while the backend
+/// is out of reach, and replayed in order, exactly once, with temporary IDs remapped.
+@Suite struct OutboxHandlerTests {
+    let model: Model
+    let backend: ScriptedBackend
+    let path = outboxPath()
+
+    init() throws {
+        model = try MusicFixture.model()
+        backend = try ScriptedBackend()
+    }
+
+    func id(_ entity: String, _ key: Int) -> ObjectID { ObjectID(entity: entity, key: .integer(key)) }
+
+    func chain(_ outbox: OutboxHandler, clock: any StoreClock = ManualClock()) -> Chain {
+        Chain(handlers: [outbox], terminal: backend, clock: clock, tracing: nil)
+    }
+
+    func newBand(_ name: String) -> Node {
+        Node(id: .temporary(entity: "Band"), attributes: ["name": .string(name)])
+    }
+
+    @Test func aSaveTheBackendTakesGoesThroughAndLeavesNothingBehind() async throws {
+        let outbox = try OutboxHandler(options: OutboxOptions(path: path))
+        let band = newBand("Grouper")
+        let result = try await chain(outbox).send(.save(SaveChanges(inserted: [band]))).saveResult()
+        #expect(!result.isPending)
+        #expect(result.permanentIDs[band.id]?.isTemporary == false)
+        #expect(try await outbox.entries().isEmpty)
+        // It was sent with an idempotency key, as every recorded save is.
+        #expect(backend.saves.count == 1 && backend.saves[0].idempotencyKey != nil)
+    }
+
+    @Test func aSaveWhileTheBackendIsDownIsPendingAndSurvivesARestart() async throws {
+        backend.mode = .down
+        let band = newBand("Grouper")
+        let update = Node(id: id("Album", 10), attributes: ["year": 2011])
+        do {
+            let outbox = try OutboxHandler(options: OutboxOptions(path: path))
+            let response = try await chain(outbox).send(
+                .save(SaveChanges(inserted: [band], updated: [update], deleted: [id("Track", 300)])))
+            let result = try response.saveResult()
+            #expect(result.pending == [band.id, update.id, id("Track", 300)])
+            #expect(result.permanentIDs.isEmpty && result.nodes == [band])
+            #expect(response.info.origin == .outbox)
+            #expect(outbox.pendingCount == 1)
+        }
+        // A new process opens the same file: the save is still there, attempted once.
+        let reopened = try OutboxHandler(options: OutboxOptions(path: path))
+        let entries = try await reopened.entries()
+        #expect(entries.count == 1)
+        #expect(entries.first?.changes.inserted == [band])
+        #expect(entries.first?.changes.updated == [update])
+        #expect(entries.first?.attempts == 1 && entries.first?.state == .pending)
+        #expect(entries.first?.lastError?.contains("connection refused") == true)
+        #expect(try await reopened.integrityCheck() == "ok")
+        #expect(reopened.pendingCount == 1)
+        #expect(backend.applied == 0)
+    }
+
+    @Test func pendingSavesReplayInOrderWithTheirTemporaryIDsRemapped() async throws {
+        backend.mode = .down
+        let outbox = try OutboxHandler(options: OutboxOptions(path: path))
+        let chain = chain(outbox)
+        let band = newBand("Grouper")
+        let album = Node(
+            id: .temporary(entity: "Album"), attributes: ["title": "Shade"], relationships: ["band": .toOne(band.id)])
+        _ = try await chain.send(.save(SaveChanges(inserted: [band])))
+        _ = try await chain.send(.save(SaveChanges(inserted: [album])))
+        _ = try await chain.send(.save(SaveChanges(updated: [Node(id: id("Album", 10), attributes: ["year": 2011])])))
+        #expect(outbox.pendingCount == 3)
+
+        let events = chain.events.subscribe()
+        backend.mode = .up
+        #expect(try await chain.sync() == 0)
+        #expect(try await outbox.entries().isEmpty)
+        // Three saves, in the order they were made; the album went with its band's new key.
+        let saves = backend.saves
+        #expect(saves.count == 3)
+        let bandID = try #require(backend.objects("Band", "name == 'Grouper'").first?.id)
+        #expect(saves[1].inserted.first?.relationships["band"] == RelationshipValue.toOne(bandID))
+        let stored = try #require(backend.objects("Album", "title == 'Shade'").first)
+        #expect(stored.relationships["band"] == RelationshipValue.toOne(bandID))
+        #expect(backend.store.node(for: id("Album", 10))?[attribute: "year"] == 2011)
+        // Each replay was announced with the permanent IDs and the objects now sent.
+        var iterator = events.makeAsyncIterator()
+        let first = try #require(await iterator.next())
+        #expect(first.permanentIDs == [band.id: bandID] && first.sent == [bandID] && first.source == "outbox")
+        let second = try #require(await iterator.next())
+        #expect(second.permanentIDs[album.id] == stored.id)
+    }
+
+    @Test func aNewSaveWaitsForTheSavesBeforeIt() async throws {
+        backend.mode = .down
+        let outbox = try OutboxHandler(options: OutboxOptions(path: path))
+        let chain = chain(outbox)
+        _ = try await chain.send(.save(SaveChanges(updated: [Node(id: id("Album", 10), attributes: ["year": 2011])])))
+        backend.mode = .up
+        let result = try await chain.send(
+            .save(SaveChanges(updated: [Node(id: id("Album", 10), attributes: ["year": 2012])]))
+        ).saveResult()
+        #expect(!result.isPending)
+        #expect(backend.saves.map { $0.updated.first?[attribute: "year"] } == [2011, 2012])
+        #expect(backend.store.node(for: id("Album", 10))?[attribute: "year"] == 2012)
+        #expect(try await outbox.entries().isEmpty)
+    }
+
+    @Test func aSaveWaitingBehindAnUnsentOneIsPendingToo() async throws {
+        backend.mode = .down
+        let outbox = try OutboxHandler(options: OutboxOptions(path: path))
+        let chain = chain(outbox)
+        _ = try await chain.send(.save(SaveChanges(inserted: [newBand("A")])))
+        _ = try await chain.send(.save(SaveChanges(inserted: [newBand("B")])))
+        // Both were recorded; the first was tried again before the second, which never went.
+        #expect(backend.attempts == 2)
+        #expect(try await outbox.entries().map(\.attempts) == [2, 0])
+    }
+
+    @Test func aSaveTheBackendRefusesFailsAsWithoutAnOutboxAndIsNotKept() async throws {
+        backend.mode = .refusing(["Band"])
+        let outbox = try OutboxHandler(options: OutboxOptions(path: path))
+        await #expect(throws: StoreChainError.self) {
+            try await chain(outbox).send(.save(SaveChanges(inserted: [newBand("Grouper")])))
+        }
+        #expect(try await outbox.entries().isEmpty)
+    }
+
+    @Test func aRepeatedSendIsSavedOnceThanksToItsIdempotencyKey() async throws {
+        // The backend applies the save but the answer is lost: the outbox cannot tell, keeps it
+        // pending, and sends it again with the same key.
+        backend.mode = .losingAnswers
+        let outbox = try OutboxHandler(options: OutboxOptions(path: path))
+        let chain = chain(outbox)
+        let result = try await chain.send(.save(SaveChanges(inserted: [newBand("Grouper")]))).saveResult()
+        #expect(result.isPending)
+        backend.mode = .up
+        #expect(try await chain.sync() == 0)
+        #expect(backend.saves.count == 2)
+        #expect(backend.saves[0].idempotencyKey == backend.saves[1].idempotencyKey)
+        #expect(backend.applied == 1)
+        #expect(try backend.objects("Band", "name == 'Grouper'").count == 1)
+    }
+
+    @Test func aReplayTheBackendRefusesIsKeptFailedWithTheSavesThatDependOnIt() async throws {
+        backend.mode = .down
+        let outbox = try OutboxHandler(options: OutboxOptions(path: path))
+        let chain = chain(outbox)
+        let band = newBand("Grouper")
+        let album = Node(
+            id: .temporary(entity: "Album"), attributes: ["title": "Shade"], relationships: ["band": .toOne(band.id)])
+        _ = try await chain.send(.save(SaveChanges(inserted: [band])))
+        _ = try await chain.send(.save(SaveChanges(inserted: [album])))
+        _ = try await chain.send(.save(SaveChanges(updated: [Node(id: id("Album", 10), attributes: ["year": 2011])])))
+        let events = chain.events.subscribe()
+        backend.mode = .refusing(["Band"])
+        #expect(try await chain.sync() == 0)
+
+        let entries = try await outbox.entries()
+        #expect(entries.map(\.state) == [.failed, .failed])
+        #expect(entries[0].lastError?.contains("refused") == true)
+        #expect(entries[1].lastError?.contains("outbox entry \(entries[0].id)") == true)
+        // The independent update went through.
+        #expect(backend.store.node(for: id("Album", 10))?[attribute: "year"] == 2011)
+        var iterator = events.makeAsyncIterator()
+        let rejection = try #require(await iterator.next())
+        #expect(rejection.rejected == [band.id] && rejection.rejection?.contains("422") == true)
+        #expect(rejection.deleted == [band.id])
+
+        // Failed entries wait for the app: retried, they go; discarded, they are gone.
+        backend.mode = .up
+        try await outbox.retry(entries[0].id)
+        try await outbox.retry(entries[1].id)
+        #expect(outbox.pendingCount == 2)
+        #expect(try await chain.sync() == 0)
+        #expect(try await outbox.entries().isEmpty)
+        let stored = try #require(backend.objects("Album", "title == 'Shade'").first)
+        #expect(stored.relationships["band"]?.objectIDs.first?.isTemporary == false)
+    }
+
+    @Test func discardingAnEntryForgetsIt() async throws {
+        backend.mode = .down
+        let outbox = try OutboxHandler(options: OutboxOptions(path: path))
+        _ = try await chain(outbox).send(.save(SaveChanges(inserted: [newBand("Grouper")])))
+        let entry = try #require(try await outbox.entries().first)
+        try await outbox.discard(entry.id)
+        #expect(try await outbox.entries().isEmpty)
+        #expect(outbox.pendingCount == 0)
+        await #expect(throws: StoreChainError.self) { try await outbox.retry(entry.id) }
+    }
+
+    @Test func pendingSavesGoOnTheRetryTimerWithABackoffThatDoubles() async throws {
+        let clock = ManualClock()
+        backend.mode = .down
+        let outbox = try OutboxHandler(
+            options: OutboxOptions(path: path, retryDelay: .seconds(2), maxRetryDelay: .seconds(60)))
+        let chain = chain(outbox, clock: clock)
+        _ = try await chain.send(.save(SaveChanges(inserted: [newBand("Grouper")])))
+        // First retry after 2 s: still down, so the next waits 4 s.
+        await clock.waitForSleepers(1)
+        await clock.advance(by: .seconds(2))
+        #expect(await eventually { backend.attempts == 2 })
+        await clock.waitForSleepers(1)
+        await clock.advance(by: .seconds(3))
+        #expect(backend.attempts == 2)
+        let events = chain.events.subscribe()
+        backend.mode = .up
+        await clock.advance(by: .seconds(1))
+        var iterator = events.makeAsyncIterator()
+        let sent = try #require(await iterator.next())
+        #expect(sent.sent.count == 1 && sent.source == "outbox")
+        #expect(try await outbox.entries().isEmpty)
+        await chain.shutdown(cancelling: true)
+    }
+
+    @Test func pendingSavesGoAsSoonAsAnotherRequestSucceeds() async throws {
+        backend.mode = .down
+        let outbox = try OutboxHandler(options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
+        let chain = chain(outbox)
+        _ = try await chain.send(.save(SaveChanges(inserted: [newBand("Grouper")])))
+        let events = chain.events.subscribe()
+        backend.mode = .up
+        _ = try await chain.send(.objectFault(id("Band", 1)))
+        var iterator = events.makeAsyncIterator()
+        let sent = try #require(await iterator.next())
+        #expect(sent.inserted.count == 1 && sent.sent == sent.inserted)
+        #expect(try await outbox.entries().isEmpty)
+        await chain.shutdown(cancelling: true)
+    }
+
+    @Test func aSecondOutboxFileOfAnotherSchemaIsAClearError() throws {
+        let path = outboxPath()
+        _ = try OutboxHandler(options: OutboxOptions(path: path))
+        let other = path + ".store"
+        _ = try SQLiteStore(path: other, model: model)
+        #expect {
+            _ = try OutboxHandler(options: OutboxOptions(path: other))
+        } throws: { error in
+            let error = error as? StoreChainError
+            return error?.code == .storeFile && error?.location?.file == other
+        }
+    }
+}
