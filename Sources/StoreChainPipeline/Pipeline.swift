@@ -115,12 +115,17 @@ public struct Pipeline: Sendable {
         } catch {
             throw ValidationFailure([error])
         }
-        var reader = PipelineReader(
-            document: document, registry: registry, directory: directory, environment: environment,
-            validatesOnly: validatesOnly)
-        guard let pipeline = reader.read(), reader.problems.isEmpty else {
-            throw ValidationFailure(reader.problems)
+        func read(validatesOnly: Bool) throws(ValidationFailure) -> Pipeline {
+            var reader = PipelineReader(
+                document: document, registry: registry, directory: directory, environment: environment,
+                validatesOnly: validatesOnly)
+            guard let pipeline = reader.read(), reader.problems.isEmpty else {
+                throw ValidationFailure(reader.problems)
+            }
+            return pipeline
         }
-        return pipeline
+        // A file with a mistake anywhere opens no cache or outbox file: it is checked whole first.
+        let checked = try read(validatesOnly: true)
+        return validatesOnly ? checked : try read(validatesOnly: false)
     }
 }

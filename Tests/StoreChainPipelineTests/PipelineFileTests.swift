@@ -29,6 +29,14 @@ import Testing
         #expect(try await outbox.entries().isEmpty)
     }
 
+    @Test func aPipelineWithAMistakeOpensNoFile() throws {
+        let folder = try Self.workingCopy()
+        #expect(throws: ValidationFailure.self) {
+            try Pipeline.load(contentsOf: folder.appending(path: "errors/outbox-order.yml"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.appending(path: "errors/outbox.sqlite").path))
+    }
+
     @Test func everyHandlerTypeLoadsWithItsOptions() async throws {
         let folder = try Self.workingCopy()
         let pipeline = try Pipeline.load(contentsOf: folder.appending(path: "every-handler.pipeline.yml"))
