@@ -14,16 +14,8 @@ struct CacheCommand: ParsableCommand {
 
     /// The disk caches a pipeline's handlers hold (scoped or not).
     static func diskCaches(_ option: PipelineOption) throws -> [DiskCache] {
-        let pipeline = try option.load()
-        let caches = pipeline.handlers.compactMap { handler in
-            (handler as? DiskCache) ?? ((handler as? ScopedHandler)?.wrapped as? DiskCache)
-        }
-        guard !caches.isEmpty else {
-            throw StoreChainError(
-                .invalidRequest, "\(option.pipeline) has no disk-cache handler",
-                suggestion: "add '- disk-cache: { path: cache/app.sqlite }' to its handlers")
-        }
-        return caches
+        try option.handlers(
+            of: DiskCache.self, in: option.load(), named: "disk-cache", example: "{ path: cache/app.sqlite }")
     }
 
     struct Stats: AsyncParsableCommand {

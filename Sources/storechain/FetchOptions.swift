@@ -48,4 +48,20 @@ struct PipelineOption: ParsableArguments {
     func load() throws(ValidationFailure) -> Pipeline {
         try Pipeline.load(contentsOf: URL(filePath: pipeline))
     }
+
+    /// The pipeline's handlers of type `H` (scoped or not), or an error saying which line to add.
+    func handlers<H>(of type: H.Type, in pipeline: Pipeline, named name: String, example: String)
+        throws(StoreChainError)
+        -> [H]
+    {
+        let found = pipeline.handlers.compactMap { handler in
+            (handler as? H) ?? ((handler as? ScopedHandler)?.wrapped as? H)
+        }
+        guard !found.isEmpty else {
+            throw StoreChainError(
+                .invalidRequest, "\(self.pipeline) has no \(name) handler",
+                suggestion: "add '- \(name): \(example)' to its handlers")
+        }
+        return found
+    }
 }

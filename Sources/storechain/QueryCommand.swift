@@ -106,7 +106,7 @@ struct QueryCommand: AsyncParsableCommand {
         case .objects(let nodes): print(format == .json ? formatter.json(nodes) : formatter.table(nodes))
         case .objectIDs(let ids): print(ids.map(\.description).joined(separator: "\n"))
         case .dictionaries(let rows):
-            print(formatter.json(rows, properties: rows.first.map { Array($0.keys).sorted() } ?? []))
+            print(ResultFormatter.json(rows, properties: rows.first.map { Array($0.keys).sorted() } ?? []))
         }
         if stats {
             let info = response.info

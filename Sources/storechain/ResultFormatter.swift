@@ -19,24 +19,28 @@ struct ResultFormatter {
     func json(_ nodes: [Node]) -> String {
         var text = "["
         for (index, node) in nodes.enumerated() {
-            text += index == 0 ? "\n  {" : ",\n  {"
-            var first = true
-            for column in columns {
-                let value = cell(node, column)
-                if value.isNull { continue }
-                text += first ? "" : ", "
-                first = false
-                JSONWriter.writeString(column, into: &text)
-                text += ": "
-                JSONWriter.write(value.jsonValue, into: &text)
-            }
-            text += "}"
+            text += index == 0 ? "\n  " : ",\n  "
+            text += json(node)
         }
         return text + (nodes.isEmpty ? "]" : "\n]")
     }
 
+    /// One object as a JSON object, keys in model order; absent values are left out.
+    func json(_ node: Node) -> String {
+        var text = "{"
+        for column in columns {
+            let value = cell(node, column)
+            if value.isNull { continue }
+            text += text == "{" ? "" : ", "
+            JSONWriter.writeString(column, into: &text)
+            text += ": "
+            JSONWriter.write(value.jsonValue, into: &text)
+        }
+        return text + "}"
+    }
+
     /// Dictionaries (chosen properties) as a JSON array, keys in the order asked for.
-    func json(_ rows: [[String: Value]], properties: [String]) -> String {
+    static func json(_ rows: [[String: Value]], properties: [String]) -> String {
         var text = "["
         for (index, row) in rows.enumerated() {
             text += index == 0 ? "\n  {" : ",\n  {"

@@ -6,8 +6,8 @@ struct StoreChainCommand: AsyncParsableCommand {
         commandName: "storechain",
         abstract: "Use a remote web service as a local object graph.",
         subcommands: [
-            QueryCommand.self, ExplainCommand.self, ValidateCommand.self, CacheCommand.self, DemoCommand.self,
-            ServeDemoCommand.self,
+            QueryCommand.self, SaveCommand.self, ExplainCommand.self, ValidateCommand.self, CacheCommand.self,
+            OutboxCommand.self, DemoCommand.self, ServeDemoCommand.self,
         ]
     )
 }

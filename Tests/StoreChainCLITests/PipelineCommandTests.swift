@@ -8,7 +8,7 @@ import Testing
 /// built executable.
 @Suite(.serialized) struct PipelineCommandTests {
     /// The demo's v2 pipeline and model in a fresh folder, with the backend running.
-    private func withDemo(_ body: (URL, [String: String], DemoBackend) async throws -> Void) async throws {
+    static func withDemo(_ body: (URL, [String: String], DemoBackend) async throws -> Void) async throws {
         let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-cli-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try DemoCatalogModel.text.write(
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func queryThroughAPipelinePrintsJSONAndStats() async throws {
-        try await withDemo { pipeline, environment, backend in
+        try await Self.withDemo { pipeline, environment, backend in
             let outcome = try await CommandRunner.run(
                 [
                     "query", "--pipeline", pipeline.path, "--entity", "Band", "--where", "name BEGINSWITH[c] 'the'",
@@ -56,7 +56,7 @@ import Testing
     /// backend answered a list with its first page of every track, and the link onwards was
     /// ignored).
     @Test func theShippedV2PipelineCountsTheTracksOfSeveralAlbums() async throws {
-        try await withDemo { pipeline, environment, backend in
+        try await Self.withDemo { pipeline, environment, backend in
             for format in ["album.id == 100", "album.id IN {100, 101}"] {
                 let outcome = try await CommandRunner.run(
                     ["query", "--pipeline", pipeline.path, "--entity", "Track", "--where", format, "--count"],
@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test func statsCountTheSubRequestsAFetchCaused() async throws {
-        try await withDemo { pipeline, environment, _ in
+        try await Self.withDemo { pipeline, environment, _ in
             let outcome = try await CommandRunner.run(
                 [
                     "query", "--pipeline", pipeline.path, "--entity", "Album", "--where",
@@ -86,7 +86,7 @@ import Testing
     }
 
     @Test func explainShowsPushdownAndWhatRunsInMemory() async throws {
-        try await withDemo { pipeline, environment, backend in
+        try await Self.withDemo { pipeline, environment, backend in
             backend.resetStats()
             let pushed = try await CommandRunner.run(
                 ["explain", "--pipeline", pipeline.path, "--entity", "Band", "--where", "name BEGINSWITH[c] 'the'"],
@@ -124,7 +124,7 @@ import Testing
     /// A pagination handler without `page-size` is still a pager (the endpoint's own size
     /// applies), and a `Link` endpoint's page size is set by its URL, not by the pager.
     @Test func explainNamesThePagerAndNoSizeForLinkEndpoints() async throws {
-        try await withDemo { pipeline, environment, _ in
+        try await Self.withDemo { pipeline, environment, _ in
             let folder = pipeline.deletingLastPathComponent()
             let unsized = folder.appending(path: "unsized.pipeline.yml")
             try """
@@ -167,7 +167,7 @@ import Testing
     }
 
     @Test func validateExitCodesForGoodAndBadFiles() async throws {
-        try await withDemo { pipeline, environment, _ in
+        try await Self.withDemo { pipeline, environment, _ in
             let good = try await CommandRunner.run(
                 ["validate", pipeline.path, "Examples/Bandcamp/music.model.yml"], environment: environment)
             #expect(good.status == 0, "\(good.stderr)")
@@ -202,7 +202,7 @@ import Testing
     }
 
     @Test func cacheStatsAndClear() async throws {
-        try await withDemo { pipeline, environment, _ in
+        try await Self.withDemo { pipeline, environment, _ in
             _ = try await CommandRunner.run(
                 ["query", "--pipeline", pipeline.path, "--entity", "Album", "--limit", "30"], environment: environment)
             let stats = try await CommandRunner.run(

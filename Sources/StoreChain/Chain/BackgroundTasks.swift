@@ -1,11 +1,13 @@
 /// Work a handler starts that outlives the request that started it (a background revalidation,
-/// a prefetch). The chain owns it: `Chain.shutdown()` waits for all of it, so nothing is left
-/// running when an app or a test ends.
+/// a prefetch, an outbox's retry timer). The chain owns it: `Chain.shutdown()` waits for all of
+/// it (but not for timers still waiting), so nothing is left running when an app or a test ends.
 public final class BackgroundTasks: Sendable {
     private struct State {
         var tasks: [Int: Task<Void, Never>] = [:]
         var nextID = 0
         var isShutDown = false
+        /// Tasks still waiting for their delay (`run(after:clock:_:)`).
+        var waiting: Set<Int> = []
     }
 
     private let state = Locked(State())
@@ -28,6 +30,30 @@ public final class BackgroundTasks: Sendable {
         }
     }
 
+    /// Starts `operation` after `delay` on `clock` (a retry timer). Shutdown does not wait out the
+    /// delay: a task still waiting then is cancelled, and its operation never runs. After
+    /// shutdown it does not start, and this returns `false`.
+    @discardableResult
+    public func run(
+        after delay: Duration, clock: any StoreClock, _ operation: @escaping @Sendable () async -> Void
+    ) -> Bool {
+        state.withLock { state in
+            guard !state.isShutDown else { return false }
+            let id = state.nextID
+            state.nextID += 1
+            state.waiting.insert(id)
+            state.tasks[id] = Task { [weak self] in
+                let slept = (try? await clock.sleep(for: delay)) != nil
+                // Whoever takes it out of `waiting` first decides: this task runs it, or shutdown
+                // cancelled it.
+                let due = self?.state.withLock { $0.waiting.remove(id) != nil } ?? false
+                if slept && due && !Task.isCancelled { await operation() }
+                _ = self?.state.withLock { $0.tasks.removeValue(forKey: id) }
+            }
+            return true
+        }
+    }
+
     /// How many background tasks are running.
     public var count: Int {
         state.withLock { $0.tasks.count }
@@ -38,6 +64,8 @@ public final class BackgroundTasks: Sendable {
         while true {
             let running = state.withLock { state in
                 state.isShutDown = true
+                for id in state.waiting { state.tasks[id]?.cancel() }
+                state.waiting.removeAll()
                 return Array(state.tasks.values)
             }
             if running.isEmpty { return }

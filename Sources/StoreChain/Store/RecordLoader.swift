@@ -106,8 +106,35 @@ public struct RecordLoader {
         StoreChainError(.invalidData, message, at: .init(file: source, path: path), suggestion: suggestion)
     }
 
-    private func readRecord(_ record: JSONValue, entity: Entity, path: String) throws(StoreChainError)
-        -> (Node, Set<String>)
+    /// Reads the changes a save makes to one object (`--insert` or `--update` JSON): the fields
+    /// given, each checked against the model (attributes by type, relationships as the
+    /// destination's keys); fields left out are left out, and `null` clears a value.
+    ///
+    /// - Throws: `invalid-data` naming the JSON path (`$.name`) of a field that does not fit.
+    public func readChanges(_ record: JSONValue, of id: ObjectID, path: String = "$") throws(StoreChainError) -> Node {
+        guard let entity = model.entity(named: id.entity) else {
+            throw StoreChainError(
+                .invalidRequest, "unknown entity '\(id.entity)'",
+                suggestion: Suggestion.didYouMean(id.entity, in: model.entities.map(\.name)))
+        }
+        let fields = try readFields(record, entity: entity, path: path)
+        var attributes: [String: Value] = [:]
+        for attribute in entity.attributes {
+            guard let field = fields[attribute.name] else { continue }
+            attributes[attribute.name] = try readAttribute(field, attribute, path: "\(path).\(attribute.name)")
+        }
+        var relationships: [String: RelationshipValue] = [:]
+        for relationship in entity.relationships {
+            guard let field = fields[relationship.name] else { continue }
+            relationships[relationship.name] = try readRelationship(
+                field, relationship, path: "\(path).\(relationship.name)")
+        }
+        return Node(id: id, attributes: AttributeValues(attributes), relationships: relationships)
+    }
+
+    /// The fields of a record object, every name one the entity has.
+    private func readFields(_ record: JSONValue, entity: Entity, path: String) throws(StoreChainError)
+        -> [String: JSONValue]
     {
         guard case .object(let fields) = record else {
             throw error(path, "expected a record object, found \(record.typeName)")
@@ -118,13 +145,25 @@ public struct RecordLoader {
                 "\(path).\(name)", "entity '\(entity.name)' has no attribute or relationship '\(name)'",
                 Suggestion.didYouMean(name, in: entity.propertyNames))
         }
+        return fields
+    }
+
+    private func readAttribute(_ field: JSONValue, _ attribute: Attribute, path: String) throws(StoreChainError)
+        -> Value
+    {
+        do throws(StoreChainError) {
+            return try Value.coerce(field, to: attribute.type)
+        } catch {
+            throw error.located(.init(file: source, path: path))
+        }
+    }
+
+    private func readRecord(_ record: JSONValue, entity: Entity, path: String) throws(StoreChainError)
+        -> (Node, Set<String>)
+    {
+        let fields = try readFields(record, entity: entity, path: path)
         let attributes = try entity.attributeValues { attribute throws(StoreChainError) -> Value? in
-            var value: Value
-            do throws(StoreChainError) {
-                value = try Value.coerce(fields[attribute.name] ?? .null, to: attribute.type)
-            } catch {
-                throw error.located(.init(file: source, path: "\(path).\(attribute.name)"))
-            }
+            var value = try readAttribute(fields[attribute.name] ?? .null, attribute, path: "\(path).\(attribute.name)")
             if value.isNull, let defaultValue = attribute.defaultValue { value = defaultValue }
             if value.isNull && !attribute.isOptional {
                 throw error(

@@ -28,6 +28,15 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
     /// The objects the save changes.
     public var objectIDs: [ObjectID] { changes.objectIDs }
 
+    /// What the save does: `insert`, `update`, `delete`, or several joined by `+`.
+    public var kind: String {
+        let kinds = [
+            changes.inserted.isEmpty ? nil : "insert", changes.updated.isEmpty ? nil : "update",
+            changes.deleted.isEmpty ? nil : "delete",
+        ]
+        return kinds.compactMap { $0 }.joined(separator: "+")
+    }
+
     /// Whether the save mentions any of `ids` (as an object it changes or as a relationship's
     /// target).
     func mentions(_ ids: Set<ObjectID>) -> Bool {

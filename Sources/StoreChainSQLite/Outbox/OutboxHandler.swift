@@ -81,27 +81,39 @@ public final class OutboxHandler: SyncingHandler {
     public var pendingCount: Int { state.withLock { $0.pendingCount } }
 
     /// Forgets a save, whatever its state: it will never be sent.
+    ///
+    /// - Throws: `invalid-request` when the outbox holds no entry `id`.
     public func discard(_ id: Int64) async throws {
         try await sending.withLock {
-            try await self.withFile { file in try file.remove(id) }
+            try await self.withFile { file in
+                _ = try Self.requireEntry(id, in: file)
+                try file.remove(id)
+            }
             try await self.countPending()
         }
     }
 
     /// Marks a failed save pending again, to be sent with the next ones.
+    ///
+    /// - Throws: `invalid-request` when the outbox holds no entry `id`.
     public func retry(_ id: Int64) async throws {
         try await sending.withLock {
             try await self.withFile { file in
-                guard var entry = try file.entry(id) else {
-                    throw StoreChainError(
-                        .invalidRequest, "the outbox holds no entry \(id)",
-                        suggestion: "list the entries with 'storechain outbox list'")
-                }
+                var entry = try Self.requireEntry(id, in: file)
                 entry.state = .pending
                 try file.update(entry)
             }
             try await self.countPending()
         }
+    }
+
+    private static func requireEntry(_ id: Int64, in file: OutboxFile) throws(StoreChainError) -> OutboxEntry {
+        guard let entry = try file.entry(id) else {
+            throw StoreChainError(
+                .invalidRequest, "the outbox \(file.path) holds no entry \(id)",
+                suggestion: "list the entries with 'storechain outbox list'")
+        }
+        return entry
     }
 
     /// `PRAGMA integrity_check` of the outbox file: `ok` for a sound file.
@@ -313,9 +325,8 @@ public final class OutboxHandler: SyncingHandler {
         }
         guard schedule else { return }
         let services = context.services
-        let started = context.background.run { [self] in
+        let send: @Sendable () async -> Void = { [self] in
             let context = RequestContext(services: services)
-            if let delay { try? await context.clock.sleep(for: delay) }
             state.withLock { $0.setScheduled(immediate, false) }
             guard !Task.isCancelled else { return }
             do {
@@ -324,6 +335,11 @@ public final class OutboxHandler: SyncingHandler {
                 context.logger.warning("outbox: sending pending saves failed", metadata: ["error": "\(error)"])
             }
         }
+        // A retry timer does not hold up the chain's shutdown; the saves stay in the file.
+        let started =
+            if let delay { context.background.run(after: delay, clock: context.clock, send) } else {
+                context.background.run(send)
+            }
         if !started { state.withLock { $0.setScheduled(immediate, false) } }
     }
 
