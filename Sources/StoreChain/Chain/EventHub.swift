@@ -50,7 +50,13 @@ public struct ChangeEvent: Sendable, Hashable {
 /// Fans change events out to every subscriber. Each subscriber gets its own stream, buffered, so a
 /// slow observer never blocks a publisher.
 public final class EventHub: Sendable {
-    private let subscribers = Locked<[Int: AsyncStream<ChangeEvent>.Continuation]>([:])
+    private struct State {
+        var subscribers: [Int: AsyncStream<ChangeEvent>.Continuation] = [:]
+        /// Events published so far.
+        var published = 0
+    }
+
+    private let state = Locked(State())
     private let nextID = Atomic<Int>(0)
 
     public init() {}
@@ -61,35 +67,47 @@ public final class EventHub: Sendable {
         subscription().stream
     }
 
-    /// A stream of every event published from now on, and a function that ends it. The hub holds
-    /// the stream's continuation, so a subscriber that stops reading without cancelling its task
-    /// stays subscribed (and buffers every event) until it calls `end`.
-    func subscription() -> (stream: AsyncStream<ChangeEvent>, end: @Sendable () -> Void) {
+    /// A stream of every event published from now on, a function that ends it, and how many
+    /// events were published before it (its events are the ones counted after that). The hub
+    /// holds the stream's continuation, so a subscriber that stops reading without cancelling
+    /// its task stays subscribed (and buffers every event) until it calls `end`.
+    func subscription() -> (stream: AsyncStream<ChangeEvent>, end: @Sendable () -> Void, publishedBefore: Int) {
         let id = nextID.add(1, ordering: .relaxed).newValue
         let (stream, continuation) = AsyncStream.makeStream(of: ChangeEvent.self)
         continuation.onTermination = { [weak self] _ in
-            _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
         }
-        subscribers.withLock { $0[id] = continuation }
-        return (stream, { continuation.finish() })
+        let publishedBefore = state.withLock { state in
+            state.subscribers[id] = continuation
+            return state.published
+        }
+        return (stream, { continuation.finish() }, publishedBefore)
     }
 
     public func publish(_ event: ChangeEvent) {
-        let continuations = subscribers.withLock { Array($0.values) }
+        let continuations = state.withLock { state in
+            state.published += 1
+            return Array(state.subscribers.values)
+        }
         for continuation in continuations { continuation.yield(event) }
+    }
+
+    /// How many events were published so far.
+    var publishedCount: Int {
+        state.withLock { $0.published }
     }
 
     /// Ends every subscriber's stream.
     public func finish() {
-        let continuations = subscribers.withLock { subscribers in
-            defer { subscribers.removeAll() }
-            return Array(subscribers.values)
+        let continuations = state.withLock { state in
+            defer { state.subscribers.removeAll() }
+            return Array(state.subscribers.values)
         }
         for continuation in continuations { continuation.finish() }
     }
 
     /// How many subscribers are listening (for tests and diagnostics).
     public var subscriberCount: Int {
-        subscribers.withLock { $0.count }
+        state.withLock { $0.subscribers.count }
     }
 }

@@ -5,9 +5,9 @@ struct ContextState {
     /// The last known state of each object, from fetches, faults, saves and change events.
     var rows: [ObjectID: Node] = [:]
     var pending: [ObjectID: PendingChange] = [:]
-    /// Objects whose saved changes an outbox holds until the backend can be reached; their rows
-    /// show those changes already.
-    var unsent: Set<ObjectID> = []
+    /// Objects whose saved changes an outbox holds until the backend can be reached, with how
+    /// many of its saves change each; their rows show those changes already.
+    var unsent: [ObjectID: Int] = [:]
     /// Faults handed out together, for batch faulting.
     var faultGroups = FaultGroups()
     private var registrationsSincePrune = 0
@@ -47,7 +47,7 @@ struct ContextState {
     /// defaults), updates are merged into the rows, deleted objects are forgotten.
     mutating func applyUnsent(_ sent: [ObjectID: PendingChange], pending: Set<ObjectID>, model: Model) {
         for (id, change) in sent where pending.contains(id) {
-            unsent.insert(id)
+            unsent[id, default: 0] += 1
             switch change.kind {
             case .inserted:
                 var attributes = change.attributes
@@ -72,8 +72,11 @@ struct ContextState {
     /// and changes the backend refused are withdrawn (an inserted object is gone, any other is
     /// read again on next use).
     mutating func settleUnsent(sent: Set<ObjectID>, rejected: Set<ObjectID>) {
-        unsent.subtract(sent)
-        for id in rejected where unsent.remove(id) != nil {
+        for id in sent {
+            guard let count = unsent[id] else { continue }
+            unsent[id] = count > 1 ? count - 1 : nil
+        }
+        for id in rejected where unsent.removeValue(forKey: id) != nil {
             rows.removeValue(forKey: id)
             if id.isTemporary { registry.removeValue(forKey: id) }
         }
@@ -95,6 +98,7 @@ struct ContextState {
     mutating func remap(_ permanentIDs: [ObjectID: ObjectID]) {
         let permanentIDs = permanentIDs.filter { temporary, _ in
             registry[temporary] != nil || pending[temporary] != nil || rows[temporary] != nil
+                || unsent[temporary] != nil
         }
         guard !permanentIDs.isEmpty else { return }
         func remap(_ value: RelationshipValue) -> RelationshipValue {
@@ -106,7 +110,7 @@ struct ContextState {
         for (temporary, permanent) in permanentIDs {
             if let entry = registry.removeValue(forKey: temporary) { registry[permanent] = entry }
             if let change = pending.removeValue(forKey: temporary) { pending[permanent] = change }
-            if unsent.remove(temporary) != nil { unsent.insert(permanent) }
+            if let count = unsent.removeValue(forKey: temporary) { unsent[permanent, default: 0] += count }
             if var row = rows.removeValue(forKey: temporary) {
                 row.id = permanent
                 rows[permanent] = row

@@ -11,7 +11,7 @@ extension ObjectContext {
     /// ```
     public func observe(_ request: FetchRequest) -> Observation {
         Observation { [self] in
-            let (events, endEvents) = chain.events.subscription()
+            let (events, endEvents, _) = chain.events.subscription()
             let relevant = relevantEntities(for: request)
             let (stream, continuation) = AsyncThrowingStream.makeStream(of: [ManagedObject].self)
             let task = Task {

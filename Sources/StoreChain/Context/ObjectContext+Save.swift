@@ -17,19 +17,50 @@ extension ObjectContext {
         try await saveLock.withLock {
             let (changes, sent) = try self.changesToSave()
             guard !changes.isEmpty else { return SaveResult() }
-            let response = try await chain.send(.save(changes), context: makeRequestContext())
+            let (response, permanentIDs) = try await self.mergingEvents {
+                try await self.chain.send(.save(changes), context: self.makeRequestContext())
+            }
             let result = try response.saveResult()
-            self.applySaved(result, sent: sent)
+            // An outbox may have sent earlier saves first, giving objects of this one their keys.
+            self.applySaved(
+                result,
+                sent: permanentIDs.isEmpty
+                    ? sent : Dictionary(sent.map { (permanentIDs[$0.key] ?? $0.key, $0.value) }) { _, last in last })
             return result
         }
     }
 
     /// Asks the chain's outbox to send the saves it holds now, rather than at its next retry.
+    /// When it returns, the objects show what was sent (permanent IDs, `hasUnsentChanges`).
     ///
     /// - Returns: how many saves are still pending (the backend is still out of reach).
     @discardableResult
     public func sync() async throws -> Int {
-        try await chain.sync()
+        try await mergingEvents { try await self.chain.sync() }.0
+    }
+
+    /// Runs `body`, then waits until the background merging has taken in the change events
+    /// published meanwhile (an outbox's, about saves it sent), so that what the caller reads
+    /// next is settled.
+    ///
+    /// - Returns: `body`'s result, and the permanent IDs the events of others (not this context's
+    ///   own save) gave.
+    private func mergingEvents<T>(_ body: () async throws -> T) async throws -> (T, [ObjectID: ObjectID]) {
+        let (events, end, _) = chain.events.subscription()
+        let value: T
+        do {
+            value = try await body()
+        } catch {
+            end()
+            throw error
+        }
+        end()
+        var permanentIDs: [ObjectID: ObjectID] = [:]
+        for await event in events where event.source != name {
+            permanentIDs.merge(event.permanentIDs) { _, new in new }
+        }
+        await mergeProgress.wait(untilRead: chain.events.publishedCount)
+        return (value, permanentIDs)
     }
 
     /// Whether some saved changes have not reached the backend yet (an outbox holds them).
@@ -114,12 +145,18 @@ extension ObjectContext {
     /// Merges change events from other contexts and from handlers into the row cache, so
     /// registered objects show the new values.
     func startMergingEvents() {
-        let stream = chain.events.subscribe()
+        let (stream, _, publishedBefore) = chain.events.subscription()
         let ownName = name
+        let progress = mergeProgress
+        progress.start(after: publishedBefore)
         Task { [weak self] in
-            for await event in stream where event.source != ownName {
-                guard let self else { return }
-                self.merge(event)
+            defer { progress.end() }
+            for await event in stream {
+                if event.source != ownName {
+                    guard let self else { return }
+                    self.merge(event)
+                }
+                progress.advance()
             }
         }
     }

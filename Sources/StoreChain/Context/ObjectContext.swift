@@ -22,6 +22,7 @@ public final class ObjectContext: Sendable {
     public let name: String
     let state = Locked(ContextState())
     let saveLock = AsyncLock()
+    let mergeProgress = MergeProgress()
 
     /// How many faults of one entity fire together when one of them is used; `nil` takes the
     /// batch size of the chain's `BatchingHandler` for that entity (one when none batches it).
@@ -174,7 +175,7 @@ public final class ObjectContext: Sendable {
     }
 
     func isUnsent(_ object: ManagedObject) -> Bool {
-        state.withLock { $0.unsent.contains(object.objectID) }
+        state.withLock { $0.unsent[object.objectID] != nil }
     }
 
     func pendingKind(of object: ManagedObject) -> PendingChange.Kind? {
