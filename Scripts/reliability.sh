@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The reliability suite: crash kills, damaged cache files, misbehaving backends, a concurrent
+# The reliability suite: crash kills (of cache and store writers, and of saves and replays
+# through an outbox), damaged cache files, misbehaving backends, a concurrent
 # soak, fuzzing and, with TSAN=1, the whole test suite under ThreadSanitizer. Each part is a test
 # that `swift test` also runs in a short form; this script runs them longer and prints a summary.
 #
@@ -39,7 +40,7 @@ part() {
 
 swift build --build-tests 2>&1 | tail -1
 part "crash safety ($KILLS kills)" STORECHAIN_CRASH_KILLS="$KILLS" STORECHAIN_CRASH_SEED="${CRASH_SEED:-}" \
-    swift test --skip-build --filter CrashSafetyTests
+    swift test --skip-build --filter 'CrashSafetyTests|OutboxCrashTests'
 part "damaged and full cache files ($DAMAGE_SEEDS byte-flip seeds)" STORECHAIN_DAMAGE_SEEDS="$DAMAGE_SEEDS" \
     swift test --skip-build --filter 'DiskCacheDamageTests|DiskCacheTests|SQLiteStoreTests'
 part "bad backends and hostile values" \

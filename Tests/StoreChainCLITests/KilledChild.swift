@@ -14,18 +14,31 @@ enum KilledChild {
         let stderr: String
     }
 
-    static func run(_ binary: URL, arguments: [String], killAfter delay: Duration) async throws -> Outcome {
+    /// Kills the child `delay` after it prints `ready`, or after it starts when `waitsForReady`
+    /// is false (a command that prints nothing first, killed at any moment of its run).
+    static func run(
+        _ binary: URL, arguments: [String], environment: [String: String] = [:], killAfter delay: Duration,
+        waitsForReady: Bool = true
+    ) async throws -> Outcome {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(with: Result { try runBlocking(binary, arguments: arguments, delay: delay) })
+                continuation.resume(
+                    with: Result {
+                        try runBlocking(
+                            binary, arguments: arguments, environment: environment, delay: delay,
+                            waitsForReady: waitsForReady)
+                    })
             }
         }
     }
 
-    private static func runBlocking(_ binary: URL, arguments: [String], delay: Duration) throws -> Outcome {
+    private static func runBlocking(
+        _ binary: URL, arguments: [String], environment: [String: String], delay: Duration, waitsForReady: Bool
+    ) throws -> Outcome {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         let output = Pipe()
         let error = Pipe()
         process.standardOutput = output
@@ -42,18 +55,19 @@ enum KilledChild {
         }
         var printed = Data()
         var armed = false
+        func arm() {
+            armed = true
+            let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) {
+                kill(pid, SIGKILL)
+            }
+        }
+        if !waitsForReady { arm() }
         while true {
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty { break }
             printed.append(chunk)
-            if !armed, printed.starts(with: Data("ready\n".utf8)) {
-                armed = true
-                let nanoseconds =
-                    delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) {
-                    kill(pid, SIGKILL)
-                }
-            }
+            if !armed, printed.starts(with: Data("ready\n".utf8)) { arm() }
         }
         errorReader.wait()
         process.waitUntilExit()

@@ -7,7 +7,7 @@ import Testing
 /// the backend fails are kept, listed, and sent once when it answers again.
 @Suite(.serialized) struct OutboxCommandTests {
     /// The v2 pipeline with an outbox in place of its caches and pagination.
-    private static func offlinePipeline(beside v2: URL) throws -> String {
+    static func offlinePipeline(beside v2: URL) throws -> String {
         let url = v2.deletingLastPathComponent().appending(path: "offline.pipeline.yml")
         try """
         extends: v2.pipeline.yml
