@@ -13,4 +13,5 @@ let benchmarks: @Sendable () -> Void = {
     trafficBenchmarks()
     scaleBenchmarks()
     memoryBenchmarks()
+    outboxBenchmarks()
 }

@@ -21,6 +21,7 @@ final class OutboxFile: Sendable {
                 CREATE TABLE entries (
                     id INTEGER PRIMARY KEY AUTOINCREMENT, changes BLOB NOT NULL, state TEXT NOT NULL,
                     attempts INTEGER NOT NULL, last_error TEXT, created REAL NOT NULL);
+                CREATE INDEX entries_by_state ON entries (state);
                 """)
     }
 
@@ -45,6 +46,20 @@ final class OutboxFile: Sendable {
         var entries: [OutboxEntry] = []
         for row in rows { entries.append(try entry(row)) }
         return entries
+    }
+
+    /// The first entry after `id` (the oldest when `id` is 0), if there is one: a sender reads
+    /// entries one at a time and stops at the first the backend cannot take, rather than
+    /// decoding the whole outbox for every save.
+    func entry(after id: Int64) throws(StoreChainError) -> OutboxEntry? {
+        let row = try run("read") { db in
+            try Row.fetchOne(
+                db,
+                sql:
+                    "SELECT id, changes, state, attempts, last_error, created FROM entries WHERE id > ? ORDER BY id LIMIT 1",
+                arguments: [id])
+        }
+        return try row.map { row throws(StoreChainError) in try entry(row) }
     }
 
     /// The entry with this ID, if it is still in the outbox.

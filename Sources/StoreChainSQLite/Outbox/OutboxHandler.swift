@@ -191,7 +191,10 @@ public final class OutboxHandler: SyncingHandler {
     private func sendRecorded(before limit: Int64?, context: RequestContext, next: NextResponder?) async throws -> Bool
     {
         var refusedInserts: [ObjectID: Int64] = [:]
-        for var entry in try await withFile({ file in try file.entries() }) {
+        var cursor: Int64 = 0
+        while let read = try await withFile({ [cursor] file in try file.entry(after: cursor) }) {
+            var entry = read
+            cursor = entry.id
             if let limit, entry.id >= limit { break }
             // An entry before it, sent in this loop, may have given its objects permanent IDs.
             entry.changes = entry.changes.remapping(state.withLock { $0.permanentIDs })
