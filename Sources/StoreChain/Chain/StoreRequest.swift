@@ -113,6 +113,17 @@ public struct SaveChanges: Sendable, Hashable, Codable, CustomStringConvertible 
 
     /// Every object the save changes.
     public var objectIDs: [ObjectID] { inserted.map(\.id) + updated.map(\.id) + deleted }
+
+    /// The same save with temporary IDs replaced by the permanent ones the backend gave them
+    /// (objects inserted by an earlier save that was still pending when this one was made).
+    package func remapping(_ permanentIDs: [ObjectID: ObjectID]) -> SaveChanges {
+        guard !permanentIDs.isEmpty else { return self }
+        var copy = self
+        copy.inserted = inserted.map { $0.remapping(permanentIDs) }
+        copy.updated = updated.map { $0.remapping(permanentIDs) }
+        copy.deleted = deleted.map { permanentIDs[$0] ?? $0 }
+        return copy
+    }
 }
 
 /// What a save returns: the permanent ID of each inserted object, and the saved values as the

@@ -101,12 +101,6 @@ struct ContextState {
                 || unsent[temporary] != nil
         }
         guard !permanentIDs.isEmpty else { return }
-        func remap(_ value: RelationshipValue) -> RelationshipValue {
-            switch value {
-            case .toOne(let id): .toOne(id.map { permanentIDs[$0] ?? $0 })
-            case .toMany(let ids): .toMany(ids.map { permanentIDs[$0] ?? $0 })
-            }
-        }
         for (temporary, permanent) in permanentIDs {
             if let entry = registry.removeValue(forKey: temporary) { registry[permanent] = entry }
             if let change = pending.removeValue(forKey: temporary) { pending[permanent] = change }
@@ -121,12 +115,12 @@ struct ContextState {
         }
         for id in rows.compactMap({ mentionsTemporary($0.value.relationships) ? $0.key : nil }) {
             guard var row = rows[id] else { continue }
-            row.relationships = row.relationships.mapValues(remap)
+            row.relationships = row.relationships.mapValues { $0.remapping(permanentIDs) }
             rows[id] = row
         }
         for id in pending.compactMap({ mentionsTemporary($0.value.relationships) ? $0.key : nil }) {
             guard var change = pending[id] else { continue }
-            change.relationships = change.relationships.mapValues(remap)
+            change.relationships = change.relationships.mapValues { $0.remapping(permanentIDs) }
             pending[id] = change
         }
     }

@@ -80,4 +80,23 @@ public enum RelationshipValue: Sendable, Hashable {
         case .toMany(let ids): ids
         }
     }
+
+    /// The same value with each ID found in `permanentIDs` (temporary → permanent) replaced.
+    func remapping(_ permanentIDs: [ObjectID: ObjectID]) -> RelationshipValue {
+        switch self {
+        case .toOne(let id): .toOne(id.map { permanentIDs[$0] ?? $0 })
+        case .toMany(let ids): .toMany(ids.map { permanentIDs[$0] ?? $0 })
+        }
+    }
+}
+
+extension Node {
+    /// The same node with its ID and its relationships' IDs replaced where `permanentIDs`
+    /// (temporary → permanent) has them.
+    func remapping(_ permanentIDs: [ObjectID: ObjectID]) -> Node {
+        var node = self
+        node.id = permanentIDs[id] ?? id
+        node.relationships = relationships.mapValues { $0.remapping(permanentIDs) }
+        return node
+    }
 }

@@ -12,17 +12,7 @@ struct SaveApplier {
         var modified: Set<ObjectID> = []
         let permanentIDs = try assignKeys(changes.inserted, in: working)
         func remap(_ id: ObjectID) -> ObjectID { permanentIDs[id] ?? id }
-        func remap(_ node: Node) -> Node {
-            var copy = node
-            copy.id = remap(node.id)
-            copy.relationships = node.relationships.mapValues { value in
-                switch value {
-                case .toOne(let id): .toOne(id.map(remap))
-                case .toMany(let ids): .toMany(ids.map(remap))
-                }
-            }
-            return copy
-        }
+        func remap(_ node: Node) -> Node { node.remapping(permanentIDs) }
         var touched: Set<ObjectID> = []
         // Every inserted object exists before any relationship is set, so new objects can point
         // at each other in any order.

@@ -47,28 +47,3 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
         }
     }
 }
-
-extension SaveChanges {
-    /// The same save with temporary IDs replaced by the permanent ones the backend gave them
-    /// (objects inserted by an earlier save that was still pending when this one was made).
-    func remapping(_ permanentIDs: [ObjectID: ObjectID]) -> SaveChanges {
-        guard !permanentIDs.isEmpty else { return self }
-        func remap(_ id: ObjectID) -> ObjectID { permanentIDs[id] ?? id }
-        func remap(_ node: Node) -> Node {
-            var node = node
-            node.id = remap(node.id)
-            node.relationships = node.relationships.mapValues { value in
-                switch value {
-                case .toOne(let target): .toOne(target.map(remap))
-                case .toMany(let targets): .toMany(targets.map(remap))
-                }
-            }
-            return node
-        }
-        var copy = self
-        copy.inserted = inserted.map(remap)
-        copy.updated = updated.map(remap)
-        copy.deleted = deleted.map(remap)
-        return copy
-    }
-}
