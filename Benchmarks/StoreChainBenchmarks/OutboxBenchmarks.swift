@@ -48,6 +48,7 @@ func outboxBenchmarks() {
     }
     Benchmark("Offline save: acknowledged as pending by the outbox", configuration: saves) { benchmark in
         let outbox = try OutboxHandler(
+            model: hopModel,
             options: OutboxOptions(
                 path: folder.appending(path: "outbox-\(UUID()).sqlite").path, retryDelay: .seconds(3600)))
         let chain = Chain(handlers: [outbox], terminal: UnreachableBackend(), tracing: nil)

@@ -33,7 +33,7 @@ extension HandlerRegistry {
             if context.validatesOnly { return NotOpened(name: "outbox") }
             var options = options
             options.path = context.url(forPath: options.path).standardizedFileURL.path
-            return try OutboxHandler(options: options)
+            return try OutboxHandler(model: context.model, options: options)
         }
         registry.register("pagination", options: PaginationOptions.self, placement: .pagination) {
             options, context in

@@ -23,7 +23,8 @@ import Testing
             let path = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())/outbox.sqlite").path
             let remote = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: base))
             // The retry timer never fires on this clock: replays come from successes and sync().
-            let outbox = try OutboxHandler(options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
+            let outbox = try OutboxHandler(
+                model: backend.model, options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
             let chain = Chain(
                 handlers: [MemoryCache(model: backend.model), outbox], terminal: remote, clock: ManualClock(),
                 tracing: nil)

@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func aSaveTheBackendTakesGoesThroughAndLeavesNothingBehind() async throws {
-        let outbox = try OutboxHandler(options: OutboxOptions(path: path))
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path))
         let band = newBand("Grouper")
         let result = try await chain(outbox).send(.save(SaveChanges(inserted: [band]))).saveResult()
         #expect(!result.isPending)
@@ -42,7 +42,7 @@ import Testing
         let band = newBand("Grouper")
         let update = Node(id: id("Album", 10), attributes: ["year": 2011])
         do {
-            let outbox = try OutboxHandler(options: OutboxOptions(path: path))
+            let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path))
             let response = try await chain(outbox).send(
                 .save(SaveChanges(inserted: [band], updated: [update], deleted: [id("Track", 300)])))
             let result = try response.saveResult()
@@ -52,7 +52,7 @@ import Testing
             #expect(outbox.pendingCount == 1)
         }
         // A new process opens the same file: the save is still there, attempted once.
-        let reopened = try OutboxHandler(options: OutboxOptions(path: path))
+        let reopened = try OutboxHandler(model: model, options: OutboxOptions(path: path))
         let entries = try await reopened.entries()
         #expect(entries.count == 1)
         #expect(entries.first?.changes.inserted == [band])
@@ -66,7 +66,7 @@ import Testing
 
     @Test func pendingSavesReplayInOrderWithTheirTemporaryIDsRemapped() async throws {
         backend.mode = .down
-        let outbox = try OutboxHandler(options: OutboxOptions(path: path))
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path))
         let chain = chain(outbox)
         let band = newBand("Grouper")
         let album = Node(
@@ -98,7 +98,7 @@ import Testing
 
     @Test func aNewSaveWaitsForTheSavesBeforeIt() async throws {
         backend.mode = .down
-        let outbox = try OutboxHandler(options: OutboxOptions(path: path))
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path))
         let chain = chain(outbox)
         _ = try await chain.send(.save(SaveChanges(updated: [Node(id: id("Album", 10), attributes: ["year": 2011])])))
         backend.mode = .up
@@ -113,7 +113,7 @@ import Testing
 
     @Test func aSaveWaitingBehindAnUnsentOneIsPendingToo() async throws {
         backend.mode = .down
-        let outbox = try OutboxHandler(options: OutboxOptions(path: path))
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path))
         let chain = chain(outbox)
         _ = try await chain.send(.save(SaveChanges(inserted: [newBand("A")])))
         _ = try await chain.send(.save(SaveChanges(inserted: [newBand("B")])))
@@ -124,7 +124,7 @@ import Testing
 
     @Test func aSaveTheBackendRefusesFailsAsWithoutAnOutboxAndIsNotKept() async throws {
         backend.mode = .refusing(["Band"])
-        let outbox = try OutboxHandler(options: OutboxOptions(path: path))
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path))
         await #expect(throws: StoreChainError.self) {
             try await chain(outbox).send(.save(SaveChanges(inserted: [newBand("Grouper")])))
         }
@@ -135,7 +135,7 @@ import Testing
         // The backend applies the save but the answer is lost: the outbox cannot tell, keeps it
         // pending, and sends it again with the same key.
         backend.mode = .losingAnswers
-        let outbox = try OutboxHandler(options: OutboxOptions(path: path))
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path))
         let chain = chain(outbox)
         let result = try await chain.send(.save(SaveChanges(inserted: [newBand("Grouper")]))).saveResult()
         #expect(result.isPending)
@@ -149,7 +149,7 @@ import Testing
 
     @Test func aReplayTheBackendRefusesIsKeptFailedWithTheSavesThatDependOnIt() async throws {
         backend.mode = .down
-        let outbox = try OutboxHandler(options: OutboxOptions(path: path))
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path))
         let chain = chain(outbox)
         let band = newBand("Grouper")
         let album = Node(
@@ -185,7 +185,7 @@ import Testing
 
     @Test func discardingAnEntryForgetsIt() async throws {
         backend.mode = .down
-        let outbox = try OutboxHandler(options: OutboxOptions(path: path))
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path))
         _ = try await chain(outbox).send(.save(SaveChanges(inserted: [newBand("Grouper")])))
         let entry = try #require(try await outbox.entries().first)
         try await outbox.discard(entry.id)
@@ -198,7 +198,7 @@ import Testing
         let clock = ManualClock()
         backend.mode = .down
         let outbox = try OutboxHandler(
-            options: OutboxOptions(path: path, retryDelay: .seconds(2), maxRetryDelay: .seconds(60)))
+            model: model, options: OutboxOptions(path: path, retryDelay: .seconds(2), maxRetryDelay: .seconds(60)))
         let chain = chain(outbox, clock: clock)
         _ = try await chain.send(.save(SaveChanges(inserted: [newBand("Grouper")])))
         // First retry after 2 s: still down, so the next waits 4 s.
@@ -220,7 +220,7 @@ import Testing
 
     @Test func pendingSavesGoAsSoonAsAnotherRequestSucceeds() async throws {
         backend.mode = .down
-        let outbox = try OutboxHandler(options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
         let chain = chain(outbox)
         _ = try await chain.send(.save(SaveChanges(inserted: [newBand("Grouper")])))
         let events = chain.events.subscribe()
@@ -233,13 +233,35 @@ import Testing
         await chain.shutdown(cancelling: true)
     }
 
+    @Test func aBackendThatAnswersReadsButRefusesSavesWithA503IsLeftToTheRetryTimer() async throws {
+        let clock = ManualClock()
+        backend.mode = .readOnly
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(10)))
+        let chain = chain(outbox, clock: clock)
+        _ = try await chain.send(.save(SaveChanges(inserted: [newBand("Grouper")])))
+        #expect(backend.attempts == 1)
+        // Reads succeed, but a 503 to saves is the backend's own answer: no save per read.
+        for _ in 0..<5 { _ = try await chain.send(.objectFault(id("Band", 1))) }
+        // (A send started in the background would have run by now.)
+        for _ in 0..<500 { await Task.yield() }
+        #expect(backend.attempts == 1)
+        let events = chain.events.subscribe()
+        backend.mode = .up
+        await clock.waitForSleepers(1)
+        await clock.advance(by: .seconds(10))
+        var iterator = events.makeAsyncIterator()
+        #expect(try #require(await iterator.next()).sent.count == 1)
+        #expect(outbox.pendingCount == 0 && backend.attempts == 2)
+        await chain.shutdown(cancelling: true)
+    }
+
     @Test func aSecondOutboxFileOfAnotherSchemaIsAClearError() throws {
         let path = outboxPath()
-        _ = try OutboxHandler(options: OutboxOptions(path: path))
+        _ = try OutboxHandler(model: model, options: OutboxOptions(path: path))
         let other = path + ".store"
         _ = try SQLiteStore(path: other, model: model)
         #expect {
-            _ = try OutboxHandler(options: OutboxOptions(path: other))
+            _ = try OutboxHandler(model: model, options: OutboxOptions(path: other))
         } throws: { error in
             let error = error as? StoreChainError
             return error?.code == .storeFile && error?.location?.file == other

@@ -15,6 +15,8 @@ final class ScriptedBackend: StoreResponder {
         case refusing(Set<String>)
         /// Saves are applied, but the answer never arrives (a transport error).
         case losingAnswers
+        /// Reads are answered; saves fail with 503, as from a backend in maintenance.
+        case readOnly
     }
 
     let name = "scripted-backend"
@@ -30,6 +32,8 @@ final class ScriptedBackend: StoreResponder {
         var applied = 0
         /// Saves sent to the backend, answered or not.
         var attempts = 0
+        /// Every other request that reached the backend, in order.
+        var reads: [StoreRequest] = []
     }
 
     init() throws {
@@ -52,6 +56,7 @@ final class ScriptedBackend: StoreResponder {
         return nodes
     }
     var applied: Int { state.withLock { $0.applied } }
+    var reads: [StoreRequest] { state.withLock { $0.reads } }
     var attempts: Int { state.withLock { $0.attempts } }
 
     func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
@@ -60,7 +65,15 @@ final class ScriptedBackend: StoreResponder {
         if case .down = mode {
             throw StoreChainError(.transport, "connection refused (the test backend is down)")
         }
-        guard case .save(let changes) = request else { return try await store.respond(to: request, context: context) }
+        guard case .save(let changes) = request else {
+            state.withLock { $0.reads.append(request) }
+            return try await store.respond(to: request, context: context)
+        }
+        if case .readOnly = mode {
+            var error = StoreChainError(.saveFailed, "the test backend takes no saves now (503)")
+            error.status = 503
+            throw error
+        }
         let result = try state.withLock { state throws -> SaveResult in
             state.saves.append(changes)
             if let key = changes.idempotencyKey, let first = state.answers[key] { return first }

@@ -109,7 +109,11 @@ extension CacheHandler {
             reachesEnd: request.fetchLimit.map { nodes.count < $0 } ?? true,
             freshness: freshness)
         var complete = response.info.completeCollections
-        if request.predicate == nil, request.fetchOffset == 0, request.fetchLimit == nil {
+        // Objects an outbox holds back (temporary IDs) are not stored, so a listing that shows
+        // them is not the whole collection as stored.
+        if request.predicate == nil, request.fetchOffset == 0, request.fetchLimit == nil,
+            !nodes.contains(where: \.id.isTemporary)
+        {
             complete.insert(request.entity)
         }
         for entity in complete {

@@ -44,20 +44,9 @@ extension ObjectContext {
 
     /// The request's entity and every entity its predicate and sort key paths pass through.
     private func relevantEntities(for request: FetchRequest) -> Set<String> {
-        var entities: Set<String> = [request.entity]
-        guard let root = model.entity(named: request.entity) else { return entities }
-        func follow(_ components: [String]) {
-            var current = root
-            for name in components {
-                guard let relationship = current.relationship(named: name),
-                    let next = model.entity(named: relationship.destination)
-                else { return }
-                entities.insert(next.name)
-                current = next
-            }
-        }
-        for components in request.predicate?.keyPaths ?? [] { follow(components) }
-        for descriptor in request.sortDescriptors { follow(descriptor.keyPath.split(separator: ".").map(String.init)) }
-        return entities
+        let keyPaths =
+            (request.predicate?.keyPaths ?? [])
+            + request.sortDescriptors.map { $0.keyPath.split(separator: ".").map(String.init) }
+        return model.entities(along: keyPaths, from: request.entity).union([request.entity])
     }
 }

@@ -17,7 +17,7 @@ extension FetchPlan {
     }
 
     /// The first object a key path leads to from `nodes` that `source` does not hold.
-    func firstUnloaded(_ nodes: some Sequence<Node>, source: any NodeSource)
+    package func firstUnloaded(_ nodes: some Sequence<Node>, source: any NodeSource)
         -> (owner: ObjectID, path: String, missing: ObjectID)?
     {
         guard !readPaths.isEmpty else { return nil }

@@ -13,7 +13,7 @@ public struct FetchPlan: Sendable {
     private let properties: [(name: String, read: ValueAccessor.Single)]
     /// The relationship hops whose destination objects evaluating the request reads (its
     /// predicate, sort and chosen properties), for `requireLoaded(_:source:)`.
-    let readPaths: [[String]]
+    package let readPaths: [[String]]
 
     private struct SortKey: Sendable {
         let read: ValueAccessor.Single

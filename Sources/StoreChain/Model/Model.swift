@@ -37,4 +37,22 @@ public struct Model: Sendable, Hashable {
         }
         return entity
     }
+
+    /// The entities the key paths pass through from `entity` (`band.name` from Album reaches
+    /// Band), not counting `entity` itself; a name that is not a relationship ends its path.
+    package func entities(along keyPaths: [[String]], from entity: String) -> Set<String> {
+        guard let root = self.entity(named: entity) else { return [] }
+        var reached = Set<String>()
+        for components in keyPaths {
+            var current = root
+            for name in components {
+                guard let relationship = current.relationship(named: name),
+                    let next = self.entity(named: relationship.destination)
+                else { break }
+                reached.insert(next.name)
+                current = next
+            }
+        }
+        return reached
+    }
 }

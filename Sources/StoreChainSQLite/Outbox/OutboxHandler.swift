@@ -26,10 +26,14 @@ import StoreChain
 ///    saw of them (`ChangeEvent.rejected`, with the backend's error), and the objects it
 ///    changed are read again through the chain so the caches drop the optimistic values.
 ///
+/// 7. **Read your writes.** While saves wait, reads show them: fetches and faults answered by
+///    the backend are shown with the waiting saves applied, and fetches are evaluated again
+///    whole over that (see `read(_:view:context:next:)`).
+///
 /// It sits below the caches and above pagination, batching and the traffic handlers.
 ///
 /// ```swift
-/// let outbox = try OutboxHandler(options: OutboxOptions(path: "Caches/outbox.sqlite"))
+/// let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: "Caches/outbox.sqlite"))
 /// let chain = Chain(terminal: remote) {
 ///     MemoryCache(model: model)
 ///     outbox
@@ -39,6 +43,8 @@ import StoreChain
 public final class OutboxHandler: SyncingHandler {
     public let name = "outbox"
     public let options: OutboxOptions
+    /// The model fetches are evaluated against when waiting saves change their answers.
+    public let model: Model
     private let file: OutboxFile
     /// One sender at a time, so entries reach the backend in order.
     private let sending = AsyncLock()
@@ -50,12 +56,17 @@ public final class OutboxHandler: SyncingHandler {
         var pendingCount: Int
         /// Transient failures in a row, for the retry delay.
         var failures = 0
+        /// Whether the last of them was the backend out of reach (rather than an answer such as
+        /// 429 or 503, which a successful read does not contradict).
+        var lastFailureWasUnreachable = false
         /// Whether a background send is about to run, and whether one waits for the retry delay.
         var sendScheduled = false
         var retryScheduled = false
         /// Permanent IDs learned from the backend, for saves made with a temporary ID the
         /// app has not seen replaced yet.
         var permanentIDs: [ObjectID: ObjectID] = [:]
+        /// The saves not sent yet, for reads to show.
+        var writes = PendingWrites()
 
         mutating func setScheduled(_ immediate: Bool, _ value: Bool) {
             if immediate { sendScheduled = value } else { retryScheduled = value }
@@ -66,10 +77,13 @@ public final class OutboxHandler: SyncingHandler {
     /// the outbox succeeds, or when asked (`Chain.sync()`).
     ///
     /// - Throws: `store-file` when the file cannot be created or read, or is damaged.
-    public init(options: OutboxOptions) throws(StoreChainError) {
+    public init(model: Model, options: OutboxOptions) throws(StoreChainError) {
+        self.model = model
         self.options = options
         file = try OutboxFile(path: options.path)
-        state = Locked(State(pendingCount: try file.pendingCount()))
+        var state = State(pendingCount: try file.pendingCount())
+        for entry in try file.entries() where entry.state == .pending { state.writes.add(entry.id, entry.changes) }
+        self.state = Locked(state)
     }
 
     /// Every save the outbox holds, oldest first.
@@ -89,6 +103,7 @@ public final class OutboxHandler: SyncingHandler {
                 _ = try Self.requireEntry(id, in: file)
                 try file.remove(id)
             }
+            self.state.withLock { $0.writes.remove(id) }
             try await self.countPending()
         }
     }
@@ -98,11 +113,13 @@ public final class OutboxHandler: SyncingHandler {
     /// - Throws: `invalid-request` when the outbox holds no entry `id`.
     public func retry(_ id: Int64) async throws {
         try await sending.withLock {
-            try await self.withFile { file in
+            let entry = try await self.withFile { file in
                 var entry = try Self.requireEntry(id, in: file)
                 entry.state = .pending
                 try file.update(entry)
+                return entry
             }
+            self.state.withLock { $0.writes.add(entry.id, entry.changes) }
             try await self.countPending()
         }
     }
@@ -125,9 +142,16 @@ public final class OutboxHandler: SyncingHandler {
         -> StoreResponse
     {
         guard case .save(let changes) = request else {
-            let response = try await next(request, context)
-            // The backend answered: a good moment to send what waits.
-            scheduleSend(after: nil, context: context)
+            let view = state.withLock { $0.writes.isEmpty ? nil : $0.writes.view(model: model) }
+            var answer: StoreResponse?
+            if let view { answer = try await read(request, view: view, context: context, next: next) }
+            let response: StoreResponse
+            if let answer { response = answer } else { response = try await next(request, context) }
+            // The backend answered: a good moment to send what waits, unless it answered saves
+            // with an error of its own (429, 5xx) last time; then the retry timer sends them.
+            if state.withLock({ $0.failures == 0 || $0.lastFailureWasUnreachable }) {
+                scheduleSend(after: nil, context: context)
+            }
             return response
         }
         if let key = changes.idempotencyKey, state.withLock({ $0.inFlight.contains(key) }) {
@@ -157,6 +181,7 @@ public final class OutboxHandler: SyncingHandler {
         changes.idempotencyKey = UUID().uuidString
         let now = context.clock.now
         let recorded = try await withFile { [changes] file in try file.append(changes, created: now) }
+        state.withLock { $0.writes.add(recorded.id, recorded.changes) }
         try await countPending()
         let blocked = try await sendRecorded(before: recorded.id, context: context, next: next)
         // Sending the saves before it may have given its temporary IDs permanent ones.
@@ -179,6 +204,7 @@ public final class OutboxHandler: SyncingHandler {
             // Refused: the app sees the error as without an outbox, and nothing is kept.
             let id = entry.id
             try await withFile { file in try file.remove(id) }
+            state.withLock { $0.writes.remove(id) }
             try await countPending()
             throw error
         }
@@ -249,6 +275,8 @@ public final class OutboxHandler: SyncingHandler {
         state.withLock { state in
             state.failures = 0
             state.permanentIDs.merge(result.permanentIDs) { _, new in new }
+            state.writes.remove(entry.id)
+            state.writes.remap(result.permanentIDs)
         }
         try await countPending()
     }
@@ -262,6 +290,7 @@ public final class OutboxHandler: SyncingHandler {
         try await withFile { [entry] file in try file.update(entry) }
         let failures = state.withLock { state in
             state.failures += 1
+            state.lastFailureWasUnreachable = error.code == .transport || error.code == .timedOut
             return state.failures
         }
         context.logger.notice(
@@ -280,6 +309,7 @@ public final class OutboxHandler: SyncingHandler {
         entry.attempts += 1
         entry.lastError = rejection.description
         try await withFile { [entry] file in try file.update(entry) }
+        state.withLock { [id = entry.id] in $0.writes.remove(id) }
         try await countPending()
         context.logger.warning(
             "outbox: the backend refused a saved change; it is kept as failed",

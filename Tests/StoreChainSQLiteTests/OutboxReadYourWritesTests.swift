@@ -1,0 +1,154 @@
+import Foundation
+import StoreChain
+import StoreChainSQLite
+import StoreChainTesting
+import Testing
+
+/// While saves wait in the outbox, every read shows them: each answer is checked against an
+/// in-memory store that has taken the same saves (the oracle).
+@Suite struct OutboxReadYourWritesTests {
+    let model: Model
+    let backend: ScriptedBackend
+    let oracle: InMemoryStore
+    let path = outboxPath()
+
+    init() throws {
+        model = try MusicFixture.model()
+        backend = try ScriptedBackend()
+        oracle = try MusicFixture.store()
+    }
+
+    func id(_ entity: String, _ key: Int) -> ObjectID { ObjectID(entity: entity, key: .integer(key)) }
+
+    /// Albums 20 and 10 change year, a new album joins band 1, album 21 is deleted and band 2
+    /// renamed: four saves the backend cannot take yet (it answers reads, and 503 to saves).
+    /// Returns the new album's temporary ID → the oracle's permanent one.
+    func holdSaves(through chain: Chain) async throws -> [ObjectID: ObjectID] {
+        backend.mode = .readOnly
+        let fresh = Node(
+            id: .temporary(entity: "Album"), attributes: ["title": "Fresh", "year": 2024],
+            relationships: ["band": .toOne(id("Band", 1))])
+        let saves = [
+            SaveChanges(updated: [
+                Node(id: id("Album", 20), attributes: ["year": 2020]),
+                Node(id: id("Album", 10), attributes: ["year": 2000]),
+            ]),
+            SaveChanges(inserted: [fresh]),
+            SaveChanges(deleted: [id("Album", 21)]),
+            SaveChanges(updated: [Node(id: id("Band", 2), attributes: ["name": "Renamed"])]),
+        ]
+        var permanentIDs: [ObjectID: ObjectID] = [:]
+        for changes in saves {
+            #expect(try await chain.send(.save(changes)).saveResult().isPending)
+            permanentIDs.merge(try oracle.save(changes).permanentIDs) { _, new in new }
+        }
+        return permanentIDs
+    }
+
+    /// The result with temporary IDs replaced, for comparing with the oracle's.
+    func normalized(_ result: FetchResult, _ permanentIDs: [ObjectID: ObjectID]) -> String {
+        func describe(_ node: Node) -> String {
+            var attributes = node.attributes.dictionary
+            attributes["id"] = nil
+            return "\(permanentIDs[node.id] ?? node.id) \(attributes.sorted { $0.key < $1.key })"
+        }
+        switch result {
+        case .objects(let nodes): return nodes.map(describe).joined(separator: "\n")
+        case .objectIDs(let ids): return ids.map { "\(permanentIDs[$0] ?? $0)" }.joined(separator: "\n")
+        case .count(let count): return "\(count)"
+        case .dictionaries(let rows): return rows.map { "\($0.sorted { $0.key < $1.key })" }.joined(separator: "\n")
+        }
+    }
+
+    static func requests() throws -> [FetchRequest] {
+        [
+            FetchRequest(
+                entity: "Album", predicate: try FetchPredicate("year >= 2005"),
+                sortDescriptors: [FetchSortDescriptor("year", ascending: false)], fetchLimit: 2),
+            FetchRequest(
+                entity: "Album", predicate: try FetchPredicate("year >= 2005"),
+                sortDescriptors: [FetchSortDescriptor("year", ascending: false)], fetchLimit: 2, fetchOffset: 1),
+            FetchRequest(entity: "Album", predicate: try FetchPredicate("year >= 2005"), resultType: .count),
+            FetchRequest(entity: "Album", sortDescriptors: [FetchSortDescriptor("title")], resultType: .objectIDs),
+            FetchRequest(
+                entity: "Album", sortDescriptors: [FetchSortDescriptor("title")],
+                resultType: .dictionaries(["title", "year", "band.name"])),
+            FetchRequest(
+                entity: "Album", predicate: try FetchPredicate("band.name == 'Renamed'"),
+                sortDescriptors: [FetchSortDescriptor("title")]),
+            FetchRequest(
+                entity: "Band", predicate: try FetchPredicate("ANY albums.title == 'Fresh'"),
+                sortDescriptors: [FetchSortDescriptor("name")]),
+            FetchRequest(
+                entity: "Band", predicate: try FetchPredicate("albums.@count == 1"),
+                sortDescriptors: [FetchSortDescriptor("name")]
+            ),
+            FetchRequest(
+                entity: "Track", sortDescriptors: [FetchSortDescriptor("album.year"), FetchSortDescriptor("title")]),
+        ]
+    }
+
+    @Test(arguments: 0..<9)
+    func aFetchShowsTheWaitingSavesAsTheBackendWillHoldThem(_ index: Int) async throws {
+        let request = try Self.requests()[index]
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
+        let chain = Chain(handlers: [outbox], terminal: backend, clock: ManualClock(), tracing: nil)
+        let permanentIDs = try await holdSaves(through: chain)
+        let answer = try await chain.send(.fetch(request)).fetchResult()
+        #expect(normalized(answer, permanentIDs) == normalized(try oracle.fetch(request), [:]))
+        #expect(outbox.pendingCount == 4)
+    }
+
+    @Test func faultsShowTheWaitingSavesAndHeldObjectsAreAnsweredWithoutTheBackend() async throws {
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
+        let chain = Chain(handlers: [outbox], terminal: backend, clock: ManualClock(), tracing: nil)
+        let permanentIDs = try await holdSaves(through: chain)
+        let fresh = try #require(permanentIDs.keys.first)
+        let readsBefore = backend.reads.count
+        #expect(try await chain.send(.objectFault(id("Album", 21))).objectNode() == nil)
+        let inserted = try #require(try await chain.send(.objectFault(fresh)).objectNode())
+        #expect(inserted[attribute: "title"] == "Fresh")
+        #expect(backend.reads.count == readsBefore)
+
+        let updated = try #require(try await chain.send(.objectFault(id("Album", 20))).objectNode())
+        #expect(updated[attribute: "year"] == 2020 && updated[attribute: "title"] == "Ágætis byrjun")
+        // The band's list holds the album inserted for it; band 2's no longer holds album 21.
+        let albums = try await chain.send(.relationshipFault(id("Band", 1), relationship: "albums"))
+        #expect(Set(try albums.relationshipValue().objectIDs) == [id("Album", 10), id("Album", 11), fresh])
+        #expect(albums.related.contains { $0.id == fresh && $0[attribute: "title"] == "Fresh" })
+        let other = try await chain.send(.relationshipFault(id("Band", 2), relationship: "albums"))
+        #expect(try other.relationshipValue().objectIDs == [id("Album", 20)])
+        let band = try await chain.send(.relationshipFault(fresh, relationship: "band"))
+        #expect(try band.relationshipValue() == .toOne(id("Band", 1)))
+        #expect(band.related.first?[attribute: "name"] == "Rue Royale")
+    }
+
+    @Test func onceSentTheBackendAnswersAloneAndAgreesWithTheOracle() async throws {
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
+        let chain = Chain(handlers: [outbox], terminal: backend, clock: ManualClock(), tracing: nil)
+        _ = try await holdSaves(through: chain)
+        backend.mode = .up
+        #expect(try await chain.sync() == 0)
+        for request in try Self.requests() {
+            let answer = try await chain.send(.fetch(request)).fetchResult()
+            #expect(normalized(answer, [:]) == normalized(try oracle.fetch(request), [:]), "\(request)")
+        }
+    }
+
+    @Test func aCacheAboveNeverTakesAListingWithHeldInsertsForTheWholeCollection() async throws {
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
+        let chain = Chain(
+            handlers: [MemoryCache(model: model), outbox], terminal: backend, clock: ManualClock(), tracing: nil)
+        let permanentIDs = try await holdSaves(through: chain)
+        let all = FetchRequest(entity: "Album", sortDescriptors: [FetchSortDescriptor("title")])
+        let everything = try await chain.send(.fetch(all)).fetchResult()
+        #expect(normalized(everything, permanentIDs) == normalized(try oracle.fetch(all), [:]))
+        // Answered from the cache, a narrower fetch would lose the held insert if the listing
+        // had been stored as the whole collection.
+        let recent = FetchRequest(
+            entity: "Album", predicate: try FetchPredicate("year > 2015"),
+            sortDescriptors: [FetchSortDescriptor("title")])
+        let answer = try await chain.send(.fetch(recent)).fetchResult()
+        #expect(normalized(answer, permanentIDs) == normalized(try oracle.fetch(recent), [:]))
+    }
+}
