@@ -57,6 +57,14 @@ public struct Node: Sendable, Hashable {
         relationships.merge(update.relationships) { _, new in new }
     }
 
+    /// Folds a later update of the same object into this update: the attributes and
+    /// relationships it names win, and an explicit `null` stays, so the combined update still
+    /// clears the value.
+    package mutating func combine(_ later: Node) {
+        for (name, value) in later.attributes { attributes[name] = value }
+        relationships.merge(later.relationships) { _, new in new }
+    }
+
     /// The nodes, each with `freshness`, held in one box for all of them.
     package static func sharingFreshness(_ freshness: Freshness, _ nodes: some Sequence<Node>) -> [Node] {
         let shared = OutOfLine(freshness)

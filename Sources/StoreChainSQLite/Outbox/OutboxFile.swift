@@ -91,15 +91,16 @@ final class OutboxFile: Sendable {
         }
     }
 
-    /// Removes an entry that reached the backend (or that the app discarded) and, in the same
-    /// transaction, gives the objects it inserted their permanent IDs in every entry after it.
-    func remove(_ id: Int64, remapping permanentIDs: [ObjectID: ObjectID] = [:]) throws(StoreChainError) {
+    /// Removes entries that reached the backend (or that the app discarded) and, in the same
+    /// transaction, gives the objects they inserted their permanent IDs in every entry after them.
+    func remove(_ ids: [Int64], remapping permanentIDs: [ObjectID: ObjectID] = [:]) throws(StoreChainError) {
+        let last = ids.max() ?? 0
         let later =
-            permanentIDs.isEmpty ? [] : try entries().filter { $0.id > id && $0.mentions(Set(permanentIDs.keys)) }
+            permanentIDs.isEmpty ? [] : try entries().filter { $0.id > last && $0.mentions(Set(permanentIDs.keys)) }
         var rewritten: [(Int64, Data)] = []
         for entry in later { rewritten.append((entry.id, try encode(entry.changes.remapping(permanentIDs)))) }
         try run("update") { db in
-            try db.execute(sql: "DELETE FROM entries WHERE id = ?", arguments: [id])
+            for id in ids { try db.execute(sql: "DELETE FROM entries WHERE id = ?", arguments: [id]) }
             for (id, payload) in rewritten {
                 try db.execute(sql: "UPDATE entries SET changes = ? WHERE id = ?", arguments: [payload, id])
             }

@@ -101,7 +101,7 @@ public final class OutboxHandler: SyncingHandler {
         try await sending.withLock {
             try await self.withFile { file in
                 _ = try Self.requireEntry(id, in: file)
-                try file.remove(id)
+                try file.remove([id])
             }
             self.state.withLock { $0.writes.remove(id) }
             try await self.countPending()
@@ -195,7 +195,7 @@ public final class OutboxHandler: SyncingHandler {
         do {
             let response = try await next(.save(entry.changes), context)
             let result = try response.saveResult()
-            try await completed(entry, result)
+            try await completed([entry], result)
             return response
         } catch let error as StoreChainError where error.isTransient {
             try await failedForNow(&entry, error, context: context)
@@ -203,7 +203,7 @@ public final class OutboxHandler: SyncingHandler {
         } catch {
             // Refused: the app sees the error as without an outbox, and nothing is kept.
             let id = entry.id
-            try await withFile { file in try file.remove(id) }
+            try await withFile { file in try file.remove([id]) }
             state.withLock { $0.writes.remove(id) }
             try await countPending()
             throw error
@@ -218,8 +218,11 @@ public final class OutboxHandler: SyncingHandler {
     {
         var refusedInserts: [ObjectID: Int64] = [:]
         var cursor: Int64 = 0
+        // Entries up to this one are sent one at a time: a combined request was refused.
+        var sentAlone: Int64 = 0
         while let read = try await withFile({ [cursor] file in try file.entry(after: cursor) }) {
             var entry = read
+            let before = cursor
             cursor = entry.id
             if let limit, entry.id >= limit { break }
             // An entry before it, sent in this loop, may have given its objects permanent IDs.
@@ -239,11 +242,16 @@ public final class OutboxHandler: SyncingHandler {
                 for node in entry.changes.inserted { refusedInserts[node.id] = entry.id }
                 continue
             }
-            let key = entry.changes.idempotencyKey ?? ""
+            var batch = OutboxBatch(entry)
+            if options.coalescesUpdates, entry.id > sentAlone {
+                batch = try await coalescing(batch, before: limit)
+                cursor = batch.entries[batch.entries.count - 1].id
+            }
+            let key = batch.changes.idempotencyKey ?? ""
             state.withLock { _ = $0.inFlight.insert(key) }
             defer { state.withLock { _ = $0.inFlight.remove(key) } }
             do {
-                let request = StoreRequest.save(entry.changes)
+                let request = StoreRequest.save(batch.changes)
                 var response = try await context.sendOnOwnAccount(request)
                 if response == nil, let next { response = try await next(request, context) }
                 guard let response else {
@@ -253,13 +261,18 @@ public final class OutboxHandler: SyncingHandler {
                 }
                 let result = try response.saveResult()
                 guard !result.isPending else { return true }
-                try await completed(entry, result)
-                context.events.publish(sentEvent(entry, result))
+                try await completed(batch.entries, result)
+                // One event per save, so that a context counting pending saves counts each.
+                for sent in batch.entries { context.events.publish(sentEvent(sent, result)) }
             } catch let error as StoreChainError where error.isTransient {
                 try await failedForNow(&entry, error, context: context)
                 return true
             } catch let error as CancellationError {
                 throw error
+            } catch  where batch.entries.count > 1 {
+                // Which save the backend refuses is found by sending them one at a time.
+                sentAlone = cursor
+                cursor = before
             } catch {
                 try await refused(&entry, error, context: context)
                 for node in entry.changes.inserted { refusedInserts[node.id] = entry.id }
@@ -268,14 +281,30 @@ public final class OutboxHandler: SyncingHandler {
         return false
     }
 
-    /// The entry reached the backend: it leaves the outbox, and the saves after it take the
-    /// permanent IDs of what it inserted.
-    private func completed(_ entry: OutboxEntry, _ result: SaveResult) async throws {
-        try await withFile { file in try file.remove(entry.id, remapping: result.permanentIDs) }
+    /// The batch with the pending updates after it that can go in the same request.
+    private func coalescing(_ batch: OutboxBatch, before limit: Int64?) async throws -> OutboxBatch {
+        var batch = batch
+        let permanentIDs = state.withLock { $0.permanentIDs }
+        var cursor = batch.first.id
+        while let read = try await withFile({ [cursor] file in try file.entry(after: cursor) }) {
+            var next = read
+            cursor = next.id
+            if let limit, next.id >= limit { break }
+            next.changes = next.changes.remapping(permanentIDs)
+            guard next.state == .pending, batch.absorb(next) else { break }
+        }
+        return batch
+    }
+
+    /// The entries reached the backend: they leave the outbox (in one transaction), and the
+    /// saves after them take the permanent IDs of what they inserted.
+    private func completed(_ entries: [OutboxEntry], _ result: SaveResult) async throws {
+        let ids = entries.map(\.id)
+        try await withFile { file in try file.remove(ids, remapping: result.permanentIDs) }
         state.withLock { state in
             state.failures = 0
             state.permanentIDs.merge(result.permanentIDs) { _, new in new }
-            state.writes.remove(entry.id)
+            for id in ids { state.writes.remove(id) }
             state.writes.remap(result.permanentIDs)
         }
         try await countPending()

@@ -3,7 +3,7 @@ import StoreChain
 /// Where an outbox keeps its saves and how it retries them.
 ///
 /// Pipeline files write it as the handler's options:
-/// `outbox: { path: outbox.sqlite, retry-delay: 2s, max-retry-delay: 5m }`.
+/// `outbox: { path: outbox.sqlite, retry-delay: 2s, max-retry-delay: 5m, coalesce-updates: true }`.
 public struct OutboxOptions: Sendable, Hashable, Decodable {
     /// The SQLite file (created owner-only, with its directory).
     public var path: String
@@ -12,19 +12,28 @@ public struct OutboxOptions: Sendable, Hashable, Decodable {
     public var retryDelay: Duration
     /// The longest wait between attempts.
     public var maxRetryDelay: Duration
+    /// Whether waiting updates that only change objects an update before them already changes
+    /// are sent together with it, as one request, when the outbox replays (the end state is
+    /// the same; a combined request the backend refuses is sent again one save at a time).
+    public var coalescesUpdates: Bool
 
-    public init(path: String, retryDelay: Duration = .seconds(2), maxRetryDelay: Duration = .seconds(300)) {
+    public init(
+        path: String, retryDelay: Duration = .seconds(2), maxRetryDelay: Duration = .seconds(300),
+        coalescesUpdates: Bool = true
+    ) {
         self.path = path
         self.retryDelay = retryDelay
         self.maxRetryDelay = max(retryDelay, maxRetryDelay)
+        self.coalescesUpdates = coalescesUpdates
     }
 
     private enum CodingKeys: String, CodingKey {
         case path, retryDelay, maxRetryDelay
+        case coalescesUpdates = "coalesceUpdates"
     }
 
-    /// Reads `path` (required), `retry-delay` and `max-retry-delay`; a key left out keeps the
-    /// default of `init`.
+    /// Reads `path` (required), `retry-delay`, `max-retry-delay` and `coalesce-updates`; a key
+    /// left out keeps the default of `init`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = OutboxOptions(path: try container.decode(String.self, forKey: .path))
@@ -33,7 +42,9 @@ public struct OutboxOptions: Sendable, Hashable, Decodable {
             retryDelay: try container.decodeIfPresent(TimeSpan.self, forKey: .retryDelay)?.duration
                 ?? defaults.retryDelay,
             maxRetryDelay: try container.decodeIfPresent(TimeSpan.self, forKey: .maxRetryDelay)?.duration
-                ?? defaults.maxRetryDelay)
+                ?? defaults.maxRetryDelay,
+            coalescesUpdates: try container.decodeIfPresent(Bool.self, forKey: .coalescesUpdates)
+                ?? defaults.coalescesUpdates)
     }
 
     /// The wait before the next attempt after `failures` failures in a row.

@@ -78,7 +78,7 @@ struct PendingView: Sendable {
                     node.apply(update)
                     outcomes[update.id] = .inserted(node)
                 case .updated(var node):
-                    node.apply(update)
+                    node.combine(update)
                     outcomes[update.id] = .updated(node)
                 case .deleted: continue
                 case nil: outcomes[update.id] = .updated(update)

@@ -1,0 +1,99 @@
+import Foundation
+import StoreChain
+import StoreChainSQLite
+import StoreChainTesting
+import Testing
+
+/// Waiting updates of objects an earlier waiting update already changes go to the backend in
+/// one request when the outbox replays, with the same end state.
+@Suite struct OutboxCoalescingTests {
+    let model: Model
+    let backend: ScriptedBackend
+    let path = outboxPath()
+
+    init() throws {
+        model = try MusicFixture.model()
+        backend = try ScriptedBackend()
+    }
+
+    func album(_ key: Int, _ attributes: AttributeValues) -> SaveChanges {
+        SaveChanges(updated: [Node(id: ObjectID(entity: "Album", key: .integer(key)), attributes: attributes)])
+    }
+
+    /// Five updates made while the backend is down: three of album 10, one of album 11, one
+    /// more of album 10.
+    func holdUpdates(coalescing: Bool) async throws -> (OutboxHandler, Chain) {
+        backend.mode = .down
+        let outbox = try OutboxHandler(
+            model: model,
+            options: OutboxOptions(path: path, retryDelay: .seconds(3600), coalescesUpdates: coalescing))
+        let chain = Chain(handlers: [outbox], terminal: backend, clock: ManualClock(), tracing: nil)
+        for changes in [
+            album(10, ["title": "A"]), album(10, ["year": 2001]), album(10, ["title": "B", "price": nil]),
+            album(11, ["title": "X"]), album(10, ["year": 2002]),
+        ] {
+            #expect(try await chain.send(.save(changes)).saveResult().isPending)
+        }
+        return (outbox, chain)
+    }
+
+    func expectEndState() {
+        let ten = backend.store.node(for: ObjectID(entity: "Album", key: .integer(10)))
+        #expect(ten?[attribute: "title"] == "B" && ten?[attribute: "year"] == 2002)
+        #expect(ten?.attributes["price"] == nil)
+        #expect(backend.store.node(for: ObjectID(entity: "Album", key: .integer(11)))?[attribute: "title"] == "X")
+    }
+
+    @Test func updatesOfTheSameObjectGoAsOneRequestWithTheSameEndState() async throws {
+        let (outbox, chain) = try await holdUpdates(coalescing: true)
+        let attemptsWhileDown = backend.attempts
+        let events = chain.events.subscribe()
+        backend.mode = .up
+        #expect(try await chain.sync() == 0)
+        // The first three in one request (the cleared price still cleared); album 11's update
+        // cannot join them, and the last update of album 10 comes after it.
+        let saves = backend.saves
+        #expect(saves.count == 3 && backend.attempts - attemptsWhileDown == 3)
+        #expect(saves[0].updated.count == 1 && saves[0].updated[0].attributes["price"] == .null)
+        #expect(saves[0].idempotencyKey?.contains("+2-") == true)
+        expectEndState()
+        #expect(try await outbox.entries().isEmpty)
+        // Still one event per save, so a context counting pending saves per object settles.
+        var iterator = events.makeAsyncIterator()
+        for _ in 0..<5 { #expect(try #require(await iterator.next()).sent.count == 1) }
+    }
+
+    @Test func withCoalescingOffEachSaveIsItsOwnRequest() async throws {
+        let (_, chain) = try await holdUpdates(coalescing: false)
+        backend.mode = .up
+        #expect(try await chain.sync() == 0)
+        #expect(backend.saves.count == 5)
+        expectEndState()
+    }
+
+    @Test func aCombinedRequestWhoseAnswerWasLostIsRepeatedWithTheSameKey() async throws {
+        let (outbox, chain) = try await holdUpdates(coalescing: true)
+        backend.mode = .losingAnswers
+        #expect(try await chain.sync() == 5)
+        backend.mode = .up
+        #expect(try await chain.sync() == 0)
+        // The combined request went twice with one key, and was applied once.
+        let saves = backend.saves
+        #expect(saves.count == 4 && saves[0].idempotencyKey == saves[1].idempotencyKey)
+        #expect(backend.applied == 3)
+        expectEndState()
+        #expect(try await outbox.entries().isEmpty)
+    }
+
+    @Test func aCombinedRequestTheBackendRefusesIsSentAgainOneSaveAtATime() async throws {
+        let (outbox, chain) = try await holdUpdates(coalescing: true)
+        backend.mode = .refusing(["Album"])
+        #expect(try await chain.sync() == 0)
+        // The combined request, then each of its saves alone, then the two others.
+        let saves = backend.saves
+        #expect(saves.count == 6)
+        #expect(saves[1...].allSatisfy { $0.idempotencyKey?.contains("+") == false })
+        let entries = try await outbox.entries()
+        #expect(entries.count == 5 && entries.allSatisfy { $0.state == .failed })
+    }
+}
