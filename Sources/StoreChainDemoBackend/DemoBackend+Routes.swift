@@ -81,8 +81,13 @@ extension DemoBackend {
                 }
             }
             router.patch("/v2/\(path)/{id}") { request, context in
-                try await self.write(request, context, route: "PATCH /v2/\(path)") { body in
-                    try self.update(entity, id: context.parameters.require("id", as: Int.self), body)
+                // `If-Match: "3"` names the version the change is based on: 412 when it is not
+                // the current one.
+                let basedOn = request.headers[.ifMatch].map {
+                    $0.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                }
+                return try await self.write(request, context, route: "PATCH /v2/\(path)") { body in
+                    try self.update(entity, id: context.parameters.require("id", as: Int.self), body, basedOn: basedOn)
                 }
             }
             router.delete("/v2/\(path)/{id}") { request, context in
@@ -183,7 +188,9 @@ extension DemoBackend {
             }
             return WriteAnswer(status: created ? 201 : 200, text: result.description)
         } catch let error as StoreChainError {
-            return WriteAnswer(status: 422, text: JSONValue.object(["error": .string(error.description)]).description)
+            let status = error.status == 409 ? 412 : 422
+            return WriteAnswer(
+                status: status, text: JSONValue.object(["error": .string(error.description)]).description)
         }
     }
 
@@ -304,13 +311,16 @@ extension DemoBackend {
         return store.node(for: id).map(DemoRepresentation.v2)
     }
 
-    private func update(_ entity: String, id: Int, _ body: JSONValue) throws -> JSONValue? {
+    private func update(_ entity: String, id: Int, _ body: JSONValue, basedOn version: String?) throws -> JSONValue? {
         let objectID = ObjectID(entity: entity, key: .integer(id))
         guard store.node(for: objectID) != nil else { return nil }
         var (attributes, relationships) = try DemoRepresentation.fromV2(body, entity: entity)
         attributes.removeValue(forKey: "id")
+        // The store refuses a change based on another version than its own (409, here 412).
         _ = try store.save(
-            SaveChanges(updated: [Node(id: objectID, attributes: attributes, relationships: relationships)]))
+            SaveChanges(updated: [
+                Node(id: objectID, attributes: attributes, relationships: relationships, version: version)
+            ]))
         return store.node(for: objectID).map(DemoRepresentation.v2)
     }
 

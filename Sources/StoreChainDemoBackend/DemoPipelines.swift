@@ -64,6 +64,7 @@ public enum DemoPipelines {
                 create: POST /bands
                 update: PATCH /bands/{id}
                 delete: DELETE /bands/{id}
+                version: version
               Album:
                 key: album_id
                 attributes: { year: release_year, price: price_usd }
@@ -84,6 +85,7 @@ public enum DemoPipelines {
                 create: POST /albums
                 update: PATCH /albums/{id}
                 delete: DELETE /albums/{id}
+                version: version
               Track:
                 records: data
                 attributes: { title: name, number: track_number, seconds: length_seconds }
@@ -100,6 +102,7 @@ public enum DemoPipelines {
                 create: POST /tracks
                 update: PATCH /tracks/{id}
                 delete: DELETE /tracks/{id}
+                version: version
 
         """
 

@@ -46,6 +46,7 @@ public enum DemoRemoteOptions {
         band.create = "POST /bands"
         band.update = "PATCH /bands/{id}"
         band.delete = "DELETE /bands/{id}"
+        band.version = "version"
 
         var album = RemoteEntityOptions(
             key: "album_id", attributes: ["year": "release_year", "price": "price_usd"],
@@ -65,6 +66,7 @@ public enum DemoRemoteOptions {
         album.create = "POST /albums"
         album.update = "PATCH /albums/{id}"
         album.delete = "DELETE /albums/{id}"
+        album.version = "version"
 
         var track = RemoteEntityOptions(
             records: "data", attributes: ["title": "name", "number": "track_number", "seconds": "length_seconds"],
@@ -81,6 +83,7 @@ public enum DemoRemoteOptions {
         track.create = "POST /tracks"
         track.update = "PATCH /tracks/{id}"
         track.delete = "DELETE /tracks/{id}"
+        track.version = "version"
         return RemoteOptions(baseURL: v2, entities: ["Band": band, "Album": album, "Track": track])
     }
 

@@ -15,6 +15,14 @@ enum DemoRepresentation {
     }
 
     static func v2(_ node: Node) -> JSONValue {
+        guard case .object(var record) = v2Fields(node) else { return .null }
+        // An object changed through the API has a version (each change makes the next); one
+        // never changed has none, and updates of it are not conditional.
+        if let version = node.version { record["version"] = .string(version) }
+        return .object(record)
+    }
+
+    private static func v2Fields(_ node: Node) -> JSONValue {
         let a = node.attributes
         func key(_ relationship: String) -> JSONValue {
             if case .toOne(let id?)? = node.relationships[relationship] { return id.key?.jsonValue ?? .null }

@@ -22,11 +22,15 @@ public struct ChangeEvent: Sendable, Hashable {
     public var rejected: Set<ObjectID>
     /// Why the backend refused the `rejected` changes: its error, as text.
     public var rejection: String?
+    /// Objects whose pending update met a conflict (someone else changed them first), with the
+    /// policy that settled it; `nodes` holds the backend's current object.
+    public var resolved: [ObjectID: ConflictPolicy]
 
     public init(
         inserted: Set<ObjectID> = [], updated: Set<ObjectID> = [], deleted: Set<ObjectID> = [],
         invalidatedEntities: Set<String> = [], nodes: [Node] = [], permanentIDs: [ObjectID: ObjectID] = [:],
-        source: String, sent: Set<ObjectID> = [], rejected: Set<ObjectID> = [], rejection: String? = nil
+        source: String, sent: Set<ObjectID> = [], rejected: Set<ObjectID> = [], rejection: String? = nil,
+        resolved: [ObjectID: ConflictPolicy] = [:]
     ) {
         self.inserted = inserted
         self.updated = updated
@@ -38,6 +42,7 @@ public struct ChangeEvent: Sendable, Hashable {
         self.sent = sent
         self.rejected = rejected
         self.rejection = rejection
+        self.resolved = resolved
     }
 
     /// Every entity the event touches.

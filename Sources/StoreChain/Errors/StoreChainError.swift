@@ -164,6 +164,12 @@ extension StoreChainError {
         hasher.combine(status)
     }
 
+    /// Whether the backend refused a save because the object changed since the version it
+    /// was based on: HTTP 412 (to `If-Match`) or 409.
+    public var isConflict: Bool {
+        (code == .httpStatus || code == .saveFailed) && (status == 409 || status == 412)
+    }
+
     /// Whether trying again later may succeed: connection problems, timeouts, and HTTP 408,
     /// 429 and 5xx (also when a save failed with one). Stale-if-error, retries and the outbox
     /// apply to these only.

@@ -41,9 +41,11 @@ struct SaveApplier {
             // An object saved before has a version; one loaded from data counts as version 0.
             let current = node.version ?? "0"
             if let expected = change.version, expected != current {
-                throw failure(
+                var conflict = failure(
                     "\(role): \(change.id) was changed by someone else (version \(current), expected \(expected))",
                     "refetch it, reapply the change and save again")
+                conflict.status = 409
+                throw conflict
             }
             for (name, value) in change.attributes {
                 guard let attribute = entity.attribute(named: name) else {

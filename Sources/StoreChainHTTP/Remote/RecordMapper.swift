@@ -110,8 +110,20 @@ struct RecordMapper: Sendable {
                 relationships[relationship.name] = relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
             }
         }
+        var version: String?
+        if let field = options.version {
+            switch JSONPath.value(at: field, in: record) {
+            case .string(let text)?: version = text
+            case .integer(let number)?: version = String(number)
+            case nil, .null?: version = nil
+            case let other?:
+                throw fail(field, "version field '\(field)' should be a string or an integer, found \(other.typeName)")
+            }
+        }
         return (
-            Node(id: ObjectID(entity: entity.name, key: key), attributes: attributes, relationships: relationships),
+            Node(
+                id: ObjectID(entity: entity.name, key: key), attributes: attributes, relationships: relationships,
+                version: version),
             embedded
         )
     }

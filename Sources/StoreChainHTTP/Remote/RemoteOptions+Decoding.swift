@@ -46,7 +46,7 @@ extension RemoteOptions {
 
 extension RemoteEntityOptions {
     private enum Keys: String, CodingKey {
-        case records, key, attributes, relationships, dateFormat, fetch, get, create, update, delete
+        case records, key, attributes, relationships, dateFormat, fetch, get, create, update, delete, version
     }
 
     public init(from decoder: any Decoder) throws {
@@ -62,7 +62,8 @@ extension RemoteEntityOptions {
             get: try container.decodeIfPresent(String.self, forKey: .get),
             create: try container.decodeIfPresent(String.self, forKey: .create),
             update: try container.decodeIfPresent(String.self, forKey: .update),
-            delete: try container.decodeIfPresent(String.self, forKey: .delete))
+            delete: try container.decodeIfPresent(String.self, forKey: .delete),
+            version: try container.decodeIfPresent(String.self, forKey: .version))
     }
 }
 

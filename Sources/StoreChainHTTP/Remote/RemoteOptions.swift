@@ -72,6 +72,10 @@ public struct RemoteEntityOptions: Sendable, Hashable, Decodable {
     public var create: String?
     public var update: String?
     public var delete: String?
+    /// Where a record holds its version (a revision number or an ETag), when it has one:
+    /// updates are then sent with `If-Match` naming the version they are based on, and a
+    /// backend that has a newer one answers 412 (see the outbox's `conflict-policy`).
+    public var version: String?
 
     public enum DateFormat: String, Sendable, Hashable, CaseIterable, Decodable {
         case iso8601, epochSeconds
@@ -85,7 +89,7 @@ public struct RemoteEntityOptions: Sendable, Hashable, Decodable {
         records: String? = nil, key: String? = nil, attributes: [String: String] = [:],
         relationships: [String: RemoteRelationship] = [:], dateFormat: DateFormat = .iso8601,
         fetch: [RemoteEndpoint] = [], get: String? = nil, create: String? = nil, update: String? = nil,
-        delete: String? = nil
+        delete: String? = nil, version: String? = nil
     ) {
         self.records = records
         self.key = key
@@ -97,6 +101,7 @@ public struct RemoteEntityOptions: Sendable, Hashable, Decodable {
         self.create = create
         self.update = update
         self.delete = delete
+        self.version = version
     }
 }
 

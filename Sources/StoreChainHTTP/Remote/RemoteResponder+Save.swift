@@ -112,7 +112,10 @@ extension RemoteResponder {
         let template = try template(mapper.options(for: entity.name).update, "update", entity)
         let url = try template.url(base: options.baseURL, values: keyValues(node.id, template))
         let body = mapper.body(for: node, entity: entity, permanentIDs: permanentIDs, includeKey: false)
-        let response = try await send(template.method, url, body: body, idempotencyKey: key, context: context)
+        // Based on a known version: the backend refuses (412) when someone else changed it since.
+        let ifMatch = node.version.map { "\"\($0)\"" }
+        let response = try await send(
+            template.method, url, body: body, idempotencyKey: key, ifMatch: ifMatch, context: context)
         return try savedNode(response, from: url, entity: entity, fallback: node)
     }
 

@@ -177,13 +177,14 @@ public final class RemoteResponder: StoreResponder {
     /// `RetryHandler`'s job, above; remembering answers is the caches'.
     func send(
         _ method: String, _ url: URL, body: JSONValue? = nil, ifChangedSince validators: Validators? = nil,
-        idempotencyKey: String? = nil, context: RequestContext, accepting: Set<Int> = []
+        idempotencyKey: String? = nil, ifMatch: String? = nil, context: RequestContext, accepting: Set<Int> = []
     ) async throws -> TransportResponse {
         try context.checkDeadline()
         var headers = options.headers
         headers["Accept"] = "application/json"
         if let authorization { headers["Authorization"] = authorization }
         if let idempotencyKey { headers["Idempotency-Key"] = idempotencyKey }
+        if let ifMatch { headers["If-Match"] = ifMatch }
         if let validators {
             if let etag = validators.etag { headers["If-None-Match"] = etag }
             if let lastModified = validators.lastModified { headers["If-Modified-Since"] = lastModified }

@@ -47,3 +47,25 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
         }
     }
 }
+
+/// A version of an object the outbox's own save replaced: later waiting updates based on `from`
+/// are based on `to` now (no one else changed the object in between).
+struct VersionChange: Sendable, Hashable {
+    let from: String
+    let to: String
+}
+
+extension SaveChanges {
+    /// The same save with its updates based on the versions the outbox's earlier saves made.
+    func rebasing(_ versions: [ObjectID: VersionChange]) -> SaveChanges {
+        guard !versions.isEmpty else { return self }
+        var copy = self
+        for index in copy.updated.indices {
+            guard let change = versions[copy.updated[index].id], copy.updated[index].version == change.from else {
+                continue
+            }
+            copy.updated[index].version = change.to
+        }
+        return copy
+    }
+}

@@ -92,13 +92,20 @@ final class OutboxFile: Sendable {
     }
 
     /// Removes entries that reached the backend (or that the app discarded) and, in the same
-    /// transaction, gives the objects they inserted their permanent IDs in every entry after them.
-    func remove(_ ids: [Int64], remapping permanentIDs: [ObjectID: ObjectID] = [:]) throws(StoreChainError) {
+    /// transaction, gives the objects they inserted their permanent IDs in every entry after them,
+    /// and rebases the later updates of objects they updated onto the versions they made.
+    func remove(
+        _ ids: [Int64], remapping permanentIDs: [ObjectID: ObjectID] = [:],
+        rebasing versions: [ObjectID: VersionChange] = [:]
+    ) throws(StoreChainError) {
         let last = ids.max() ?? 0
-        let later =
-            permanentIDs.isEmpty ? [] : try entries().filter { $0.id > last && $0.mentions(Set(permanentIDs.keys)) }
+        let mentioned = Set(permanentIDs.keys).union(versions.keys)
+        let later = mentioned.isEmpty ? [] : try entries().filter { $0.id > last && $0.mentions(mentioned) }
         var rewritten: [(Int64, Data)] = []
-        for entry in later { rewritten.append((entry.id, try encode(entry.changes.remapping(permanentIDs)))) }
+        for entry in later {
+            let changes = entry.changes.remapping(permanentIDs).rebasing(versions)
+            if changes != entry.changes { rewritten.append((entry.id, try encode(changes))) }
+        }
         try run("update") { db in
             for id in ids { try db.execute(sql: "DELETE FROM entries WHERE id = ?", arguments: [id]) }
             for (id, payload) in rewritten {

@@ -45,12 +45,14 @@ public final class OutboxHandler: SyncingHandler {
     public let options: OutboxOptions
     /// The model fetches are evaluated against when waiting saves change their answers.
     public let model: Model
-    private let file: OutboxFile
+    /// Conflict resolvers by name, for `ConflictPolicy.named`.
+    let resolvers: [String: ConflictResolver]
+    let file: OutboxFile
     /// One sender at a time, so entries reach the backend in order.
     private let sending = AsyncLock()
-    private let state: Locked<State>
+    let state: Locked<State>
 
-    private struct State {
+    struct State {
         /// The keys of recorded saves being sent through the chain now.
         var inFlight: Set<String> = []
         var pendingCount: Int
@@ -77,8 +79,20 @@ public final class OutboxHandler: SyncingHandler {
     /// the outbox succeeds, or when asked (`Chain.sync()`).
     ///
     /// - Throws: `store-file` when the file cannot be created or read, or is damaged.
-    public init(model: Model, options: OutboxOptions) throws(StoreChainError) {
+    /// - Parameter resolvers: conflict resolvers by name, for `ConflictPolicy.named`.
+    /// - Throws: `invalid-request` when the conflict policy names no resolver given here.
+    public init(model: Model, options: OutboxOptions, resolvers: [String: ConflictResolver] = [:])
+        throws(StoreChainError)
+    {
+        if case .named(let name) = options.conflictPolicy, resolvers[name] == nil {
+            throw StoreChainError(
+                .invalidRequest, "the outbox's conflict-policy '\(name)' names no registered resolver",
+                at: .init(path: "conflict-policy"),
+                suggestion: "use server-wins, client-wins or merge, or register a resolver named '\(name)'"
+                    + (resolvers.isEmpty ? "" : " (registered: \(resolvers.keys.sorted().joined(separator: ", ")))"))
+        }
         self.model = model
+        self.resolvers = resolvers
         self.options = options
         file = try OutboxFile(path: options.path)
         var state = State(pendingCount: try file.pendingCount())
@@ -217,6 +231,7 @@ public final class OutboxHandler: SyncingHandler {
     private func sendRecorded(before limit: Int64?, context: RequestContext, next: NextResponder?) async throws -> Bool
     {
         var refusedInserts: [ObjectID: Int64] = [:]
+        var conflicts: [Int64: Int] = [:]
         var cursor: Int64 = 0
         // Entries up to this one are sent one at a time: a combined request was refused.
         var sentAlone: Int64 = 0
@@ -273,6 +288,9 @@ public final class OutboxHandler: SyncingHandler {
                 // Which save the backend refuses is found by sending them one at a time.
                 sentAlone = cursor
                 cursor = before
+            } catch let error as StoreChainError where error.isConflict && conflicts[entry.id, default: 0] < 3 {
+                conflicts[entry.id, default: 0] += 1
+                if try await resolveConflict(&entry, error, context: context) { cursor = before }
             } catch {
                 try await refused(&entry, error, context: context)
                 for node in entry.changes.inserted { refusedInserts[node.id] = entry.id }
@@ -300,7 +318,18 @@ public final class OutboxHandler: SyncingHandler {
     /// saves after them take the permanent IDs of what they inserted.
     private func completed(_ entries: [OutboxEntry], _ result: SaveResult) async throws {
         let ids = entries.map(\.id)
-        try await withFile { file in try file.remove(ids, remapping: result.permanentIDs) }
+        // Later updates of the same objects were based on the versions these replaced.
+        var versions: [ObjectID: VersionChange] = [:]
+        let made = Dictionary(result.nodes.map { ($0.id, $0.version) }, uniquingKeysWith: { first, _ in first })
+        for update in entries.flatMap(\.changes.updated) {
+            guard let from = update.version, versions[update.id] == nil, let to = made[update.id] ?? nil else {
+                continue
+            }
+            versions[update.id] = VersionChange(from: from, to: to)
+        }
+        try await withFile { [versions] file in
+            try file.remove(ids, remapping: result.permanentIDs, rebasing: versions)
+        }
         state.withLock { state in
             state.failures = 0
             state.permanentIDs.merge(result.permanentIDs) { _, new in new }
@@ -330,7 +359,7 @@ public final class OutboxHandler: SyncingHandler {
 
     /// The backend refused a replayed entry for good: it is kept, marked failed, and what the
     /// app saw of it is withdrawn.
-    private func refused(_ entry: inout OutboxEntry, _ error: any Error, context: RequestContext) async throws {
+    func refused(_ entry: inout OutboxEntry, _ error: any Error, context: RequestContext) async throws {
         let rejection =
             (error as? StoreChainError)
             ?? StoreChainError(.saveFailed, "\(error)", suggestion: "inspect the entry with 'storechain outbox list'")
@@ -407,7 +436,7 @@ public final class OutboxHandler: SyncingHandler {
 
     // MARK: The file
 
-    private func countPending() async throws {
+    func countPending() async throws {
         let count = try await withFile { file in try file.pendingCount() }
         state.withLock { $0.pendingCount = count }
     }
@@ -415,7 +444,7 @@ public final class OutboxHandler: SyncingHandler {
     /// Runs file work off the caller's executor: a save made from the main actor does not wait
     /// for SQLite's `fsync` there.
     @concurrent
-    private func withFile<T: Sendable>(_ body: @Sendable (OutboxFile) throws -> T) async throws -> T {
+    func withFile<T: Sendable>(_ body: @Sendable (OutboxFile) throws -> T) async throws -> T {
         try body(file)
     }
 }

@@ -3,7 +3,8 @@ import StoreChain
 /// Where an outbox keeps its saves and how it retries them.
 ///
 /// Pipeline files write it as the handler's options:
-/// `outbox: { path: outbox.sqlite, retry-delay: 2s, max-retry-delay: 5m, coalesce-updates: true }`.
+/// `outbox: { path: outbox.sqlite, retry-delay: 2s, max-retry-delay: 5m, coalesce-updates: true,
+/// conflict-policy: merge }`.
 public struct OutboxOptions: Sendable, Hashable, Decodable {
     /// The SQLite file (created owner-only, with its directory).
     public var path: String
@@ -16,24 +17,29 @@ public struct OutboxOptions: Sendable, Hashable, Decodable {
     /// are sent together with it, as one request, when the outbox replays (the end state is
     /// the same; a combined request the backend refuses is sent again one save at a time).
     public var coalescesUpdates: Bool
+    /// What happens to a replayed update the backend refuses because someone else changed the
+    /// object first (412 or 409).
+    public var conflictPolicy: ConflictPolicy
 
     public init(
         path: String, retryDelay: Duration = .seconds(2), maxRetryDelay: Duration = .seconds(300),
-        coalescesUpdates: Bool = true
+        coalescesUpdates: Bool = true, conflictPolicy: ConflictPolicy = .merge
     ) {
         self.path = path
         self.retryDelay = retryDelay
         self.maxRetryDelay = max(retryDelay, maxRetryDelay)
         self.coalescesUpdates = coalescesUpdates
+        self.conflictPolicy = conflictPolicy
     }
 
     private enum CodingKeys: String, CodingKey {
         case path, retryDelay, maxRetryDelay
         case coalescesUpdates = "coalesceUpdates"
+        case conflictPolicy
     }
 
-    /// Reads `path` (required), `retry-delay`, `max-retry-delay` and `coalesce-updates`; a key
-    /// left out keeps the default of `init`.
+    /// Reads `path` (required), `retry-delay`, `max-retry-delay`, `coalesce-updates` and
+    /// `conflict-policy`; a key left out keeps the default of `init`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = OutboxOptions(path: try container.decode(String.self, forKey: .path))
@@ -44,7 +50,9 @@ public struct OutboxOptions: Sendable, Hashable, Decodable {
             maxRetryDelay: try container.decodeIfPresent(TimeSpan.self, forKey: .maxRetryDelay)?.duration
                 ?? defaults.maxRetryDelay,
             coalescesUpdates: try container.decodeIfPresent(Bool.self, forKey: .coalescesUpdates)
-                ?? defaults.coalescesUpdates)
+                ?? defaults.coalescesUpdates,
+            conflictPolicy: try container.decodeIfPresent(String.self, forKey: .conflictPolicy).map(
+                ConflictPolicy.init) ?? defaults.conflictPolicy)
     }
 
     /// The wait before the next attempt after `failures` failures in a row.

@@ -1,0 +1,26 @@
+import StoreChain
+
+/// An update the backend refused on replay because the object changed since the version the
+/// update was based on, for a resolver the app registered by name
+/// (`OutboxHandler(model:options:resolvers:)`, `conflict-policy: NAME`).
+public struct OutboxConflict: Sendable {
+    /// The outbox entry of the save.
+    public let entry: Int64
+    /// The update as the app saved it; its `version` is the one it was based on.
+    public let local: Node
+    /// The backend's current object (with later waiting saves applied), `nil` when it was
+    /// deleted meanwhile.
+    public let server: Node?
+}
+
+/// What a resolver decides.
+public enum ConflictDecision: Sendable, Hashable {
+    /// Drop the local change.
+    case keepServer
+    /// Send this update instead (same object; its `version` is the one it is based on, `nil`
+    /// for an unconditional update).
+    case send(Node)
+}
+
+/// Settles a conflict; a resolver that throws leaves the save failed, with its error.
+public typealias ConflictResolver = @Sendable (OutboxConflict) async throws -> ConflictDecision
