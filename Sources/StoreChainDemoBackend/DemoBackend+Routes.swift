@@ -173,7 +173,8 @@ extension DemoBackend {
                 return first
             }
             let answer = try apply(change, body, created: request.method == .post)
-            if let key { answers[key] = answer }
+            // A precondition that failed changed nothing: a repeat may succeed.
+            if let key, answer.status != 412 { answers[key] = answer }
             return answer
         }
         return raw(answer.text, status: .init(code: answer.status))

@@ -22,6 +22,7 @@ struct DemoCommand: AsyncParsableCommand {
             try await objectGraphTour(store)
             var backendTour = DemoBackendTour(bands: bands)
             try await backendTour.run()
+            try await DemoOfflineWritesTour(bands: bands).run()
             print("\nTry your own:")
             print(
                 "  swift run storechain query --model Examples/Music/music.model.yml --data Examples/Music/music.json \\"

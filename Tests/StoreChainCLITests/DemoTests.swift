@@ -30,6 +30,15 @@ import Testing
         #expect(least > 0 && spent <= 2 * least, "v3: \(spent) requests, minimum \(least)")
         #expect(outcome.stdout.contains("the disk caches still answer 10 of 10 questions"))
         #expect(outcome.stdout.contains("Summary:"))
+        // Offline writes: pending through a restart, read back once, sent once, a conflict merged.
+        #expect(outcome.stdout.contains("the outbox holds 2 save(s), #1 insert (pending), #2 update (pending)."))
+        #expect(outcome.stdout.contains("albums of Night Tide: First Light) and starts the replay."))
+        #expect(outcome.stdout.contains("Replayed, 0 left. Permanent IDs: Album/temp:"))
+        #expect(
+            outcome.stdout.contains(
+                "POST /v2/bands ×1, POST /v2/albums ×1, PATCH /v2/albums ×2 (repeats answered from Idempotency-Key: 0)")
+        )
+        #expect(outcome.stdout.contains("settled by merge: year 2031, price 9.5."))
     }
 
     @Test func embeddedModelMatchesTheExampleFile() async throws {

@@ -152,3 +152,23 @@ import Testing
         #expect(normalized(answer, permanentIDs) == normalized(try oracle.fetch(recent), [:]))
     }
 }
+
+extension OutboxReadYourWritesTests {
+    @Test(arguments: [false, true])
+    func anAlbumInsertedForABandInsertedToo(_ cached: Bool) async throws {
+        backend.mode = .readOnly
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
+        let handlers: [any StoreHandler] = cached ? [MemoryCache(model: model), outbox] : [outbox]
+        let chain = Chain(handlers: handlers, terminal: backend, clock: ManualClock(), tracing: nil)
+        let band = Node(id: .temporary(entity: "Band"), attributes: ["name": "Night Tide"])
+        let album = Node(
+            id: .temporary(entity: "Album"), attributes: ["title": "First Light"],
+            relationships: ["band": .toOne(band.id)])
+        _ = try await chain.send(.save(SaveChanges(inserted: [band, album])))
+        _ = try await chain.send(
+            .save(SaveChanges(updated: [Node(id: id("Album", 20), attributes: ["year": 2031])])))
+        let answer = try await chain.fetch(
+            FetchRequest(entity: "Album", predicate: try FetchPredicate("band.name == 'Night Tide'")))
+        #expect(answer == .objects([album]))
+    }
+}

@@ -12,7 +12,10 @@ extension OutboxHandler {
     ///
     /// The backend's current objects are read through the whole chain (`reload`), so the caches
     /// hold them; a change event names every object settled (`ChangeEvent.resolved`). A save
-    /// with nothing left to send leaves the outbox; otherwise it gets a new idempotency key.
+    /// with nothing left to send leaves the outbox; otherwise it is sent again with the same
+    /// idempotency key, so the parts of it the backend took before the conflict (the inserts of
+    /// a save that also updates) are not made twice. (A backend does not keep a 412 or 409 as
+    /// the answer to a key: nothing was done.)
     /// When no update of the save is out of date (a 409 for another reason), the save is
     /// refused as any other.
     ///
@@ -72,7 +75,6 @@ extension OutboxHandler {
         changes.updated.removeAll { dropped.contains($0.id) }
         let resend = !changes.isEmpty
         if resend {
-            changes.idempotencyKey = UUID().uuidString
             entry.changes = changes
             try await withFile { [entry] file in try file.update(entry) }
             state.withLock { [changes] in $0.writes.add(id, changes) }

@@ -13,9 +13,25 @@ extension OutboxHandler {
     ///   neither (the backend would test the old values).
     /// - A fault of an object a held save inserted or deleted is answered here; one it updated
     ///   or whose lists it changes is forwarded and shown with the save applied.
-    func read(_ request: StoreRequest, view: PendingView, context: RequestContext, next: @escaping NextResponder)
-        async throws -> StoreResponse?
+    ///
+    /// A replay that sends saves while the backend answers (a successful page starts one)
+    /// makes the answer mix states: the read is made again, up to three times, until no save was
+    /// sent during it.
+    func read(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+        -> StoreResponse?
     {
+        var answer: StoreResponse?
+        for _ in 0..<3 {
+            let (view, generation) = state.withLock { ($0.writes.view(model: model), $0.writes.generation) }
+            answer = try await read(request, view: view, context: context, next: next)
+            if state.withLock({ $0.writes.generation }) == generation { break }
+        }
+        return answer
+    }
+
+    private func read(
+        _ request: StoreRequest, view: PendingView, context: RequestContext, next: @escaping NextResponder
+    ) async throws -> StoreResponse? {
         switch request {
         case .fetch(let fetch):
             return try await self.fetch(fetch, view: view, context: context, next: next)

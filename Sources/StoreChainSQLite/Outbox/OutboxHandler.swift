@@ -156,9 +156,10 @@ public final class OutboxHandler: SyncingHandler {
         -> StoreResponse
     {
         guard case .save(let changes) = request else {
-            let view = state.withLock { $0.writes.isEmpty ? nil : $0.writes.view(model: model) }
             var answer: StoreResponse?
-            if let view { answer = try await read(request, view: view, context: context, next: next) }
+            if !state.withLock({ $0.writes.isEmpty }) {
+                answer = try await read(request, context: context, next: next)
+            }
             let response: StoreResponse
             if let answer { response = answer } else { response = try await next(request, context) }
             // The backend answered: a good moment to send what waits, unless it answered saves

@@ -11,6 +11,8 @@ struct PendingWrites: Sendable {
     private var held: [Held] = []
     /// Worked out on first use after a change, for every read until the next change.
     private var cachedView: PendingView?
+    /// Counts the changes, so a read can tell that a replay sent saves while it was answered.
+    private(set) var generation = 0
 
     var isEmpty: Bool { held.isEmpty }
 
@@ -23,12 +25,14 @@ struct PendingWrites: Sendable {
             held.insert(Held(id: id, changes: changes), at: index)
         }
         cachedView = nil
+        generation += 1
     }
 
     /// Forgets the save of entry `id` (sent, refused or discarded).
     mutating func remove(_ id: Int64) {
         held.removeAll { $0.id == id }
         cachedView = nil
+        generation += 1
     }
 
     /// Gives the objects the backend has just inserted their permanent IDs in every held save.
@@ -36,6 +40,7 @@ struct PendingWrites: Sendable {
         guard !permanentIDs.isEmpty else { return }
         for index in held.indices { held[index].changes = held[index].changes.remapping(permanentIDs) }
         cachedView = nil
+        generation += 1
     }
 
     /// The end state of what the held saves change.
