@@ -268,3 +268,39 @@ import Testing
         }
     }
 }
+
+extension OutboxHandlerTests {
+    @Test func aSaveWhoseCallerIsCancelledIsKeptAndSentOnce() async throws {
+        backend.mode = .hanging
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
+        let chain = chain(outbox)
+        let saving = Task { try await chain.send(.save(SaveChanges(inserted: [newBand("Grouper")]))) }
+        #expect(await eventually { backend.attempts == 1 })
+        saving.cancel()
+        // The caller hears that the save is pending: it is recorded, and goes later.
+        #expect(try await saving.value.saveResult().isPending)
+        #expect(try await outbox.entries().count == 1)
+        backend.mode = .up
+        #expect(try await chain.sync() == 0)
+        #expect(try backend.objects("Band", "name == 'Grouper'").count == 1)
+        await chain.shutdown(cancelling: true)
+    }
+
+    @Test func shutdownDoesNotWaitForTheRetryTimerAndANewProcessSendsWhatWaits() async throws {
+        let clock = ManualClock()
+        backend.mode = .down
+        do {
+            let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(60)))
+            let chain = chain(outbox, clock: clock)
+            _ = try await chain.send(.save(SaveChanges(inserted: [newBand("Grouper")])))
+            await clock.waitForSleepers(1)
+            // Returns with the timer still waiting (the manual clock never moves here).
+            await chain.shutdown()
+            #expect(backend.attempts == 1)
+        }
+        backend.mode = .up
+        let reopened = try OutboxHandler(model: model, options: OutboxOptions(path: path))
+        #expect(try await chain(reopened).sync() == 0)
+        #expect(try backend.objects("Band", "name == 'Grouper'").count == 1 && backend.applied == 1)
+    }
+}

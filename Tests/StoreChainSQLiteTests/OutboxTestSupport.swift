@@ -17,6 +17,8 @@ final class ScriptedBackend: StoreResponder {
         case losingAnswers
         /// Reads are answered; saves fail with 503, as from a backend in maintenance.
         case readOnly
+        /// Saves never get an answer: they wait until their task is cancelled.
+        case hanging
     }
 
     let name = "scripted-backend"
@@ -68,6 +70,9 @@ final class ScriptedBackend: StoreResponder {
         guard case .save(let changes) = request else {
             state.withLock { $0.reads.append(request) }
             return try await store.respond(to: request, context: context)
+        }
+        if case .hanging = mode {
+            try await Task.sleep(for: .seconds(3_600))
         }
         if case .readOnly = mode {
             var error = StoreChainError(.saveFailed, "the test backend takes no saves now (503)")

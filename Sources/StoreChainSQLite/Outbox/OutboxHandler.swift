@@ -215,6 +215,11 @@ public final class OutboxHandler: SyncingHandler {
         } catch let error as StoreChainError where error.isTransient {
             try await failedForNow(&entry, error, context: context)
             return pending(entry)
+        } catch is CancellationError {
+            // The caller went away, not the save: it is recorded, so it is kept and sent later
+            // (with its key, so once even if the backend took it just now).
+            scheduleSend(after: options.retryDelay, context: context)
+            return pending(entry)
         } catch {
             // Refused: the app sees the error as without an outbox, and nothing is kept.
             let id = entry.id
