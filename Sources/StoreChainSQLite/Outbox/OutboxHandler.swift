@@ -28,7 +28,7 @@ import StoreChain
 ///
 /// 7. **Read your writes.** While saves wait, reads show them: fetches and faults answered by
 ///    the backend are shown with the waiting saves applied, and fetches are evaluated again
-///    whole over that (see `read(_:view:context:next:)`).
+///    whole over that (see `read(_:context:next:)`).
 ///
 /// It sits below the caches and above pagination, batching and the traffic handlers.
 ///
@@ -78,9 +78,12 @@ public final class OutboxHandler: SyncingHandler {
     /// Opens (or creates) the outbox file; the saves it holds are sent once a request through
     /// the outbox succeeds, or when asked (`Chain.sync()`).
     ///
-    /// - Throws: `store-file` when the file cannot be created or read, or is damaged.
-    /// - Parameter resolvers: conflict resolvers by name, for `ConflictPolicy.named`.
-    /// - Throws: `invalid-request` when the conflict policy names no resolver given here.
+    /// - Parameters:
+    ///   - model: the model fetches are evaluated against while saves wait (read-your-writes).
+    ///   - options: the outbox file, retry delays, coalescing and conflict policy.
+    ///   - resolvers: conflict resolvers by name, for `ConflictPolicy.named`.
+    /// - Throws: `store-file` when the file cannot be created or read, or is damaged;
+    ///   `invalid-request` when the conflict policy names no resolver given here.
     public init(model: Model, options: OutboxOptions, resolvers: [String: ConflictResolver] = [:])
         throws(StoreChainError)
     {
