@@ -51,11 +51,11 @@ extension OutboxHandler {
     private func fetch(_ request: FetchRequest, view: PendingView, context: RequestContext, next: NextResponder)
         async throws -> StoreResponse?
     {
-        let plan = try FetchPlan(request, model: model)
         // Held saves to objects the predicate reaches through relationships (`band.name` reaches
         // bands) change which objects match.
         let throughRelationships = model.entities(along: request.predicate?.keyPaths ?? [], from: request.entity)
         guard !view.entities.isDisjoint(with: throughRelationships.union([request.entity])) else { return nil }
+        let plan = try FetchPlan(request, model: model)
         var wide = request
         wide.fetchLimit = nil
         wide.fetchOffset = 0

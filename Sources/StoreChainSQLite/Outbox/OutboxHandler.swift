@@ -165,11 +165,8 @@ public final class OutboxHandler: SyncingHandler {
             }
             let response: StoreResponse
             if let answer { response = answer } else { response = try await next(request, context) }
-            // The backend answered: a good moment to send what waits, unless it answered saves
-            // with an error of its own (429, 5xx) last time; then the retry timer sends them.
-            if state.withLock({ $0.failures == 0 || $0.lastFailureWasUnreachable }) {
-                scheduleSend(after: nil, context: context)
-            }
+            // The backend answered: a good moment to send what waits.
+            scheduleSend(after: nil, context: context)
             return response
         }
         if let key = changes.idempotencyKey, state.withLock({ $0.inFlight.contains(key) }) {
@@ -413,13 +410,14 @@ public final class OutboxHandler: SyncingHandler {
     // MARK: Scheduling
 
     /// Sends what waits in the background, after `delay` (at once when `nil`), unless a send is
-    /// already scheduled or nothing waits.
+    /// already scheduled or nothing waits. At once only when the last failure was the backend out
+    /// of reach: after an error of its own (429, 5xx) to saves, the retry timer sends them.
     private func scheduleSend(after delay: Duration?, context: RequestContext) {
         let immediate = delay == nil
         let schedule = state.withLock { state in
-            guard state.pendingCount > 0, !(immediate ? state.sendScheduled : state.retryScheduled) else {
-                return false
-            }
+            guard state.pendingCount > 0, !(immediate ? state.sendScheduled : state.retryScheduled),
+                !immediate || state.failures == 0 || state.lastFailureWasUnreachable
+            else { return false }
             state.setScheduled(immediate, true)
             return true
         }

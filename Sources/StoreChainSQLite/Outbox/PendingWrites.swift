@@ -174,7 +174,8 @@ struct PendingView: Sendable {
         case .deleted, nil: break
         }
         // A list holding an object a held save deleted or moved away.
-        return outcomes.keys.contains { $0.entity == model.destination(of: relationship, from: id.entity) }
+        let destination = model.destination(of: relationship, from: id.entity)
+        return outcomes.keys.contains { $0.entity == destination }
     }
 
     /// The relationship's value after the held saves: objects they deleted leave it, objects
