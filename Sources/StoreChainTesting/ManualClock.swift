@@ -38,6 +38,11 @@ public final class ManualClock: StoreClock {
         state.withLock { $0.sleepers.count }
     }
 
+    /// When the first sleeper wakes, if a task sleeps on this clock.
+    public var nextDeadline: Date? {
+        state.withLock { $0.sleepers.map(\.deadline).min() }
+    }
+
     public func sleep(until deadline: Date) async throws {
         let id = state.withLock { state in
             defer { state.nextID += 1 }

@@ -18,8 +18,6 @@ import Testing
         oracle = try MusicFixture.store()
     }
 
-    func id(_ entity: String, _ key: Int) -> ObjectID { ObjectID(entity: entity, key: .integer(key)) }
-
     /// Albums 20 and 10 change year, a new album joins band 1, album 21 is deleted and band 2
     /// renamed: four saves the backend cannot take yet (it answers reads, and 503 to saves).
     /// Returns the new album's temporary ID → the oracle's permanent one.

@@ -19,6 +19,8 @@ final class ScriptedBackend: StoreResponder {
         case readOnly
         /// Saves never get an answer: they wait until their task is cancelled.
         case hanging
+        /// Saves wait until the test releases them (`release`), then go on in the mode of then.
+        case holding
     }
 
     let name = "scripted-backend"
@@ -36,6 +38,9 @@ final class ScriptedBackend: StoreResponder {
         var attempts = 0
         /// Every other request that reached the backend, in order.
         var reads: [StoreRequest] = []
+        /// Saves waiting for the test to release them, and the most that ever waited at once.
+        var held: [CheckedContinuation<Void, Never>] = []
+        var mostHeld = 0
     }
 
     init() throws {
@@ -60,9 +65,31 @@ final class ScriptedBackend: StoreResponder {
     var applied: Int { state.withLock { $0.applied } }
     var reads: [StoreRequest] { state.withLock { $0.reads } }
     var attempts: Int { state.withLock { $0.attempts } }
+    /// How many saves wait for `release` now, and the most that waited at once.
+    var held: Int { state.withLock { $0.held.count } }
+    var mostHeld: Int { state.withLock { $0.mostHeld } }
+
+    /// Lets the `count` saves that have waited longest go on (all when `nil`).
+    func release(_ count: Int? = nil) {
+        let released = state.withLock { state in
+            let released = state.held.prefix(count ?? state.held.count)
+            state.held.removeFirst(released.count)
+            return released
+        }
+        for save in released { save.resume() }
+    }
 
     func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
-        let mode = self.mode
+        var mode = self.mode
+        if case .save = request, case .holding = mode {
+            await withCheckedContinuation { save in
+                state.withLock { state in
+                    state.held.append(save)
+                    state.mostHeld = max(state.mostHeld, state.held.count)
+                }
+            }
+            mode = self.mode
+        }
         if case .save = request { state.withLock { $0.attempts += 1 } }
         if case .down = mode {
             throw StoreChainError(.transport, "connection refused (the test backend is down)")
@@ -99,14 +126,26 @@ final class ScriptedBackend: StoreResponder {
     }
 }
 
+/// The object of `entity` with the integer key `key`.
+func id(_ entity: String, _ key: Int) -> ObjectID { ObjectID(entity: entity, key: .integer(key)) }
+
+/// A band to insert, with a temporary ID.
+func newBand(_ name: String) -> Node {
+    Node(id: .temporary(entity: "Band"), attributes: ["name": .string(name)])
+}
+
 /// A fresh outbox file path in its own directory.
 func outboxPath() -> String {
     FileManager.default.temporaryDirectory.appending(path: "storechain-outbox-\(UUID())/outbox.sqlite").path
 }
 
-/// Waits (by yielding) until `condition` holds, for work a handler started in the background.
+/// Waits (by yielding, never sleeping) until `condition` holds, for work a handler started in
+/// the background; gives up after 20 seconds, so that a broken handler fails the test rather
+/// than hangs it. (Background work here writes SQLite files with `fsync`: on a loaded machine
+/// a fixed number of yields can run out first.)
 func eventually(_ condition: () async throws -> Bool) async rethrows -> Bool {
-    for _ in 0..<2_000 {
+    let deadline = ContinuousClock.now + .seconds(20)
+    while ContinuousClock.now < deadline {
         if try await condition() { return true }
         await Task.yield()
     }

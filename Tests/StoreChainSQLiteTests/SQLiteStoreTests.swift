@@ -18,8 +18,6 @@ import Testing
         path = FileManager.default.temporaryDirectory.appending(path: "storechain-store-\(UUID())/music.sqlite").path
     }
 
-    func id(_ entity: String, _ key: Int) -> ObjectID { ObjectID(entity: entity, key: .integer(key)) }
-
     /// A save touching every kind of change, including both sides of relationships.
     var mixedSave: SaveChanges {
         let band = Node(id: .temporary(entity: "Band"), attributes: ["name": "Grouper", "country": "US"])

@@ -11,6 +11,7 @@ final class OutboxFile: Sendable {
     static let applicationID: Int32 = 0x5343_4F42
     let path: String
     private let database: DatabaseQueue
+    private static let columns = "id, changes, state, attempts, last_error, created"
 
     init(path: String) throws(StoreChainError) {
         self.path = path
@@ -37,36 +38,25 @@ final class OutboxFile: Sendable {
         return OutboxEntry(id: id, changes: changes, state: .pending, attempts: 0, lastError: nil, created: created)
     }
 
-    /// Every entry, oldest first.
-    func entries() throws(StoreChainError) -> [OutboxEntry] {
+    /// Every entry before `limit` (in `state` when given), oldest first.
+    func entries(before limit: Int64 = .max, state: OutboxEntry.State? = nil) throws(StoreChainError)
+        -> [OutboxEntry]
+    {
         let rows = try run("read") { db in
             try Row.fetchAll(
-                db, sql: "SELECT id, changes, state, attempts, last_error, created FROM entries ORDER BY id")
+                db, sql: "SELECT \(Self.columns) FROM entries WHERE id < ?1 AND (?2 IS NULL OR state = ?2) ORDER BY id",
+                arguments: [limit, state?.rawValue])
         }
         var entries: [OutboxEntry] = []
         for row in rows { entries.append(try entry(row)) }
         return entries
     }
 
-    /// The first entry after `id` (the oldest when `id` is 0), if there is one: a sender reads
-    /// entries one at a time and stops at the first the backend cannot take, rather than
-    /// decoding the whole outbox for every save.
-    func entry(after id: Int64) throws(StoreChainError) -> OutboxEntry? {
-        let row = try run("read") { db in
-            try Row.fetchOne(
-                db,
-                sql:
-                    "SELECT id, changes, state, attempts, last_error, created FROM entries WHERE id > ? ORDER BY id LIMIT 1",
-                arguments: [id])
-        }
-        return try row.map { row throws(StoreChainError) in try entry(row) }
-    }
-
     /// The entry with this ID, if it is still in the outbox.
     func entry(_ id: Int64) throws(StoreChainError) -> OutboxEntry? {
         let row = try run("read") { db in
             try Row.fetchOne(
-                db, sql: "SELECT id, changes, state, attempts, last_error, created FROM entries WHERE id = ?",
+                db, sql: "SELECT \(Self.columns) FROM entries WHERE id = ?",
                 arguments: [id])
         }
         return try row.map { row throws(StoreChainError) in try entry(row) }
@@ -100,16 +90,19 @@ final class OutboxFile: Sendable {
     ) throws(StoreChainError) {
         let last = ids.max() ?? 0
         let mentioned = Set(permanentIDs.keys).union(versions.keys)
-        let later = mentioned.isEmpty ? [] : try entries().filter { $0.id > last && $0.mentions(mentioned) }
-        var rewritten: [(Int64, Data)] = []
-        for entry in later {
-            let changes = entry.changes.remapping(permanentIDs).rebasing(versions)
-            if changes != entry.changes { rewritten.append((entry.id, try encode(changes))) }
-        }
+        // One transaction: the later entries are read and rewritten with nothing in between.
         try run("update") { db in
             for id in ids { try db.execute(sql: "DELETE FROM entries WHERE id = ?", arguments: [id]) }
-            for (id, payload) in rewritten {
-                try db.execute(sql: "UPDATE entries SET changes = ? WHERE id = ?", arguments: [payload, id])
+            guard !mentioned.isEmpty else { return }
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT \(Self.columns) FROM entries WHERE id > ? ORDER BY id", arguments: [last])
+            for row in rows {
+                let entry = try entry(row)
+                guard entry.mentions(mentioned) else { continue }
+                let changes = entry.changes.remapping(permanentIDs).rebasing(versions)
+                guard changes != entry.changes else { continue }
+                try db.execute(
+                    sql: "UPDATE entries SET changes = ? WHERE id = ?", arguments: [try encode(changes), entry.id])
             }
         }
     }

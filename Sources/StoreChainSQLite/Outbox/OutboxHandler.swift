@@ -17,7 +17,8 @@ import StoreChain
 ///    above store what the backend answers: after a retry delay that doubles with each failure,
 ///    whenever a request through the outbox succeeds, and on demand (`Chain.sync()`,
 ///    `ObjectContext.sync()`). Each is sent with its idempotency key, so a save that reached the
-///    backend before a crash is not made twice.
+///    backend before a crash is not made twice. Saves that do not depend on each other replay
+///    side by side, up to `parallel-replay` at once (`OutboxLanes`).
 /// 5. **Identity.** When an insert reaches the backend, the later saves that refer to its
 ///    temporary ID are rewritten with the permanent one, and a change event carries the new
 ///    IDs (`ChangeEvent.permanentIDs`) and the objects sent (`ChangeEvent.sent`).
@@ -213,7 +214,8 @@ public final class OutboxHandler: SyncingHandler {
             try await completed([entry], result)
             return response
         } catch let error as StoreChainError where error.isTransient {
-            try await failedForNow(&entry, error, context: context)
+            try await attempted(&entry, error, context: context)
+            backendUnavailable(error, context: context)
             return pending(entry)
         } catch is CancellationError {
             // The caller went away, not the save: it is recorded, so it is kept and sent later
@@ -230,99 +232,9 @@ public final class OutboxHandler: SyncingHandler {
         }
     }
 
-    /// Sends the pending entries before `limit` (all when `nil`) in order, from the chain's
-    /// first handler. Stops at the first the backend cannot take yet.
-    ///
-    /// - Returns: whether an entry is still pending (the backend is out of reach).
-    private func sendRecorded(before limit: Int64?, context: RequestContext, next: NextResponder?) async throws -> Bool
-    {
-        var refusedInserts: [ObjectID: Int64] = [:]
-        var conflicts: [Int64: Int] = [:]
-        var cursor: Int64 = 0
-        // Entries up to this one are sent one at a time: a combined request was refused.
-        var sentAlone: Int64 = 0
-        while let read = try await withFile({ [cursor] file in try file.entry(after: cursor) }) {
-            var entry = read
-            let before = cursor
-            cursor = entry.id
-            if let limit, entry.id >= limit { break }
-            // An entry before it, sent in this loop, may have given its objects permanent IDs.
-            entry.changes = entry.changes.remapping(state.withLock { $0.permanentIDs })
-            guard entry.state == .pending else {
-                if entry.state == .failed { for node in entry.changes.inserted { refusedInserts[node.id] = entry.id } }
-                continue
-            }
-            if let failed = entry.changes.inserted.isEmpty && refusedInserts.isEmpty
-                ? nil : refusedInserts.first(where: { entry.mentions([$0.key]) })
-            {
-                let error = StoreChainError(
-                    .saveFailed,
-                    "it refers to \(failed.key), whose insert (outbox entry \(failed.value)) the backend refused",
-                    suggestion: "retry or discard entry \(failed.value) first")
-                try await refused(&entry, error, context: context)
-                for node in entry.changes.inserted { refusedInserts[node.id] = entry.id }
-                continue
-            }
-            var batch = OutboxBatch(entry)
-            if options.coalescesUpdates, entry.id > sentAlone {
-                batch = try await coalescing(batch, before: limit)
-                cursor = batch.entries[batch.entries.count - 1].id
-            }
-            let key = batch.changes.idempotencyKey ?? ""
-            state.withLock { _ = $0.inFlight.insert(key) }
-            defer { state.withLock { _ = $0.inFlight.remove(key) } }
-            do {
-                let request = StoreRequest.save(batch.changes)
-                var response = try await context.sendOnOwnAccount(request)
-                if response == nil, let next { response = try await next(request, context) }
-                guard let response else {
-                    throw StoreChainError(
-                        .unavailable, "the outbox has no chain to send its saves through",
-                        suggestion: "put the outbox handler in a Chain and call Chain.sync()")
-                }
-                let result = try response.saveResult()
-                guard !result.isPending else { return true }
-                try await completed(batch.entries, result)
-                // One event per save, so that a context counting pending saves counts each.
-                for sent in batch.entries { context.events.publish(sentEvent(sent, result)) }
-            } catch let error as StoreChainError where error.isTransient {
-                try await failedForNow(&entry, error, context: context)
-                return true
-            } catch let error as CancellationError {
-                throw error
-            } catch  where batch.entries.count > 1 {
-                // Which save the backend refuses is found by sending them one at a time.
-                sentAlone = cursor
-                cursor = before
-            } catch let error as StoreChainError where error.isConflict && conflicts[entry.id, default: 0] < 3 {
-                conflicts[entry.id, default: 0] += 1
-                if try await resolveConflict(&entry, error, context: context) { cursor = before }
-            } catch {
-                try await refused(&entry, error, context: context)
-                for node in entry.changes.inserted { refusedInserts[node.id] = entry.id }
-            }
-        }
-        return false
-    }
-
-    /// The batch with the pending updates after it that can go in the same request.
-    private func coalescing(_ batch: OutboxBatch, before limit: Int64?) async throws -> OutboxBatch {
-        var batch = batch
-        let permanentIDs = state.withLock { $0.permanentIDs }
-        var cursor = batch.first.id
-        while let read = try await withFile({ [cursor] file in try file.entry(after: cursor) }) {
-            var next = read
-            cursor = next.id
-            if let limit, next.id >= limit { break }
-            next.changes = next.changes.remapping(permanentIDs)
-            guard next.state == .pending, batch.absorb(next) else { break }
-        }
-        return batch
-    }
-
     /// The entries reached the backend: they leave the outbox (in one transaction), and the
     /// saves after them take the permanent IDs of what they inserted.
-    private func completed(_ entries: [OutboxEntry], _ result: SaveResult) async throws {
+    func completed(_ entries: [OutboxEntry], _ result: SaveResult) async throws {
         let ids = entries.map(\.id)
         // Later updates of the same objects were based on the versions these replaced.
         var versions: [ObjectID: VersionChange] = [:]
@@ -345,21 +257,23 @@ public final class OutboxHandler: SyncingHandler {
         try await countPending()
     }
 
-    /// The backend could not be reached: the entry stays pending, and a send is scheduled.
-    private func failedForNow(_ entry: inout OutboxEntry, _ error: StoreChainError, context: RequestContext)
-        async throws
-    {
+    /// The backend could not take the entry now: it stays pending, its attempt counted.
+    func attempted(_ entry: inout OutboxEntry, _ error: StoreChainError, context: RequestContext) async throws {
         entry.attempts += 1
         entry.lastError = error.description
         try await withFile { [entry] file in try file.update(entry) }
+        context.logger.notice(
+            "outbox: the backend cannot take a save now; it is kept and sent again",
+            metadata: ["entry": "\(entry.id)", "attempts": "\(entry.attempts)", "error": "\(error.message)"])
+    }
+
+    /// The backend could not take saves: the next attempt waits longer, and is scheduled.
+    func backendUnavailable(_ error: StoreChainError, context: RequestContext) {
         let failures = state.withLock { state in
             state.failures += 1
             state.lastFailureWasUnreachable = error.code == .transport || error.code == .timedOut
             return state.failures
         }
-        context.logger.notice(
-            "outbox: the backend cannot take a save now; it is kept and sent again",
-            metadata: ["entry": "\(entry.id)", "attempts": "\(entry.attempts)", "error": "\(error.message)"])
         scheduleSend(after: options.delay(afterFailures: failures), context: context)
     }
 
@@ -397,7 +311,7 @@ public final class OutboxHandler: SyncingHandler {
         return StoreResponse(.saved(result), info: ResponseInfo(answeredBy: name, origin: .outbox))
     }
 
-    private func sentEvent(_ entry: OutboxEntry, _ result: SaveResult) -> ChangeEvent {
+    func sentEvent(_ entry: OutboxEntry, _ result: SaveResult) -> ChangeEvent {
         let changes = entry.changes
         let inserted = Set(changes.inserted.map { result.permanentIDs[$0.id] ?? $0.id })
         return ChangeEvent(

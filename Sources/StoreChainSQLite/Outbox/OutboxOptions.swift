@@ -4,7 +4,7 @@ import StoreChain
 ///
 /// Pipeline files write it as the handler's options:
 /// `outbox: { path: outbox.sqlite, retry-delay: 2s, max-retry-delay: 5m, coalesce-updates: true,
-/// conflict-policy: merge }`.
+/// conflict-policy: merge, parallel-replay: 4 }`.
 public struct OutboxOptions: Sendable, Hashable, Decodable {
     /// The SQLite file (created owner-only, with its directory).
     public var path: String
@@ -20,26 +20,31 @@ public struct OutboxOptions: Sendable, Hashable, Decodable {
     /// What happens to a replayed update the backend refuses because someone else changed the
     /// object first (412 or 409).
     public var conflictPolicy: ConflictPolicy
+    /// How many independent lanes of waiting saves replay at once (at least 1). Saves that
+    /// depend on each other (a common object, or a delete and the entities it may reach) are
+    /// always in one lane, in the order made; 1 sends every save in the order made.
+    public var parallelReplay: Int
 
     public init(
         path: String, retryDelay: Duration = .seconds(2), maxRetryDelay: Duration = .seconds(300),
-        coalescesUpdates: Bool = true, conflictPolicy: ConflictPolicy = .merge
+        coalescesUpdates: Bool = true, conflictPolicy: ConflictPolicy = .merge, parallelReplay: Int = 4
     ) {
         self.path = path
         self.retryDelay = retryDelay
         self.maxRetryDelay = max(retryDelay, maxRetryDelay)
         self.coalescesUpdates = coalescesUpdates
         self.conflictPolicy = conflictPolicy
+        self.parallelReplay = max(1, parallelReplay)
     }
 
     private enum CodingKeys: String, CodingKey {
         case path, retryDelay, maxRetryDelay
         case coalescesUpdates = "coalesceUpdates"
-        case conflictPolicy
+        case conflictPolicy, parallelReplay
     }
 
-    /// Reads `path` (required), `retry-delay`, `max-retry-delay`, `coalesce-updates` and
-    /// `conflict-policy`; a key left out keeps the default of `init`.
+    /// Reads `path` (required), `retry-delay`, `max-retry-delay`, `coalesce-updates`,
+    /// `conflict-policy` and `parallel-replay`; a key left out keeps the default of `init`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = OutboxOptions(path: try container.decode(String.self, forKey: .path))
@@ -52,7 +57,9 @@ public struct OutboxOptions: Sendable, Hashable, Decodable {
             coalescesUpdates: try container.decodeIfPresent(Bool.self, forKey: .coalescesUpdates)
                 ?? defaults.coalescesUpdates,
             conflictPolicy: try container.decodeIfPresent(String.self, forKey: .conflictPolicy).map(
-                ConflictPolicy.init) ?? defaults.conflictPolicy)
+                ConflictPolicy.init) ?? defaults.conflictPolicy,
+            parallelReplay: try container.decodeIfPresent(PositiveCount.self, forKey: .parallelReplay)?.value
+                ?? defaults.parallelReplay)
     }
 
     /// The wait before the next attempt after `failures` failures in a row.

@@ -16,6 +16,9 @@ struct PendingWrites: Sendable {
 
     var isEmpty: Bool { held.isEmpty }
 
+    /// The held saves by entry, oldest first.
+    var saves: [(id: Int64, changes: SaveChanges)] { held.map { ($0.id, $0.changes) } }
+
     /// Holds the save of entry `id` (kept in entry order).
     mutating func add(_ id: Int64, _ changes: SaveChanges) {
         let index = held.firstIndex { $0.id > id } ?? held.endIndex
