@@ -80,19 +80,19 @@ extension DemoBackend {
                     try self.create(entity, body)
                 }
             }
+            // `If-Match: "3"` names the version a change or delete is based on: 412 when it is not
+            // the current one.
             router.patch("/v2/\(path)/{id}") { request, context in
-                // `If-Match: "3"` names the version the change is based on: 412 when it is not
-                // the current one.
-                let basedOn = request.headers[.ifMatch].map {
-                    $0.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-                }
-                return try await self.write(request, context, route: "PATCH /v2/\(path)") { body in
-                    try self.update(entity, id: context.parameters.require("id", as: Int.self), body, basedOn: basedOn)
+                try await self.write(request, context, route: "PATCH /v2/\(path)") { body in
+                    try self.update(
+                        entity, id: context.parameters.require("id", as: Int.self), body,
+                        basedOn: Self.basedOn(request))
                 }
             }
             router.delete("/v2/\(path)/{id}") { request, context in
                 try await self.write(request, context, route: "DELETE /v2/\(path)") { _ in
-                    try self.remove(entity, id: context.parameters.require("id", as: Int.self))
+                    try self.remove(
+                        entity, id: context.parameters.require("id", as: Int.self), basedOn: Self.basedOn(request))
                 }
             }
         }
@@ -325,10 +325,15 @@ extension DemoBackend {
         return store.node(for: objectID).map(DemoRepresentation.v2)
     }
 
-    private func remove(_ entity: String, id: Int) throws -> JSONValue? {
+    private func remove(_ entity: String, id: Int, basedOn version: String?) throws -> JSONValue? {
         let objectID = ObjectID(entity: entity, key: .integer(id))
         guard store.node(for: objectID) != nil else { return nil }
-        _ = try store.save(SaveChanges(deleted: [objectID]))
+        _ = try store.save(SaveChanges(deleted: [objectID], deletedVersions: version.map { [objectID: $0] } ?? [:]))
         return .object([:])
+    }
+
+    /// The version an `If-Match` header names, without its quotes.
+    private static func basedOn(_ request: Request) -> String? {
+        request.headers[.ifMatch].map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
     }
 }

@@ -6,8 +6,9 @@ import StoreChainSQLite
 import StoreChainTesting
 import Testing
 
-/// Updates carry the version they were based on (`If-Match`); the demo backend answers 412 when
-/// someone else changed the object since, and the outbox settles it by its conflict policy.
+/// Updates and deletes carry the version they were based on (`If-Match`); the demo backend
+/// answers 412 when someone else changed the object since, and the outbox settles it by its
+/// conflict policy.
 @Suite(.serialized) struct OfflineConflictIntegrationTests {
     let backendTests = DemoBackendTests()
     let album = ObjectID(entity: "Album", key: .integer(1))
@@ -34,6 +35,30 @@ import Testing
             stale.version = "2"
             let saved = try await chain.send(.save(SaveChanges(updated: [stale]))).saveResult()
             #expect(saved.nodes.first?.version == "3" && backend.store.node(for: album)?[attribute: "year"] == 2030)
+        }
+    }
+
+    @Test func aDeleteBasedOnAnOldVersionIsRefusedWith412() async throws {
+        try await backendTests.withBackend { backend, base in
+            try changeElsewhere(backend, ["price": 5.0])
+            let remote = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: base))
+            let chain = Chain(handlers: [], terminal: remote, tracing: nil)
+            // A context read version "1"; someone else changes the album; the context's delete
+            // is based on the version it read, so it does not remove a change it never saw.
+            let context = ObjectContext(chain: chain, model: backend.model)
+            let object = context.object(with: album)
+            _ = try await object.value("title")
+            try changeElsewhere(backend, ["price": 6.0])
+            context.delete(object)
+            await #expect {
+                _ = try await context.save()
+            } throws: { error in
+                (error as? StoreChainError)?.isConflict == true && (error as? StoreChainError)?.status == 412
+            }
+            #expect(backend.store.node(for: album) != nil)
+            // Based on the current version, it goes.
+            _ = try await chain.send(.save(SaveChanges(deleted: [album], deletedVersions: [album: "2"])))
+            #expect(backend.store.node(for: album) == nil)
         }
     }
 

@@ -123,4 +123,52 @@ import Testing
                 && error?.suggestion?.contains("keep-mine") == true
         }
     }
+
+    /// The app deletes album 10 (based on version "0") while the backend is down; someone else
+    /// changes it meanwhile; the replayed delete meets a 409.
+    func replayDeleteConflict(_ policy: ConflictPolicy, resolvers: [String: ConflictResolver] = [:]) async throws
+        -> ChangeEvent
+    {
+        backend.mode = .down
+        let outbox = try OutboxHandler(
+            model: model, options: OutboxOptions(path: path, retryDelay: .seconds(3600), conflictPolicy: policy),
+            resolvers: resolvers)
+        let chain = Chain(handlers: [outbox], terminal: backend, clock: ManualClock(), tracing: nil)
+        let delete = SaveChanges(deleted: [album], deletedVersions: [album: "0"])
+        #expect(try await chain.send(.save(delete)).saveResult().isPending)
+        _ = try backend.store.save(SaveChanges(updated: [Node(id: album, attributes: ["year": 1999])]))
+        let events = chain.events.subscribe()
+        backend.mode = .up
+        #expect(try await chain.sync() == 0)
+        #expect(try await outbox.entries().isEmpty)
+        let event = try #require(await events.first { !$0.resolved.isEmpty })
+        #expect(event.resolved == [album: policy])
+        return event
+    }
+
+    @Test func aDeleteThatMeetsSomeoneElsesChangeIsDroppedWhenTheServerWins() async throws {
+        let event = try await replayDeleteConflict(.serverWins)
+        #expect(stored()?[attribute: "year"] == 1999)
+        #expect(event.sent == [album] && event.nodes.first?[attribute: "year"] == 1999)
+        #expect(backend.saves.count == 1)
+    }
+
+    @Test func aMergedDeleteDeletesTheObjectAsItIsNow() async throws {
+        _ = try await replayDeleteConflict(.merge)
+        #expect(stored() == nil)
+        #expect(backend.saves.count == 2 && backend.saves[1].deletedVersions == [album: "1"])
+        #expect(backend.saves[0].idempotencyKey == backend.saves[1].idempotencyKey)
+    }
+
+    @Test func aResolverIsToldTheConflictIsADelete() async throws {
+        let seen = Locked<[OutboxConflict]>([])
+        let resolver: ConflictResolver = { conflict in
+            seen.withLock { $0.append(conflict) }
+            return .keepServer
+        }
+        _ = try await replayDeleteConflict(.named("keep"), resolvers: ["keep": resolver])
+        let conflict = try #require(seen.withLock { $0 }.first)
+        #expect(conflict.isDelete && conflict.local.version == "0" && conflict.server?.version == "1")
+        #expect(stored() != nil)
+    }
 }

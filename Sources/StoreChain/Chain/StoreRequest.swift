@@ -87,18 +87,48 @@ public struct SaveChanges: Sendable, Hashable, Codable, CustomStringConvertible 
     public var inserted: [Node]
     public var updated: [Node]
     public var deleted: [ObjectID]
+    /// The version each deleted object was based on, when known (as `Node.version` is for an
+    /// update): the backend refuses the delete (412 to `If-Match`, or 409) when someone else
+    /// changed the object since.
+    public var deletedVersions: [ObjectID: String]
     /// What the backend recognises a repeat of this save by (an outbox sets it, and the remote
     /// adapter sends it as an `Idempotency-Key` header), so sending it again never saves twice;
     /// `nil` for a save sent once.
     public var idempotencyKey: String?
 
     public init(
-        inserted: [Node] = [], updated: [Node] = [], deleted: [ObjectID] = [], idempotencyKey: String? = nil
+        inserted: [Node] = [], updated: [Node] = [], deleted: [ObjectID] = [],
+        deletedVersions: [ObjectID: String] = [:], idempotencyKey: String? = nil
     ) {
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted
+        self.deletedVersions = deletedVersions
         self.idempotencyKey = idempotencyKey
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case inserted, updated, deleted, deletedVersions, idempotencyKey
+    }
+
+    /// Reads a save as `encode(to:)` writes it; one written before deletes carried versions
+    /// reads with none.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        inserted = try container.decode([Node].self, forKey: .inserted)
+        updated = try container.decode([Node].self, forKey: .updated)
+        deleted = try container.decode([ObjectID].self, forKey: .deleted)
+        deletedVersions = try container.decodeIfPresent([ObjectID: String].self, forKey: .deletedVersions) ?? [:]
+        idempotencyKey = try container.decodeIfPresent(String.self, forKey: .idempotencyKey)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(inserted, forKey: .inserted)
+        try container.encode(updated, forKey: .updated)
+        try container.encode(deleted, forKey: .deleted)
+        if !deletedVersions.isEmpty { try container.encode(deletedVersions, forKey: .deletedVersions) }
+        try container.encodeIfPresent(idempotencyKey, forKey: .idempotencyKey)
     }
 
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
@@ -122,6 +152,8 @@ public struct SaveChanges: Sendable, Hashable, Codable, CustomStringConvertible 
         copy.inserted = inserted.map { $0.remapping(permanentIDs) }
         copy.updated = updated.map { $0.remapping(permanentIDs) }
         copy.deleted = deleted.map { permanentIDs[$0] ?? $0 }
+        copy.deletedVersions = Dictionary(
+            deletedVersions.map { (permanentIDs[$0] ?? $0, $1) }, uniquingKeysWith: { first, _ in first })
         return copy
     }
 }

@@ -97,6 +97,7 @@ extension ObjectContext {
                             version: state.rows[id]?.version))
                 case .deleted:
                     changes.deleted.append(id)
+                    if let version = state.rows[id]?.version { changes.deletedVersions[id] = version }
                 }
             }
             return (changes, state.pending)

@@ -67,6 +67,13 @@ struct SaveApplier {
             guard let node = working.node(for: id) else {
                 throw failure("deleted[\(index)]: \(id) does not exist", "it may already have been deleted")
             }
+            if let expected = changes.deletedVersions[deleted], expected != node.version ?? "0" {
+                var conflict = failure(
+                    "deleted[\(index)]: \(id) was changed by someone else (version \(node.version ?? "0"), expected \(expected))",
+                    "refetch it, and delete it again if it should still go")
+                conflict.status = 409
+                throw conflict
+            }
             let entity = try entity(of: node, role: "deleted[\(index)]")
             for relationship in entity.relationships {
                 for target in node.relationships[relationship.name]?.objectIDs ?? [] {

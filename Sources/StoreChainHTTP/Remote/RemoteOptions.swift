@@ -73,7 +73,7 @@ public struct RemoteEntityOptions: Sendable, Hashable, Decodable {
     public var update: String?
     public var delete: String?
     /// Where a record holds its version (a revision number or an ETag), when it has one:
-    /// updates are then sent with `If-Match` naming the version they are based on, and a
+    /// updates and deletes are then sent with `If-Match` naming the version they are based on, and a
     /// backend that has a newer one answers 412 (see the outbox's `conflict-policy`).
     public var version: String?
 

@@ -46,7 +46,7 @@ extension RemoteResponder {
         }
         for id in changes.deleted {
             do {
-                try await delete(id, key: nextKey(), context: context)
+                try await delete(id, basedOn: changes.deletedVersions[id], key: nextKey(), context: context)
                 done.append("deleted \(id)")
             } catch {
                 throw failing(id, error)
@@ -119,12 +119,14 @@ extension RemoteResponder {
         return try savedNode(response, from: url, entity: entity, fallback: node)
     }
 
-    private func delete(_ id: ObjectID, key: String?, context: RequestContext) async throws {
+    private func delete(_ id: ObjectID, basedOn version: String?, key: String?, context: RequestContext) async throws {
         let entity = try model.requireEntity(id.entity)
         let template = try template(mapper.options(for: entity.name).delete, "delete", entity)
         let url = try template.url(base: options.baseURL, values: keyValues(id, template))
-        // Already gone is as good as deleted.
-        _ = try await send(template.method, url, idempotencyKey: key, context: context, accepting: [404, 410])
+        // Already gone is as good as deleted; changed since `version` is a conflict (412).
+        _ = try await send(
+            template.method, url, idempotencyKey: key, ifMatch: version.map { "\"\($0)\"" }, context: context,
+            accepting: [404, 410])
     }
 
     private func keyValues(_ id: ObjectID, _ template: RequestTemplate) throws(StoreChainError) -> [String: String] {

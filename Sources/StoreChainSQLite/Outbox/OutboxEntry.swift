@@ -56,7 +56,8 @@ struct VersionChange: Sendable, Hashable {
 }
 
 extension SaveChanges {
-    /// The same save with its updates based on the versions the outbox's earlier saves made.
+    /// The same save with its updates and deletes based on the versions the outbox's earlier
+    /// saves made.
     func rebasing(_ versions: [ObjectID: VersionChange]) -> SaveChanges {
         guard !versions.isEmpty else { return self }
         var copy = self
@@ -65,6 +66,9 @@ extension SaveChanges {
                 continue
             }
             copy.updated[index].version = change.to
+        }
+        for (id, version) in copy.deletedVersions {
+            if let change = versions[id], version == change.from { copy.deletedVersions[id] = change.to }
         }
         return copy
     }

@@ -2,12 +2,14 @@ import Foundation
 import StoreChain
 
 extension OutboxHandler {
-    /// Settles a replayed save the backend refused because objects it updates changed since
-    /// the versions its updates were based on, by the outbox's conflict policy:
+    /// Settles a replayed save the backend refused because objects it updates or deletes changed
+    /// since the versions it was based on, by the outbox's conflict policy:
     ///
-    /// - `server-wins`: the conflicting updates are dropped; the app reads the backend's objects.
+    /// - `server-wins`: the conflicting updates and deletes are dropped; the app reads the
+    ///   backend's objects.
     /// - `client-wins`: they are sent again without a version (unconditionally).
-    /// - `merge`: their changes are sent again based on the backend's current version.
+    /// - `merge`: their changes are sent again based on the backend's current version (a delete
+    ///   deletes the object as it is now).
     /// - a named resolver decides for each.
     ///
     /// The backend's current objects are read through the whole chain (`reload`), so the caches
@@ -16,8 +18,8 @@ extension OutboxHandler {
     /// idempotency key, so the parts of it the backend took before the conflict (the inserts of
     /// a save that also updates) are not made twice. (A backend does not keep a 412 or 409 as
     /// the answer to a key: nothing was done.)
-    /// When no update of the save is out of date (a 409 for another reason), the save is
-    /// refused as any other.
+    /// When no update or delete of the save is out of date (a 409 for another reason), the save
+    /// is refused as any other.
     ///
     /// - Returns: whether the entry must be sent again.
     func resolveConflict(_ entry: inout OutboxEntry, _ error: StoreChainError, context: RequestContext)
@@ -36,29 +38,7 @@ extension OutboxHandler {
             let server = try await current(update.id, context: context)
             guard server?.version != based else { continue }
             resolved[update.id] = policy
-            var decision: ConflictDecision
-            switch policy {
-            case .serverWins: decision = .keepServer
-            case .clientWins:
-                var unconditional = update
-                unconditional.version = nil
-                decision = .send(unconditional)
-            case .merge:
-                guard let server else {
-                    decision = .keepServer
-                    break
-                }
-                var rebased = update
-                rebased.version = server.version
-                decision = .send(rebased)
-            case .named(let name):
-                guard let resolver = resolvers[name] else {
-                    decision = .keepServer
-                    break
-                }
-                decision = try await resolver(OutboxConflict(entry: id, local: update, server: server))
-            }
-            switch decision {
+            switch try await decide(OutboxConflict(entry: id, local: update, server: server, isDelete: false)) {
             case .keepServer:
                 dropped.insert(update.id)
                 if let server { kept.append(server) }
@@ -67,12 +47,30 @@ extension OutboxHandler {
                 changes.updated[index] = replacement
             }
         }
+        for deleted in changes.deleted {
+            guard let based = changes.deletedVersions[deleted] else { continue }
+            // Gone already: the delete stands (the backend answers it 404, which is as good).
+            guard let server = try await current(deleted, context: context), server.version != based else {
+                continue
+            }
+            resolved[deleted] = policy
+            let local = Node(id: deleted, attributes: [:], version: based)
+            switch try await decide(OutboxConflict(entry: id, local: local, server: server, isDelete: true)) {
+            case .keepServer:
+                dropped.insert(deleted)
+                kept.append(server)
+            case .send(let replacement):
+                changes.deletedVersions[deleted] = replacement.version
+            }
+        }
         guard !resolved.isEmpty else {
             state.withLock { $0.writes.add(id, entry.changes) }
             try await refused(&entry, error, context: context)
             return false
         }
         changes.updated.removeAll { dropped.contains($0.id) }
+        changes.deleted.removeAll { dropped.contains($0) }
+        for id in dropped { changes.deletedVersions[id] = nil }
         let resend = !changes.isEmpty
         if resend {
             entry.changes = changes
@@ -92,6 +90,27 @@ extension OutboxHandler {
                 updated: Set(resolved.keys), invalidatedEntities: Set(resolved.keys.map(\.entity)), nodes: kept,
                 source: name, sent: dropped, resolved: resolved))
         return resend
+    }
+
+    /// What the conflict policy makes of one conflict: `server-wins` keeps the backend's object,
+    /// `client-wins` sends the change unconditionally, `merge` sends it based on the backend's
+    /// current version (a delete then deletes it as it is now), a named resolver decides.
+    private func decide(_ conflict: OutboxConflict) async throws -> ConflictDecision {
+        var local = conflict.local
+        switch options.conflictPolicy {
+        case .serverWins:
+            return .keepServer
+        case .clientWins:
+            local.version = nil
+            return .send(local)
+        case .merge:
+            guard let server = conflict.server else { return .keepServer }
+            local.version = server.version
+            return .send(local)
+        case .named(let name):
+            guard let resolver = resolvers[name] else { return .keepServer }
+            return try await resolver(conflict)
+        }
     }
 
     /// The backend's current object, read through the whole chain so the caches take it.
