@@ -19,21 +19,22 @@ extension OutboxHandler {
         var lanes = OutboxLanes(entries, model: model, separate: options.parallelReplay > 1).lanes[...]
         let stop = ReplayStop()
         if state.withLock({ $0.failures > 0 }), let first = lanes.first {
-            let rest = try await sendLane(first[...], stop: stop, requests: 1, context: context, next: next)
-            if rest.isEmpty { lanes.removeFirst() } else { lanes[lanes.startIndex] = Array(rest) }
+            // The lane then goes again from its start: what the probe sent is gone from the file,
+            // and what it marked failed holds back the saves that depend on it.
+            try await sendLane(first, stop: stop, requests: 1, context: context, next: next)
         }
         if lanes.count == 1, let lane = lanes.first {
             // Nothing to run beside it: on the caller's executor, without a task.
-            _ = try await sendLane(lane[...], stop: stop, context: context, next: next)
+            try await sendLane(lane, stop: stop, context: context, next: next)
         } else {
             try await withThrowingTaskGroup { group in
                 for _ in 0..<options.parallelReplay {
                     guard !stop.isStopped, let lane = lanes.popFirst() else { break }
-                    group.addTask { _ = try await self.sendLane(lane[...], stop: stop, context: context, next: next) }
+                    group.addTask { try await self.sendLane(lane, stop: stop, context: context, next: next) }
                 }
                 while try await group.next() != nil {
                     guard !stop.isStopped, let lane = lanes.popFirst() else { continue }
-                    group.addTask { _ = try await self.sendLane(lane[...], stop: stop, context: context, next: next) }
+                    group.addTask { try await self.sendLane(lane, stop: stop, context: context, next: next) }
                 }
             }
         }
@@ -41,21 +42,19 @@ extension OutboxHandler {
         return stop.isStopped
     }
 
-    /// Sends one lane's entries in order; stops at the first the backend cannot take yet, when
-    /// another lane did, or after `requests` requests the backend answered.
-    ///
-    /// - Returns: the lane's entries not sent.
+    /// Sends one lane's entries in order (those no longer in the outbox are skipped); stops at
+    /// the first the backend cannot take yet, when another lane did, or after `requests`
+    /// requests the backend answered.
     private func sendLane(
-        _ lane: ArraySlice<Int64>, stop: ReplayStop, requests: Int = .max, context: RequestContext,
-        next: NextResponder?
-    ) async throws -> ArraySlice<Int64> {
+        _ lane: [Int64], stop: ReplayStop, requests: Int = .max, context: RequestContext, next: NextResponder?
+    ) async throws {
         var refusedInserts: [ObjectID: Int64] = [:]
         var conflicts: [Int64: Int] = [:]
         var answered = 0
-        var index = lane.startIndex
+        var index = 0
         // Entries up to this index are sent one at a time: a combined request was refused.
-        var sentAlone = index - 1
-        while index < lane.endIndex, answered < requests, !stop.isStopped {
+        var sentAlone = -1
+        while index < lane.count, answered < requests, !stop.isStopped {
             let start = index
             index += 1
             // Read again: an entry before it may have given its objects permanent IDs, or
@@ -99,7 +98,7 @@ extension OutboxHandler {
                 let result = try response.saveResult()
                 guard !result.isPending else {
                     stop.stop(nil)
-                    return lane[start...]
+                    return
                 }
                 answered += 1
                 try await completed(batch.entries, result)
@@ -108,7 +107,7 @@ extension OutboxHandler {
             } catch let error as StoreChainError where error.isTransient {
                 try await attempted(&entry, error, context: context)
                 stop.stop(error)
-                return lane[start...]
+                return
             } catch let error as CancellationError {
                 throw error
             } catch  where batch.entries.count > 1 {
@@ -123,7 +122,6 @@ extension OutboxHandler {
                 for node in entry.changes.inserted { refusedInserts[node.id] = entry.id }
             }
         }
-        return lane[index...]
     }
 
     /// The batch with the waiting updates after it in its lane that can go in the same request.
