@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "StoreChainTesting", targets: ["StoreChainTesting"]),
         .library(name: "StoreChainHTTP", targets: ["StoreChainHTTP"]),
         .library(name: "StoreChainSQLite", targets: ["StoreChainSQLite"]),
+        .library(name: "StoreChainPostgres", targets: ["StoreChainPostgres"]),
         .library(name: "StoreChainDemoBackend", targets: ["StoreChainDemoBackend"]),
         // Fuzz targets, for the fuzzers in Fuzz/ (a package of their own, so that a fuzzing
         // build instruments only what they use) and for fuzzing your own handlers.
@@ -37,6 +38,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .target(
@@ -51,7 +53,8 @@ let package = Package(
         .target(
             name: "StoreChainPipeline",
             dependencies: [
-                "StoreChain", "StoreChainHTTP", "StoreChainSQLite", .product(name: "Yams", package: "Yams"),
+                "StoreChain", "StoreChainHTTP", "StoreChainSQLite", "StoreChainPostgres",
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
@@ -73,6 +76,14 @@ let package = Package(
             name: "StoreChainSQLite",
             dependencies: [
                 "StoreChain", "CZlib", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "StoreChainPostgres",
+            dependencies: [
+                "StoreChain", "StoreChainSQLite", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -200,7 +211,16 @@ let package = Package(
         .testTarget(
             name: "StoreChainSQLiteTests",
             dependencies: [
-                "StoreChain", "StoreChainSQLite", "StoreChainTesting", .product(name: "GRDB", package: "GRDB.swift"),
+                "StoreChain", "StoreChainSQLite", "StoreChainPostgres", "StoreChainTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "StoreChainPostgresTests",
+            dependencies: [
+                "StoreChain", "StoreChainPostgres", "StoreChainTesting",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -30,6 +30,9 @@ public struct HandlerRegistry: Sendable {
         public let cacheNamespace: String?
         /// The registered HTTP interceptor types, for terminals that read an `interceptors` list.
         let interceptors: [String: InterceptorEntry]
+        /// Where the handler being made is written (the pipeline file and the line of its type),
+        /// for messages its handler logs later.
+        public internal(set) var location: StoreChainError.Location?
 
         /// A path from an option: relative paths are taken from the pipeline file's folder, `~/…`
         /// from the home folder.

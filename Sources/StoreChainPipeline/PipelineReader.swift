@@ -230,7 +230,7 @@ struct PipelineReader {
         { [directory, session, validatesOnly, cacheNamespace, registry] model in
             HandlerRegistry.Context(
                 model: model, directory: directory, environment: session.environment, validatesOnly: validatesOnly,
-                cacheNamespace: cacheNamespace, interceptors: registry.interceptors)
+                cacheNamespace: cacheNamespace, interceptors: registry.interceptors, location: nil)
         }
     }
 
@@ -333,7 +333,9 @@ struct PipelineReader {
         guard let model else { return nil }
         var handler: any StoreHandler
         do {
-            handler = try entry.make(NodeDecoder(node: options, path: stagePath, session: session), context(model))
+            var handlerContext = context(model)
+            handlerContext.location = StoreChainError.Location(file: document.source, line: typeNode?.mark?.line)
+            handler = try entry.make(NodeDecoder(node: options, path: stagePath, session: session), handlerContext)
         } catch {
             add(error, at: options, stagePath)
             return nil

@@ -2,11 +2,12 @@ import Foundation
 import Logging
 import StoreChain
 import StoreChainHTTP
+import StoreChainPostgres
 import StoreChainSQLite
 
 extension HandlerRegistry {
     /// The built-in handler types — `logging`, `metrics`, `memory-cache`, `disk-cache`,
-    /// `outbox`, `pagination`, `rate-limit`, `retry`, `batching` — and terminals — `remote`, `sqlite`,
+    /// `postgres-cache`, `outbox`, `pagination`, `rate-limit`, `retry`, `batching` — and terminals — `remote`, `sqlite`,
     /// `json-file`, `in-memory` — and the remote terminal's HTTP interceptors — `request-id`,
     /// `token-file`. Their options are documented in `Docs/Pipelines.md`.
     public static var standard: HandlerRegistry {
@@ -27,6 +28,17 @@ extension HandlerRegistry {
             file.path = context.cacheURL(forPath: file.path).path
             file.namespace = file.namespace ?? context.cacheNamespace
             return DiskCache(model: context.model, file: file, options: options.cache)
+        }
+        registry.register("postgres-cache", options: PostgresCacheFileOptions.self, placement: .cache) {
+            options, context in
+            try context.model.checkEntities(options.cache.expiry.entityTTL.keys.sorted(), option: "entity-ttl")
+            // A bad URL or schema is reported even when only checking the file, which connects to nothing.
+            try options.database.check()
+            if context.validatesOnly { return MemoryCache(model: context.model) }
+            let user = "postgres-cache" + (context.location.map { " at \($0)" } ?? "")
+            return try PostgresCache(
+                model: context.model, database: options.database, namespace: context.cacheNamespace,
+                options: options.cache, user: user)
         }
         registry.register("outbox", options: OutboxOptions.self, placement: .outbox) { options, context in
             // Checking a pipeline opens no file.
@@ -134,6 +146,17 @@ struct DiskCacheFileOptions: Decodable {
     init(from decoder: any Decoder) throws {
         cache = try CacheOptions(from: decoder)
         file = try DiskCacheFile(from: decoder)
+    }
+}
+
+/// `postgres-cache`: the options both caches take and the database's, each read by its own type.
+struct PostgresCacheFileOptions: Decodable {
+    let cache: CacheOptions
+    let database: PostgresCacheDatabase
+
+    init(from decoder: any Decoder) throws {
+        cache = try CacheOptions(from: decoder)
+        database = try PostgresCacheDatabase(from: decoder)
     }
 }
 

@@ -9,7 +9,7 @@ import StoreChain
 /// `[version string]` `attribute count` `(name, value)…` `relationship count`
 /// `(name, kind, targets)…`. A value is a tag byte and its bytes (`Tag`). The checksum makes a
 /// damaged payload an error (the entry is dropped and fetched again), never a different value.
-enum NodePayload {
+package enum NodePayload {
     /// The layout this code writes; a payload of another version is damaged to this code.
     static let version: UInt8 = 1
 
@@ -23,7 +23,7 @@ enum NodePayload {
 
     // MARK: Writing
 
-    static func encode(_ node: Node) throws(StoreChainSQLiteError) -> Data {
+    package static func encode(_ node: Node) throws(StoreChainSQLiteError) -> Data {
         var writer = Writer()
         writer.bytes = [version, 0, 0, 0, 0]
         writer.reference(try StoredNode.Reference(node.id))
@@ -135,7 +135,7 @@ enum NodePayload {
     /// The node a payload holds, with `freshness`. `sharedNames` holds the attribute names of the
     /// node decoded before: a node with the same names shares that array (the nodes of one
     /// entity repeat their names, and then each pays for its values only).
-    static func decode(_ payload: Data, freshness: Freshness, sharingNames sharedNames: inout [String])
+    package static func decode(_ payload: Data, freshness: Freshness, sharingNames sharedNames: inout [String])
         throws(StoreChainSQLiteError) -> Node
     {
         try withVerifiedReader(payload) { reader throws(StoreChainSQLiteError) in

@@ -72,9 +72,7 @@ public final class SQLiteCacheStorage: CacheStorage {
                         """), arguments: [shape])
         } decode: { row in
             let stored = try JSONDecoder().decode(StoredQuery.self, from: try Self.payload(row, decoder: decoder))
-            let query = CachedQuery(
-                request: stored.request, ids: stored.ids.map(\.id), reachesEnd: stored.reachesEnd,
-                freshness: try Self.freshness(row, decoder: decoder))
+            let query = stored.cachedQuery(freshness: try Self.freshness(row, decoder: decoder))
             return (key: try row.decode(String.self, forColumn: "key"), query: query)
         }.decoded
         touches.withLock { $0.queries.formUnion(decoded.map(\.key)) }
@@ -243,10 +241,7 @@ public final class SQLiteCacheStorage: CacheStorage {
         }
         var queryPayload: Payload?
         if let query = write.query {
-            let stored = StoredQuery(
-                request: query.request, ids: try query.ids.map { id throws(StoreChainSQLiteError) in try .init(id) },
-                reachesEnd: query.reachesEnd)
-            queryPayload = Payload(try encoder.encode(stored), compressing: compresses)
+            queryPayload = Payload(try encoder.encode(try StoredQuery(query)), compressing: compresses)
         }
         return try modify { db in
             let decoder = RowDecoder()

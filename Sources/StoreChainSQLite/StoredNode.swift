@@ -3,18 +3,18 @@ import StoreChain
 
 /// How `SQLiteStore` writes a node (the disk cache uses `NodePayload`): everything but its
 /// freshness, as JSON.
-struct StoredNode: Codable {
-    struct Reference: Codable, Hashable {
+package struct StoredNode: Codable {
+    package struct Reference: Codable, Hashable {
         var entity: String
         var key: Value
 
-        init(_ id: ObjectID) throws(StoreChainSQLiteError) {
+        package init(_ id: ObjectID) throws(StoreChainSQLiteError) {
             guard let key = id.key else { throw StoreChainSQLiteError("\(id) is temporary and cannot be cached") }
             entity = id.entity
             self.key = key
         }
 
-        var id: ObjectID { ObjectID(entity: entity, key: key) }
+        package var id: ObjectID { ObjectID(entity: entity, key: key) }
     }
 
     enum Relationship: Codable {
@@ -59,16 +59,33 @@ struct StoredNode: Codable {
 
     /// The text that identifies an object in the file: its entity and its key's JSON
     /// (`Band/{"integer":42}`). Integer keys, the common case, are written without an encoder.
-    static func key(for id: ObjectID) throws -> String {
+    package static func key(for id: ObjectID) throws -> String {
         let reference = try Reference(id)
         if case .integer(let number) = reference.key { return reference.entity + #"/{"integer":"# + "\(number)}" }
         return reference.entity + "/" + String(decoding: try JSONEncoder().encode(reference.key), as: UTF8.self)
     }
+
+    /// The object a `key(for:)` text identifies.
+    package static func id(forKey key: String) throws -> ObjectID {
+        guard let slash = key.firstIndex(of: "/") else { throw StoreChainSQLiteError("'\(key)' is not a cache key") }
+        let value = try JSONDecoder().decode(Value.self, from: Data(key[key.index(after: slash)...].utf8))
+        return ObjectID(entity: String(key[..<slash]), key: value)
+    }
 }
 
 /// How a query window is written in the cache file.
-struct StoredQuery: Codable {
-    var request: FetchRequest
-    var ids: [StoredNode.Reference]
-    var reachesEnd: Bool
+package struct StoredQuery: Codable {
+    package var request: FetchRequest
+    package var ids: [StoredNode.Reference]
+    package var reachesEnd: Bool
+
+    package init(_ query: CachedQuery) throws(StoreChainSQLiteError) {
+        request = query.request
+        ids = try query.ids.map { id throws(StoreChainSQLiteError) in try .init(id) }
+        reachesEnd = query.reachesEnd
+    }
+
+    package func cachedQuery(freshness: Freshness) -> CachedQuery {
+        CachedQuery(request: request, ids: ids.map(\.id), reachesEnd: reachesEnd, freshness: freshness)
+    }
 }

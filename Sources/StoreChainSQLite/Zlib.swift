@@ -45,7 +45,7 @@ enum Zlib {
 }
 
 /// A payload or file problem inside the SQLite cache.
-struct StoreChainSQLiteError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+package struct StoreChainSQLiteError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

@@ -1,11 +1,13 @@
 import Foundation
+import StoreChainPostgres
 import StoreChainSQLite
 import StoreChainTesting
 import Testing
 
 @testable import StoreChain
 
-/// The rules both caches share (`CacheHandler`), each tested over memory and disk storage.
+/// The rules every cache shares (`CacheHandler`), each tested over memory, SQLite and PostgreSQL
+/// storage.
 @Suite struct CacheRulesTests {
     let albumsOfBand1 = try! TestData.fetch("Album", where: "band.id == 1", sort: [FetchSortDescriptor("title")])
 
@@ -385,5 +387,6 @@ func waitUntil(_ condition: () -> Bool) async throws {
 func inFlightWaiters(_ handler: any StoreHandler, key: String) -> Int {
     if let memory = handler as? MemoryCache { return memory.inFlight.waiterCount(for: key) }
     if let disk = handler as? DiskCache { return disk.inFlight.waiterCount(for: key) }
+    if let shared = handler as? PostgresCache { return shared.inFlight.waiterCount(for: key) }
     return -1
 }

@@ -1,12 +1,14 @@
 import Foundation
 import Logging
 import StoreChain
+import StoreChainPostgres
 import StoreChainSQLite
 import StoreChainTesting
 
-/// The two caches, so every shared rule is tested over both storages.
+/// The caches, so every shared rule is tested over each storage: memory, a SQLite file and a
+/// PostgreSQL schema of its own (`TestPostgres`).
 enum CacheKind: String, CaseIterable, Sendable, CustomStringConvertible {
-    case memory, disk
+    case memory, disk, postgres
     var description: String { rawValue }
 }
 
@@ -114,6 +116,11 @@ struct CacheHarness {
                 DiskCache(
                     model: model, path: directory.appending(path: "cache.sqlite").path, options: options,
                     logger: log?.logger() ?? Logger(label: "storechain.disk-cache"))
+            case .postgres:
+                try PostgresCache(
+                    model: model,
+                    database: PostgresCacheDatabase(url: try TestPostgres.url(), schema: TestPostgres.freshSchema()),
+                    options: options, logger: log?.logger() ?? Logger(label: "storechain.postgres-cache"))
             }
         let chain = Chain(
             handlers: [handler], terminal: backend, clock: clock, logger: log?.logger() ?? Logger(label: "storechain"))

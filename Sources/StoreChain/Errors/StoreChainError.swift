@@ -67,6 +67,9 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
         /// album a sort by `album.year` reads). Never answered silently wrong; a defect in the
         /// handler or terminal that answered.
         public static let incompleteData = Code("incomplete-data")
+        /// A database server that holds state shared between processes (a PostgreSQL cache or
+        /// rate limit) cannot be reached or refused a statement; requests go on without it.
+        public static let sharedState = Code("shared-state")
     }
 
     /// Where a problem is. Every field is optional; the description prints those present.

@@ -1,0 +1,93 @@
+import Logging
+import PostgresNIO
+import StoreChain
+
+/// The tables of a PostgreSQL cache, in a schema of their own: nodes, query windows and complete
+/// collections, each row under the `namespace` of the source its data comes from (so pipelines
+/// of several backends can share a database). Created on first use; tables written by another
+/// schema version are dropped and made again.
+struct PostgresCacheSchema: Sendable {
+    /// The layout this code writes.
+    static let version = 1
+
+    /// The schema's name, checked to be a plain identifier.
+    let name: String
+
+    /// Checks `name` is a lowercase SQL identifier, so it can be written into statements.
+    init(_ name: String) throws(StoreChainError) {
+        let allowed = name.utf8.allSatisfy { byte in
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                || byte == UInt8(ascii: "_")
+        }
+        guard allowed, let first = name.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first),
+            name.utf8.count <= 63
+        else {
+            throw StoreChainError(
+                .invalidPipeline, "'\(name)' cannot be a PostgreSQL schema name here", at: .init(path: "schema"),
+                suggestion: "use lowercase letters, digits and '_' (at most 63, not starting with a digit)")
+        }
+        self.name = name
+    }
+
+    var nodes: String { "\(name).nodes" }
+    var queries: String { "\(name).queries" }
+    var collections: String { "\(name).collections" }
+
+    /// Creates the tables if they are missing, or remakes them when another version wrote them.
+    /// Processes starting together take turns (an advisory lock for the transaction).
+    func prepare(on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            "SELECT pg_advisory_xact_lock(hashtext(\("storechain.schema." + name)))", logger: logger)
+        try await connection.query("CREATE SCHEMA IF NOT EXISTS \(unescaped: name)", logger: logger)
+        try await connection.query(
+            "CREATE TABLE IF NOT EXISTS \(unescaped: name).meta (key text PRIMARY KEY, value text NOT NULL)",
+            logger: logger)
+        var found: String?
+        for try await value in try await connection.query(
+            "SELECT value FROM \(unescaped: name).meta WHERE key = 'schema-version'", logger: logger
+        ).decode(String.self) {
+            found = value
+        }
+        if found == String(Self.version) { return }
+        if let found {
+            logger.warning(
+                "postgres-cache: schema \(name) was written by schema version \(found), not \(Self.version); remaking its tables"
+            )
+        }
+        for table in ["nodes", "queries", "collections"] {
+            try await connection.query("DROP TABLE IF EXISTS \(unescaped: name).\(unescaped: table)", logger: logger)
+        }
+        for statement in statements {
+            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+        }
+        try await connection.query(
+            """
+            INSERT INTO \(unescaped: name).meta (key, value) VALUES ('schema-version', \(String(Self.version)))
+            ON CONFLICT (key) DO UPDATE SET value = excluded.value
+            """, logger: logger)
+    }
+
+    private var statements: [String] {
+        [
+            """
+            CREATE TABLE \(nodes) (namespace text NOT NULL, id text NOT NULL, entity text NOT NULL, \
+            payload bytea NOT NULL, freshness text NOT NULL, size integer NOT NULL, \
+            last_used double precision NOT NULL, seq bigserial, PRIMARY KEY (namespace, id))
+            """,
+            "CREATE INDEX ON \(nodes) (namespace, entity, seq)",
+            "CREATE INDEX ON \(nodes) (namespace, last_used)",
+            """
+            CREATE TABLE \(queries) (namespace text NOT NULL, key text NOT NULL, shape text NOT NULL, \
+            entity text NOT NULL, payload bytea NOT NULL, freshness text NOT NULL, size integer NOT NULL, \
+            last_used double precision NOT NULL, PRIMARY KEY (namespace, key))
+            """,
+            "CREATE INDEX ON \(queries) (namespace, shape)",
+            "CREATE INDEX ON \(queries) (namespace, entity)",
+            """
+            CREATE TABLE \(collections) (namespace text NOT NULL, entity text NOT NULL, freshness text NOT NULL, \
+            PRIMARY KEY (namespace, entity))
+            """,
+        ]
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import Logging
+import PostgresNIO
+import StoreChain
+import Synchronization
+
+/// The connections one process keeps to a PostgreSQL server: one shared by single statements
+/// (PostgreSQL runs the statements a connection is sent one after another, so concurrent reads
+/// queue on it instead of opening a connection each) and a few leased one at a time for
+/// transactions.
+///
+/// When the server cannot be reached, the first attempt fails with the reason and logs a warning
+/// once; for `retryInterval` after it, every use fails at once without trying (so a cache in
+/// front of it answers from upstream without waiting on the network), then one attempt is made
+/// again. When the server is back, a notice says so.
+final class PostgresConnections: Sendable {
+    let address: PostgresAddress
+    /// Who uses the connections, for log lines and errors (`postgres-cache at music.yml:7`).
+    let user: String
+    let connectTimeout: Duration
+    let retryInterval: Duration
+    private let clock: any StoreClock
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    private struct State {
+        var shared: PostgresConnection?
+        var idle: [PostgresConnection] = []
+        /// Until when a use fails without trying.
+        var unreachableUntil: Date?
+        var lastFailure: String?
+        var nextID = 1
+    }
+
+    /// The most connections kept idle for transactions; more are opened when needed and closed
+    /// after use.
+    private let maxIdle = 4
+
+    init(
+        address: PostgresAddress, user: String, connectTimeout: Duration = .seconds(2),
+        retryInterval: Duration = .seconds(1), clock: any StoreClock = SystemClock(), logger: Logger
+    ) {
+        self.clock = clock
+        self.address = address
+        self.user = user
+        self.connectTimeout = connectTimeout
+        self.retryInterval = retryInterval
+        self.logger = logger
+    }
+
+    deinit {
+        let connections = state.withLock { state in
+            (state.shared.map { [$0] } ?? []) + state.idle
+        }
+        for connection in connections { connection.closeInBackground() }
+    }
+
+    /// Runs one statement (or a few that need no transaction) on the shared connection. When
+    /// the connection turns out to be closed (the server restarted), `body` runs once more on a
+    /// new one: reads are safe to repeat.
+    func withSharedConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        if let open = state.withLock({ $0.shared }), !open.isClosed {
+            do {
+                return try await body(open)
+            } catch  where open.isClosed {
+                logger.debug("\(user): the shared connection to \(address) closed; opening another")
+            }
+        }
+        let connection = try await connect()
+        let replaced = state.withLock { state in
+            defer { state.shared = connection }
+            return state.shared
+        }
+        replaced?.closeInBackground()
+        return try await body(connection)
+    }
+
+    /// Runs `body` in a transaction on a connection no one else uses meanwhile. A connection
+    /// found closed when the transaction begins (the server restarted) is replaced once.
+    func withTransaction<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        var connection = try await lease()
+        do {
+            do {
+                try await connection.query("BEGIN", logger: logger)
+            } catch  where connection.isClosed {
+                connection = try await connect()
+                try await connection.query("BEGIN", logger: logger)
+            }
+            let value = try await body(connection)
+            try await connection.query("COMMIT", logger: logger)
+            giveBack(connection)
+            return value
+        } catch {
+            // A failed statement or commit leaves the transaction unusable: the connection is
+            // closed rather than rolled back and reused, which also ends any lock it held.
+            connection.closeInBackground()
+            throw error
+        }
+    }
+
+    /// Why the server cannot be used now, when an attempt failed less than `retryInterval` ago.
+    private func failingFast() -> StoreChainError? {
+        let now = clock.now
+        return state.withLock { state in
+            guard let until = state.unreachableUntil, now < until else { return nil }
+            return StoreChainError(
+                .sharedState,
+                "\(user): PostgreSQL at \(address) is out of reach (\(state.lastFailure ?? "no answer"))",
+                suggestion: "requests go upstream meanwhile; another attempt is made within \(retryInterval)")
+        }
+    }
+
+    private func lease() async throws -> PostgresConnection {
+        while let idle = state.withLock({ $0.idle.popLast() }) {
+            if !idle.isClosed { return idle }
+        }
+        return try await connect()
+    }
+
+    private func giveBack(_ connection: PostgresConnection) {
+        let kept = state.withLock { state in
+            guard state.idle.count < maxIdle else { return false }
+            state.idle.append(connection)
+            return true
+        }
+        if !kept { connection.closeInBackground() }
+    }
+
+    private func connect() async throws -> PostgresConnection {
+        if let error = failingFast() { throw error }
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        var configuration = try address.configuration
+        configuration.options.connectTimeout = .nanoseconds(
+            connectTimeout.components.seconds * 1_000_000_000 + connectTimeout.components.attoseconds / 1_000_000_000)
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: id, logger: logger)
+            let recovered = state.withLock { state in
+                defer { (state.unreachableUntil, state.lastFailure) = (nil, nil) }
+                return state.lastFailure
+            }
+            if let recovered {
+                logger.notice("\(user): PostgreSQL at \(address) is reachable again (it was: \(recovered))")
+            }
+            return connection
+        } catch {
+            let reason = Self.reason(error)
+            let until = clock.now.addingTimeInterval(retryInterval.timeInterval)
+            let firstFailure = state.withLock { state in
+                defer { (state.unreachableUntil, state.lastFailure) = (until, reason) }
+                return state.lastFailure == nil
+            }
+            if firstFailure {
+                logger.warning(
+                    "\(user): cannot use PostgreSQL at \(address): \(reason); requests go upstream until it is back")
+            }
+            throw StoreChainError(
+                Self.isAuthentication(error) ? .invalidPipeline : .sharedState,
+                "\(user): cannot use PostgreSQL at \(address): \(reason)",
+                suggestion: Self.isAuthentication(error)
+                    ? "check the user and password in the URL (and the server's pg_hba.conf)"
+                    : "check that the server runs and listens there; requests go upstream meanwhile")
+        }
+    }
+
+    /// What went wrong, as the server or the socket said it (a `PSQLError`'s description hides
+    /// the server's message).
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] { return message }
+            if let underlying = error.underlying { return "\(underlying)" }
+            return "\(error.code)"
+        }
+        return "\(error)"
+    }
+
+    private static func isAuthentication(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError, let code = error.serverInfo?[.sqlState] else { return false }
+        // 28P01 invalid_password, 28000 invalid_authorization_specification.
+        return code.hasPrefix("28")
+    }
+}
+
+extension PostgresConnection {
+    /// Closes the connection without waiting for it to close. The connection is kept until it
+    /// has closed (PostgresNIO requires a connection to be closed before it is released).
+    fileprivate func closeInBackground() {
+        let closed: EventLoopFuture<Void> = close()
+        closed.whenComplete { _ in withExtendedLifetime(self) {} }
+    }
+}

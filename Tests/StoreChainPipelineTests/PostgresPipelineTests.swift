@@ -1,0 +1,68 @@
+import Foundation
+import StoreChain
+import StoreChainPipeline
+import StoreChainPostgres
+import StoreChainTesting
+import Testing
+
+/// `postgres-cache` in a pipeline file: its options, and a bad URL or password reported with the
+/// pipeline's line.
+@Suite struct PostgresPipelineTests {
+    static func pipeline(url: String, extra: String = "") -> String {
+        """
+        model: music.model.yml
+        handlers:
+          - memory-cache
+          - postgres-cache:
+              url: "\(url)"
+              ttl: 5m\(extra)
+        terminal:
+          in-memory: { records: music.json }
+        """
+    }
+
+    @Test func readsItsOptionsAndTakesThePasswordFromTheEnvironment() throws {
+        let text = Self.pipeline(
+            url: "postgres://app:${CACHE_PASSWORD}@db.internal:6543/cache",
+            extra: "\n      schema: music_cache\n      namespace: music-v2\n      max-size: 64MB")
+        let pipeline = try Pipeline.parse(
+            text, source: "pg.yml", directory: PipelineFileTests.fixtures, environment: ["CACHE_PASSWORD": "s3cret"])
+        let cache = try #require(pipeline.handlers[1] as? PostgresCache)
+        #expect(cache.storage.address.password == "s3cret")
+        #expect(cache.storage.address.port == 6543)
+        #expect(cache.storage.namespace == "music-v2")
+        #expect(cache.storage.maxBytes == 64 << 20)
+        #expect(cache.options.expiry.defaultTTL == .seconds(300))
+    }
+
+    @Test func aBadURLIsAnErrorAtItsLine() throws {
+        let failure = try #require(throws: ValidationFailure.self) {
+            try Pipeline.parse(
+                Self.pipeline(url: "postgres://app:s3cret@/cache"), source: "pg.yml",
+                directory: PipelineFileTests.fixtures, validatesOnly: true)
+        }
+        let message = failure.errors.map(\.description).joined(separator: "\n")
+        #expect(message.contains("pg.yml:5") && message.contains("names no host"), "\(message)")
+        #expect(!message.contains("s3cret"), "the password is never shown: \(message)")
+    }
+
+    @Test func aWrongPasswordIsAWarningNamingThePipelineLineAndRequestsAreStillAnswered() async throws {
+        let right = try PostgresAddress(url: TestPostgres.url())
+        var wrong = right
+        wrong.password = "not-the-password"
+        let url =
+            "postgres://\(wrong.username):\(wrong.password ?? "")@\(wrong.host):\(wrong.port)/\(wrong.database ?? "")"
+        let pipeline = try Pipeline.parse(
+            Self.pipeline(url: url), source: "pg.yml", directory: PipelineFileTests.fixtures)
+        let log = CapturedLog()
+        let chain = pipeline.makeChain(logger: log.logger())
+        let bands = FetchRequest(entity: "Band", sortDescriptors: [FetchSortDescriptor("name")])
+        let answer = try await chain.send(.fetch(bands))
+        let expected = try await pipeline.terminal.respond(to: .fetch(bands), context: chain.makeContext())
+        #expect(try answer.fetchResult() == expected.fetchResult(), "answered from upstream")
+        let warning = log.entries.filter { $0.level == .warning }.map(\.message).joined(separator: "\n")
+        #expect(warning.contains("postgres-cache at pg.yml:4"), "\(log.text)")
+        #expect(warning.contains("password authentication failed"), "\(log.text)")
+        #expect(!log.text.contains("not-the-password"), "the password is never logged")
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import Logging
+import PostgresNIO
+import StoreChain
+import StoreChainPostgres
+import StoreChainTesting
+import Testing
+
+/// What the PostgreSQL storage adds to the cache rules (which `CacheRulesTests` checks over it
+/// like over memory and SQLite): sharing between processes, namespaces, damaged rows, a server
+/// that goes away, and where its work runs.
+@Suite struct PostgresCacheTests {
+    let albums = FetchRequest(
+        entity: "Album", predicate: try! FetchPredicate(format: "year > 1970"),
+        sortDescriptors: [FetchSortDescriptor("title")])
+
+    @Test func whatOneProcessFetchedTheOthersRead() async throws {
+        let schema = TestPostgres.freshSchema()
+        let (first, firstBackend) = try Self.chain(schema: schema)
+        let (second, secondBackend) = try Self.chain(schema: schema)
+        let fetched = try await first.send(.fetch(albums))
+        #expect(fetched.info.cacheStatus == .miss)
+        let shared = try await second.send(.fetch(albums))
+        #expect(shared.info.cacheStatus == .hit && shared.info.origin == .disk, "\(shared.info)")
+        #expect(try shared.fetchResult() == MusicFixture.store().fetch(albums))
+        let fault = try await second.send(.objectFault(ObjectID(entity: "Album", key: 10)))
+        #expect(fault.info.cacheStatus == .hit)
+        #expect(firstBackend.count() == 1 && secondBackend.count() == 0, "one upstream request between both")
+    }
+
+    @Test func namespacesInOneSchemaDoNotSeeEachOther() async throws {
+        let schema = TestPostgres.freshSchema()
+        let (music, _) = try Self.chain(schema: schema, namespace: "music")
+        let (other, otherBackend) = try Self.chain(schema: schema, namespace: "other")
+        _ = try await music.send(.fetch(albums))
+        let answer = try await other.send(.fetch(albums))
+        #expect(answer.info.cacheStatus == .miss)
+        #expect(otherBackend.count() == 1)
+        // Clearing one namespace leaves the other's entries.
+        try await PostgresCacheStorage(
+            address: try PostgresAddress(url: TestPostgres.url()), schema: schema, namespace: "other"
+        )
+        .clear()
+        #expect(try await music.send(.fetch(albums)).info.cacheStatus == .hit)
+        #expect(try await other.send(.fetch(albums)).info.cacheStatus == .miss)
+    }
+
+    @Test func aDamagedRowIsDroppedAndFetchedAgain() async throws {
+        let schema = TestPostgres.freshSchema()
+        let log = CapturedLog()
+        let (chain, backend) = try Self.chain(schema: schema, logger: log.logger())
+        _ = try await chain.send(.fetch(albums))
+        try await Self.execute("UPDATE \(schema).nodes SET payload = '\\x0102'::bytea WHERE id LIKE 'Album/%'")
+        let fault = try await chain.send(.objectFault(ObjectID(entity: "Album", key: 10)))
+        #expect(fault.info.cacheStatus == .miss, "the damaged row is not an answer")
+        #expect(try fault.objectNode()?.attributes["title"] == .string("Guide to an Escape"))
+        #expect(backend.count(.objectFault) == 1)
+        #expect(log.text.contains("damaged entry"), "\(log.text)")
+        let again = try await chain.send(.objectFault(ObjectID(entity: "Album", key: 10)))
+        #expect(again.info.cacheStatus == .hit, "stored again after the fetch")
+    }
+
+    @Test func aServerThatGoesAwayIsNotAnErrorAndIsUsedAgainWhenItIsBack() async throws {
+        let cluster = try TestPostgresCluster.start()
+        defer { try? cluster.remove() }
+        let clock = ManualClock()
+        let log = CapturedLog()
+        let store = try MusicFixture.store()
+        let backend = RecordingResponder(forwardingTo: store)
+        let storage = try PostgresCacheStorage(
+            address: try PostgresAddress(url: cluster.url), schema: "music", user: "postgres-cache at test.yml:3",
+            clock: clock, logger: log.logger())
+        let chain = Chain(
+            handlers: [CacheHandler(name: "postgres-cache", model: store.model, storage: storage)], terminal: backend,
+            clock: clock, logger: log.logger())
+        _ = try await chain.send(.fetch(albums))
+
+        try cluster.stopServer()
+        let bands = FetchRequest(entity: "Band", sortDescriptors: [FetchSortDescriptor("name")])
+        let whileDown = try await chain.send(.fetch(bands))
+        #expect(try whileDown.fetchResult() == store.fetch(bands), "answered from upstream")
+        let cached = try await chain.send(.fetch(albums))
+        #expect(cached.info.cacheStatus == .miss && backend.count() == 3, "nothing cached is reachable")
+        let outage = log.entries.filter {
+            $0.level == .warning && $0.message.hasPrefix("postgres-cache at test.yml:3: cannot use PostgreSQL")
+        }
+        #expect(outage.count == 1, "the storage warns once per outage, naming itself: \(log.text)")
+        #expect(log.text.contains("is out of reach"), "later uses fail at once, without a connection attempt")
+
+        try cluster.startServer()
+        await clock.advance(by: .seconds(1))
+        let back = try await chain.send(.fetch(albums))
+        #expect(back.info.cacheStatus == .hit, "the data outlived the restart: \(log.text)")
+        #expect(log.text.contains("reachable again"))
+    }
+
+    @MainActor @Test func itsWorkRunsOffTheMainActor() async throws {
+        MainQueueProbe.mark()
+        let store = try MusicFixture.store()
+        let storage = try PostgresCacheStorage(
+            address: try PostgresAddress(url: TestPostgres.url()), schema: TestPostgres.freshSchema())
+        let places = Locked<[Bool]>([])
+        storage.setAccessProbe { places.withLock { $0.append(MainQueueProbe.isCurrent) } }
+        let chain = Chain(terminal: store) {
+            CacheHandler(name: "postgres-cache", model: store.model, storage: storage)
+        }
+        _ = try await chain.send(.fetch(albums))
+        let hit = try await chain.send(.fetch(albums))
+        #expect(hit.info.origin == .disk)
+        #expect(MainQueueProbe.isCurrent)
+        let probed = places.withLock { $0 }
+        #expect(probed.count >= 3 && !probed.contains(true), "no PostgreSQL work on the main queue: \(probed)")
+    }
+
+    // MARK: Helpers
+
+    static func chain(schema: String, namespace: String? = nil, logger: Logger? = nil) throws -> (
+        Chain, RecordingResponder
+    ) {
+        let store = try MusicFixture.store()
+        let backend = RecordingResponder(forwardingTo: store)
+        let cache = try PostgresCache(
+            model: store.model,
+            database: PostgresCacheDatabase(url: try TestPostgres.url(), schema: schema, namespace: namespace),
+            logger: logger ?? Logger(label: "storechain.postgres-cache"))
+        return (Chain(handlers: [cache], terminal: backend, logger: logger ?? Logger(label: "storechain")), backend)
+    }
+
+    /// Runs a statement on a connection of its own, as another program would.
+    static func execute(_ sql: String) async throws {
+        let address = try PostgresAddress(url: try TestPostgres.url())
+        let connection = try await PostgresConnection.connect(
+            configuration: .init(
+                host: address.host, port: address.port, username: address.username, password: address.password,
+                database: address.database, tls: .disable), id: 1, logger: Logger(label: "test"))
+        do {
+            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test"))
+        } catch {
+            try await connection.close()
+            throw error
+        }
+        try await connection.close()
+    }
+}
