@@ -52,8 +52,13 @@ extension HandlerRegistry {
             try context.model.checkEntities(options.pageSizes.keys.sorted(), option: "page-sizes")
             return PaginationHandler(model: context.model, options: options)
         }
-        registry.register("rate-limit", options: RateLimitOptions.self, placement: .traffic) { options, _ in
-            RateLimitHandler(options: options)
+        registry.register("rate-limit", options: RateLimitFileOptions.self, placement: .traffic) { options, context in
+            guard let shared = options.shared else { return RateLimitHandler(options: options.limit) }
+            try shared.check()
+            if context.validatesOnly { return RateLimitHandler(options: options.limit) }
+            let user = "rate-limit" + (context.location.map { " at \($0)" } ?? "")
+            return RateLimitHandler(
+                limiter: RateLimiter(options: options.limit, shared: try PostgresSharedRateLimit(shared, user: user)))
         }
         registry.register("retry", options: RetryOptions.self, placement: .traffic) { options, _ in
             RetryHandler(options: options)
@@ -157,6 +162,22 @@ struct PostgresCacheFileOptions: Decodable {
     init(from decoder: any Decoder) throws {
         cache = try CacheOptions(from: decoder)
         database = try PostgresCacheDatabase(from: decoder)
+    }
+}
+
+/// `rate-limit`: the limit, and where processes share it (`shared`), each read by its own type.
+struct RateLimitFileOptions: Decodable {
+    let limit: RateLimitOptions
+    let shared: SharedRateLimitDatabase?
+
+    private enum CodingKeys: String, CodingKey {
+        case shared
+    }
+
+    init(from decoder: any Decoder) throws {
+        limit = try RateLimitOptions(from: decoder)
+        shared = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(
+            SharedRateLimitDatabase.self, forKey: .shared)
     }
 }
 

@@ -2,7 +2,7 @@ import Logging
 import PostgresNIO
 import StoreChain
 
-/// The tables of a PostgreSQL cache, in a schema of their own: nodes, query windows and complete
+/// The tables of a PostgreSQL cache (and of shared rate limits), in a schema of their own: nodes, query windows and complete
 /// collections, each row under the `namespace` of the source its data comes from (so pipelines
 /// of several backends can share a database). Created on first use; tables written by another
 /// schema version are dropped and made again.
@@ -33,6 +33,8 @@ struct PostgresCacheSchema: Sendable {
     var nodes: String { "\(name).nodes" }
     var queries: String { "\(name).queries" }
     var collections: String { "\(name).collections" }
+    /// Shared rate limits (`PostgresSharedRateLimit`), one row per key.
+    var rateLimits: String { "\(name).rate_limits" }
 
     /// Creates the tables if they are missing, or remakes them when another version wrote them.
     /// Processes starting together take turns (an advisory lock for the transaction).

@@ -42,7 +42,10 @@ import Testing
         for file in files {
             let problems = FileValidator.problems(
                 in: Self.examples.appending(path: file), registry: registry,
-                environment: ["STORECHAIN_DEMO_URL": "http://127.0.0.1:8080", "PALETTES_URL": "http://127.0.0.1:8081"])
+                environment: [
+                    "STORECHAIN_DEMO_URL": "http://127.0.0.1:8080", "PALETTES_URL": "http://127.0.0.1:8081",
+                    "STORECHAIN_POSTGRES_URL": "postgres://app:secret@127.0.0.1:5432/app",
+                ])
             #expect(problems.isEmpty, "\(file): \(problems)")
         }
     }

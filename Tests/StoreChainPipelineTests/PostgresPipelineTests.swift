@@ -35,6 +35,31 @@ import Testing
         #expect(cache.options.expiry.defaultTTL == .seconds(300))
     }
 
+    @Test func aSharedRateLimitReadsWhereItsStateIs() throws {
+        let text = """
+            model: music.model.yml
+            handlers:
+              - rate-limit:
+                  rate: 20/s
+                  burst: 5
+                  shared: { url: "postgres://app:${PGPASSWORD}@db.internal/app", key: music-api, schema: limits }
+            terminal:
+              in-memory: { records: music.json }
+            """
+        let pipeline = try Pipeline.parse(
+            text, source: "limit.yml", directory: PipelineFileTests.fixtures, environment: ["PGPASSWORD": "pw"])
+        let limiter = try #require(pipeline.handlers.first as? RateLimitHandler).limiter
+        #expect(limiter.options == RateLimitOptions(rate: 20, burst: 5))
+        let shared = try #require(limiter.shared as? PostgresSharedRateLimit)
+        #expect(shared.key == "music-api" && shared.address.password == "pw" && shared.address.host == "db.internal")
+
+        let unnamed = text.replacingOccurrences(of: ", key: music-api", with: "")
+        let failure = try #require(throws: ValidationFailure.self) {
+            try Pipeline.parse(unnamed, source: "limit.yml", directory: PipelineFileTests.fixtures, validatesOnly: true)
+        }
+        #expect(failure.errors.map(\.description).joined().contains("limit.yml:6"), "\(failure.errors)")
+    }
+
     @Test func aBadURLIsAnErrorAtItsLine() throws {
         let failure = try #require(throws: ValidationFailure.self) {
             try Pipeline.parse(

@@ -34,11 +34,11 @@ public struct RateLimitHandler: StoreHandler {
         defer { if permit { limiter.release() } }
         do {
             let response = try await next(request, context)
-            limiter.learn(from: response.info.rateLimit, now: context.clock.now)
+            await limiter.learn(from: response.info.rateLimit, now: context.clock.now)
             return response
         } catch let error as StoreChainError {
             if let retryAfter = error.retryAfter, error.status == 429 || error.status == 503 {
-                limiter.pause(until: context.clock.now.addingTimeInterval(retryAfter.timeInterval))
+                await limiter.pause(until: context.clock.now.addingTimeInterval(retryAfter.timeInterval))
             }
             throw error
         }

@@ -4,9 +4,12 @@ import Foundation
 ///
 /// Slots are reserved in order (the generic cell rate algorithm), so waiting callers do not race:
 /// in any interval of length T at most `burst + rate × T` requests start. Share one limiter
-/// between chains to share one limit (for example, every chain that talks to one host).
+/// between chains to share one limit (for example, every chain that talks to one host), and give
+/// it a `SharedRateLimit` to share the limit between processes.
 public final class RateLimiter: Sendable {
     public let options: RateLimitOptions
+    /// Where slots are reserved across processes, if anywhere.
+    public let shared: (any SharedRateLimit)?
 
     private struct State {
         /// The theoretical arrival time of the next request.
@@ -21,8 +24,10 @@ public final class RateLimiter: Sendable {
 
     private let state = Locked(State())
 
-    public init(options: RateLimitOptions) {
+    /// A limiter for this process alone, or (with `shared`) for every process sharing its slots.
+    public init(options: RateLimitOptions, shared: (any SharedRateLimit)? = nil) {
         self.options = options
+        self.shared = shared
     }
 
     private var interval: TimeInterval { 1 / options.rate }
@@ -53,24 +58,26 @@ public final class RateLimiter: Sendable {
         waiter?.resume()
     }
 
-    /// Stops every request from starting before `date` (a 429 or 503 with `Retry-After`).
-    public func pause(until date: Date) {
+    /// Stops every request from starting before `date` (a 429 or 503 with `Retry-After`), in
+    /// every process sharing the limit.
+    public func pause(until date: Date) async {
         state.withLock { state in
             guard date > (state.pausedUntil ?? .distantPast) else { return }
             state.pausedUntil = date
             state.pauseGeneration += 1
         }
+        try? await shared?.pause(until: date)
     }
 
     /// Learns from what the backend said: `Retry-After` on 429 / 503 pauses; a low
     /// `X-RateLimit-Remaining` spreads the remaining requests until `X-RateLimit-Reset`.
-    func learn(from status: RateLimitStatus?, now: Date) {
+    func learn(from status: RateLimitStatus?, now: Date) async {
         guard let status else { return }
         let remaining = status.remaining
         let reset = status.resetDate(now: now)
         guard reset > now else { return }
         if remaining <= 0 {
-            pause(until: reset)
+            await pause(until: reset)
             return
         }
         let spacing = reset.timeIntervalSince(now) / Double(remaining)
@@ -78,6 +85,7 @@ public final class RateLimiter: Sendable {
         state.withLock { state in
             state.nextArrival = max(state.nextArrival ?? now, now + spacing)
         }
+        try? await shared?.delayNextSlot(until: now + spacing)
     }
 
     private func acquirePermit(context: RequestContext) async throws {
@@ -116,7 +124,9 @@ public final class RateLimiter: Sendable {
     private func waitForSlot(context: RequestContext) async throws {
         while true {
             let now = context.clock.now
+            let reserved = try await sharedSlot(now: now, context: context)
             let (start, generation) = try state.withLock { state throws(StoreChainError) -> (Date, Int) in
+                if let reserved { return (reserved, state.pauseGeneration) }
                 let arrival = max(state.nextArrival ?? now, now)
                 let start = max(arrival - tolerance, now, state.pausedUntil ?? now)
                 if start > now {
@@ -142,6 +152,31 @@ public final class RateLimiter: Sendable {
             }
             if !paused { return }
         }
+    }
+
+    /// The start of a slot reserved in the shared state, or `nil` when there is none (or it
+    /// failed: this process then limits itself alone). Throws when the slot would come too late.
+    private func sharedSlot(now: Date, context: RequestContext) async throws(StoreChainError) -> Date? {
+        guard let shared else { return nil }
+        let refuseAfter = options.mode == .failFast ? now : context.deadline
+        let reserved: Date
+        do {
+            reserved = try await shared.reserve(
+                now: now, interval: interval, tolerance: tolerance, refuseAfter: refuseAfter)
+        } catch {
+            context.logger.debug(
+                "rate-limit: the shared limit cannot be reached, limiting this process alone: \(error)")
+            return nil
+        }
+        // A pause this process learned of (and may not have shared, its database being down).
+        let start = max(reserved, state.withLock { $0.pausedUntil } ?? reserved)
+        if start > now, let refuseAfter, start >= refuseAfter || options.mode == .failFast {
+            let message =
+                options.mode == .failFast
+                ? "the rate limit of \(options.rate)/s is reached" : "the rate limit leaves no slot before the deadline"
+            throw Self.limited(until: start, now: now, message)
+        }
+        return start
     }
 
     private static func limited(until start: Date, now: Date, _ message: String) -> StoreChainError {
