@@ -27,6 +27,12 @@ let package = Package(
         .plugin(name: "StoreChainModelPlugin", targets: ["StoreChainModelPlugin"]),
         .plugin(name: "StoreChainValidatePlugin", targets: ["StoreChainValidatePlugin"]),
     ],
+    traits: [
+        .trait(
+            name: "Postgres",
+            description: "postgres-cache and shared rate limits in pipeline files (builds PostgresNIO and its TLS)"),
+        .default(enabledTraits: ["Postgres"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -53,7 +59,8 @@ let package = Package(
         .target(
             name: "StoreChainPipeline",
             dependencies: [
-                "StoreChain", "StoreChainHTTP", "StoreChainSQLite", "StoreChainPostgres",
+                "StoreChain", "StoreChainHTTP", "StoreChainSQLite",
+                .target(name: "StoreChainPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

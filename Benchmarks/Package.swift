@@ -14,7 +14,9 @@ let package = Package(
     name: "StoreChainBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: ".."),
+        // Without the Postgres trait: no benchmark uses it, and it would build PostgresNIO and
+        // BoringSSL in release on every run.
+        .package(path: "..", traits: []),
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],

@@ -18,7 +18,8 @@ let swiftSettings: [SwiftSetting] = [
 let package = Package(
     name: "StoreChainFuzz",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(path: "..")],
+    // Without the Postgres trait: the fuzz targets do not use it.
+    dependencies: [.package(path: "..", traits: [])],
     targets: [
         .executableTarget(
             name: "storechain-fuzz",

@@ -2,12 +2,12 @@ import Foundation
 import Logging
 import StoreChain
 import StoreChainHTTP
-import StoreChainPostgres
 import StoreChainSQLite
 
 extension HandlerRegistry {
     /// The built-in handler types — `logging`, `metrics`, `memory-cache`, `disk-cache`,
-    /// `postgres-cache`, `outbox`, `pagination`, `rate-limit`, `retry`, `batching` — and terminals — `remote`, `sqlite`,
+    /// `postgres-cache` (with the package's `Postgres` trait, on by default), `outbox`,
+    /// `pagination`, `rate-limit`, `retry`, `batching` — and terminals — `remote`, `sqlite`,
     /// `json-file`, `in-memory` — and the remote terminal's HTTP interceptors — `request-id`,
     /// `token-file`. Their options are documented in `Docs/Pipelines.md`.
     public static var standard: HandlerRegistry {
@@ -29,17 +29,6 @@ extension HandlerRegistry {
             file.namespace = file.namespace ?? context.cacheNamespace
             return DiskCache(model: context.model, file: file, options: options.cache)
         }
-        registry.register("postgres-cache", options: PostgresCacheFileOptions.self, placement: .cache) {
-            options, context in
-            try context.model.checkEntities(options.cache.expiry.entityTTL.keys.sorted(), option: "entity-ttl")
-            // A bad URL or schema is reported even when only checking the file, which connects to nothing.
-            try options.database.check()
-            if context.validatesOnly { return MemoryCache(model: context.model) }
-            let user = "postgres-cache" + (context.location.map { " at \($0)" } ?? "")
-            return try PostgresCache(
-                model: context.model, database: options.database, namespace: context.cacheNamespace,
-                options: options.cache, user: user)
-        }
         registry.register("outbox", options: OutboxOptions.self, placement: .outbox) { options, context in
             // Checking a pipeline opens no file.
             if context.validatesOnly { return NotOpened(name: "outbox") }
@@ -52,13 +41,8 @@ extension HandlerRegistry {
             try context.model.checkEntities(options.pageSizes.keys.sorted(), option: "page-sizes")
             return PaginationHandler(model: context.model, options: options)
         }
-        registry.register("rate-limit", options: RateLimitFileOptions.self, placement: .traffic) { options, context in
-            guard let shared = options.shared else { return RateLimitHandler(options: options.limit) }
-            try shared.check()
-            if context.validatesOnly { return RateLimitHandler(options: options.limit) }
-            let user = "rate-limit" + (context.location.map { " at \($0)" } ?? "")
-            return RateLimitHandler(
-                limiter: RateLimiter(options: options.limit, shared: try PostgresSharedRateLimit(shared, user: user)))
+        registry.register("rate-limit", options: RateLimitOptions.self, placement: .traffic) { options, _ in
+            RateLimitHandler(options: options)
         }
         registry.register("retry", options: RetryOptions.self, placement: .traffic) { options, _ in
             RetryHandler(options: options)
@@ -105,13 +89,16 @@ extension HandlerRegistry {
             guard let path = options.records else { return InMemoryStore(model: context.model) }
             return try JSONFileStore(contentsOf: context.url(forPath: path), model: context.model).store
         }
+        #if Postgres
+            registry.registerPostgres()
+        #endif
         return registry
     }
 }
 
 extension Model {
     /// Throws when an option names entities the model does not have.
-    fileprivate func checkEntities(_ names: [String], option: String) throws(StoreChainError) {
+    func checkEntities(_ names: [String], option: String) throws(StoreChainError) {
         for name in names where entity(named: name) == nil {
             throw StoreChainError(
                 .invalidPipeline, "'\(option)' names entity '\(name)', which the model does not have",
@@ -151,33 +138,6 @@ struct DiskCacheFileOptions: Decodable {
     init(from decoder: any Decoder) throws {
         cache = try CacheOptions(from: decoder)
         file = try DiskCacheFile(from: decoder)
-    }
-}
-
-/// `postgres-cache`: the options both caches take and the database's, each read by its own type.
-struct PostgresCacheFileOptions: Decodable {
-    let cache: CacheOptions
-    let database: PostgresCacheDatabase
-
-    init(from decoder: any Decoder) throws {
-        cache = try CacheOptions(from: decoder)
-        database = try PostgresCacheDatabase(from: decoder)
-    }
-}
-
-/// `rate-limit`: the limit, and where processes share it (`shared`), each read by its own type.
-struct RateLimitFileOptions: Decodable {
-    let limit: RateLimitOptions
-    let shared: SharedRateLimitDatabase?
-
-    private enum CodingKeys: String, CodingKey {
-        case shared
-    }
-
-    init(from decoder: any Decoder) throws {
-        limit = try RateLimitOptions(from: decoder)
-        shared = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(
-            SharedRateLimitDatabase.self, forKey: .shared)
     }
 }
 
