@@ -58,6 +58,7 @@ final class PostgresConnections: Sendable {
     /// Runs one statement (or a few that need no transaction) on the shared connection. When
     /// the connection turns out to be closed (the server restarted), `body` runs once more on a
     /// new one: reads are safe to repeat.
+    @discardableResult
     func withSharedConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         if let open = state.withLock({ $0.shared }), !open.isClosed {
             do {
@@ -77,6 +78,7 @@ final class PostgresConnections: Sendable {
 
     /// Runs `body` in a transaction on a connection no one else uses meanwhile. A connection
     /// found closed when the transaction begins (the server restarted) is replaced once.
+    @discardableResult
     func withTransaction<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         var connection = try await lease()
         do {
