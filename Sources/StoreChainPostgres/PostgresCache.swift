@@ -23,7 +23,8 @@ extension CacheHandler where Storage == PostgresCacheStorage {
             name: "postgres-cache", model: model,
             storage: try PostgresCacheStorage(
                 address: try PostgresAddress(url: database.url), schema: database.schema,
-                namespace: database.namespace ?? namespace, maxBytes: database.maxBytes, user: user, logger: logger),
+                namespace: database.namespace ?? namespace, maxBytes: database.maxBytes,
+                claimWait: database.claimWait, user: user, logger: logger),
             options: options)
     }
 }
@@ -42,12 +43,19 @@ public struct PostgresCacheDatabase: Sendable, Hashable, Decodable {
     public var namespace: String?
     /// The most bytes of payloads the namespace holds in the database.
     public var maxBytes: Int
+    /// How long a process waits for another one fetching the same request before it asks
+    /// upstream itself; `nil` (`claim-wait: 0s`): misses go upstream at once.
+    public var claimWait: Duration?
 
-    public init(url: String, schema: String = "storechain", namespace: String? = nil, maxBytes: Int = 1 << 30) {
+    public init(
+        url: String, schema: String = "storechain", namespace: String? = nil, maxBytes: Int = 1 << 30,
+        claimWait: Duration? = .seconds(5)
+    ) {
         self.url = url
         self.schema = schema
         self.namespace = namespace
         self.maxBytes = maxBytes
+        self.claimWait = claimWait
     }
 
     /// Throws when the URL or the schema name cannot be used, saying which and why; connects to
@@ -58,18 +66,21 @@ public struct PostgresCacheDatabase: Sendable, Hashable, Decodable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case url, schema, namespace
+        case url, schema, namespace, claimWait
         case maxBytes = "maxSize"
     }
 
-    /// Reads `url` (required), `schema`, `namespace` and `max-size`; a key left out keeps the
-    /// default of `init`.
+    /// Reads `url` (required), `schema`, `namespace`, `max-size` and `claim-wait`; a key left out
+    /// keeps the default of `init`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = PostgresCacheDatabase(url: try container.decode(String.self, forKey: .url))
         self.init(
             url: defaults.url, schema: try container.decodeIfPresent(String.self, forKey: .schema) ?? defaults.schema,
             namespace: try container.decodeIfPresent(String.self, forKey: .namespace),
-            maxBytes: try container.decodeIfPresent(ByteSize.self, forKey: .maxBytes)?.bytes ?? defaults.maxBytes)
+            maxBytes: try container.decodeIfPresent(ByteSize.self, forKey: .maxBytes)?.bytes ?? defaults.maxBytes,
+            claimWait: try container.decodeIfPresent(TimeSpan.self, forKey: .claimWait).map {
+                $0.duration == .zero ? nil : $0.duration
+            } ?? defaults.claimWait)
     }
 }

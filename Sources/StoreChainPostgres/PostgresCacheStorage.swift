@@ -20,6 +20,9 @@ public final class PostgresCacheStorage: CacheStorage {
     /// Upper bound on stored payload bytes of this namespace; least recently used entries go
     /// first.
     public let maxBytes: Int
+    /// How long a process waits for another's answer to a request both miss (`nil`: it does not
+    /// wait, and asks upstream at once).
+    public let claimWait: Duration?
     let schema: PostgresCacheSchema
     let connections: PostgresConnections
     private let logger: Logger
@@ -33,17 +36,19 @@ public final class PostgresCacheStorage: CacheStorage {
     private let accessProbe = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// A storage in `schema` (created on first use) of the server at `address`. `user` names the
-    /// cache in log lines and errors (a pipeline passes its type and line); `clock` times the
+    /// cache in log lines and errors (a pipeline passes its type and line); `claimWait` bounds how
+    /// long a miss waits for another process fetching the same; `clock` times the
     /// pause between attempts to reach a server that is down.
     public init(
         address: PostgresAddress, schema: String = "storechain", namespace: String? = nil, maxBytes: Int = 1 << 30,
-        user: String = "postgres-cache", clock: any StoreClock = SystemClock(),
+        claimWait: Duration? = .seconds(5), user: String = "postgres-cache", clock: any StoreClock = SystemClock(),
         logger: Logger = Logger(label: "storechain.postgres-cache")
     ) throws(StoreChainError) {
         self.address = address
         self.schema = try PostgresCacheSchema(schema)
         self.namespace = namespace ?? ""
         self.maxBytes = maxBytes
+        self.claimWait = claimWait
         self.logger = logger
         connections = PostgresConnections(address: address, user: user, clock: clock, logger: logger)
     }
@@ -264,6 +269,38 @@ public final class PostgresCacheStorage: CacheStorage {
             for table in [schema.nodes, schema.queries, schema.collections] {
                 try await connection.query(
                     "DELETE FROM \(unescaped: table) WHERE namespace = \(namespace)", logger: logger)
+            }
+        }
+    }
+
+    // MARK: Claims
+
+    /// Claims `key` with a session advisory lock on the shared connection: the lock ends when
+    /// the claim is released, or with the session when the process dies. Keys are hashed, so two
+    /// keys may rarely share a lock: one then waits for the other, and fetches itself.
+    @concurrent public func claim(_ key: String) async -> CacheClaim? {
+        accessProbe.withLock { $0 }?()
+        let scope = "storechain claims \(schema.name)/\(namespace)"
+        do {
+            let held = try await connections.withSharedConnection { connection in
+                try await connection.query(
+                    "SELECT pg_try_advisory_lock(hashtext(\(scope)), hashtext(\(key)))", logger: logger
+                ).collect().first?.decode(Bool.self)
+            }
+            guard held == true else { return nil }
+        } catch {
+            // The server is out of reach: nobody else can be waited for, so this process fetches.
+            return CacheClaim {}
+        }
+        return CacheClaim { [connections, logger] in
+            do {
+                try await connections.withSharedConnection { connection in
+                    try await connection.query(
+                        "SELECT pg_advisory_unlock(hashtext(\(scope)), hashtext(\(key)))", logger: logger)
+                }
+            } catch {
+                // The session that held the lock is gone, and the lock with it.
+                logger.debug("postgres-cache: releasing the claim on \(key) failed: \(error)")
             }
         }
     }

@@ -24,7 +24,7 @@ import Testing
     @Test func readsItsOptionsAndTakesThePasswordFromTheEnvironment() throws {
         let text = Self.pipeline(
             url: "postgres://app:${CACHE_PASSWORD}@db.internal:6543/cache",
-            extra: "\n      schema: music_cache\n      namespace: music-v2\n      max-size: 64MB")
+            extra: "\n      schema: music_cache\n      namespace: music-v2\n      max-size: 64MB\n      claim-wait: 2s")
         let pipeline = try Pipeline.parse(
             text, source: "pg.yml", directory: PipelineFileTests.fixtures, environment: ["CACHE_PASSWORD": "s3cret"])
         let cache = try #require(pipeline.handlers[1] as? PostgresCache)
@@ -32,7 +32,20 @@ import Testing
         #expect(cache.storage.address.port == 6543)
         #expect(cache.storage.namespace == "music-v2")
         #expect(cache.storage.maxBytes == 64 << 20)
+        #expect(cache.storage.claimWait == .seconds(2))
         #expect(cache.options.expiry.defaultTTL == .seconds(300))
+    }
+
+    @Test func claimWaitZeroSendsMissesUpstreamAtOnce() throws {
+        let defaults = try Pipeline.parse(
+            Self.pipeline(url: "postgres://app@db:5432/cache"), source: "pg.yml",
+            directory: PipelineFileTests.fixtures)
+        #expect((defaults.handlers[1] as? PostgresCache)?.storage.claimWait == .seconds(5))
+        let off = try Pipeline.parse(
+            Self.pipeline(url: "postgres://app@db:5432/cache", extra: "\n      claim-wait: 0s"), source: "pg.yml",
+            directory: PipelineFileTests.fixtures)
+        let cache = try #require(off.handlers[1] as? PostgresCache)
+        #expect(cache.storage.claimWait == nil)
     }
 
     @Test func aSharedRateLimitReadsWhereItsStateIs() throws {

@@ -112,7 +112,87 @@ import Testing
         #expect(probed.count >= 3 && !probed.contains(true), "no PostgreSQL work on the main queue: \(probed)")
     }
 
+    @Test func identicalMissesInTwoProcessesMakeOneUpstreamRequest() async throws {
+        let schema = TestPostgres.freshSchema()
+        let clock = ManualClock()
+        let (first, backend) = try Self.chain(schema: schema, clock: clock, firstAnswerAfter: .seconds(1))
+        let (second, _) = try Self.chain(schema: schema, clock: clock, backend: backend)
+        let fetching = Task { try await first.send(.fetch(albums)) }
+        await clock.waitForSleepers(1)
+        let waiting = Finishing { try await second.send(.fetch(albums)) }
+        await waiting.sleepsOrEnds(on: clock, sleepers: 2)
+        #expect(backend.count() == 1, "the second process waits for the first one's claim")
+        await clock.advance(by: .seconds(1))
+        #expect(try await fetching.value.info.cacheStatus == .miss)
+        let shared = try await waiting.value(advancing: clock)
+        #expect(shared.info.cacheStatus == .hit && shared.info.origin == .disk, "\(shared.info)")
+        #expect(try shared.fetchResult() == MusicFixture.store().fetch(albums))
+        #expect(backend.count() == 1, "one upstream request between both")
+    }
+
+    @Test func aClaimHeldPastTheWaitDoesNotHoldTheOthersBack() async throws {
+        let schema = TestPostgres.freshSchema()
+        let clock = ManualClock()
+        let log = CapturedLog()
+        let (first, backend) = try Self.chain(schema: schema, clock: clock, firstAnswerAfter: .seconds(30))
+        let (second, _) = try Self.chain(schema: schema, clock: clock, backend: backend, logger: log.logger())
+        let stuck = Task { try await first.send(.fetch(albums)) }
+        await clock.waitForSleepers(1)
+        let waiting = Finishing { try await second.send(.fetch(albums)) }
+        await waiting.sleepsOrEnds(on: clock, sleepers: 2)
+        await clock.advance(by: .seconds(5))
+        let answer = try await waiting.value(advancing: clock)
+        #expect(answer.info.cacheStatus == .miss, "after the wait it asks upstream itself")
+        #expect(backend.count() == 2)
+        #expect(log.text.contains("another process has been fetching"), "\(log.text)")
+        await clock.advance(by: .seconds(30))
+        _ = try await stuck.value
+    }
+
+    @Test func faultsAreClaimedToo() async throws {
+        let schema = TestPostgres.freshSchema()
+        let clock = ManualClock()
+        let (first, backend) = try Self.chain(schema: schema, clock: clock, firstAnswerAfter: .seconds(1))
+        let (second, _) = try Self.chain(schema: schema, clock: clock, backend: backend)
+        let album = ObjectID(entity: "Album", key: 10)
+        let fetching = Task { try await first.send(.objectFault(album)) }
+        await clock.waitForSleepers(1)
+        let waiting = Finishing { try await second.send(.objectFault(album)) }
+        await waiting.sleepsOrEnds(on: clock, sleepers: 2)
+        await clock.advance(by: .seconds(1))
+        _ = try await fetching.value
+        let shared = try await waiting.value(advancing: clock)
+        #expect(shared.info.cacheStatus == .hit)
+        #expect(try shared.objectNode()?.attributes["title"] == .string("Guide to an Escape"))
+        #expect(backend.count() == 1)
+    }
+
     // MARK: Helpers
+
+    /// A chain whose cache shares `schema`, over `backend` (by default a new one over the music
+    /// fixture that answers its first request after `firstAnswerAfter` on `clock`).
+    static func chain(
+        schema: String, clock: ManualClock, firstAnswerAfter delay: Duration = .zero,
+        backend: RecordingResponder? = nil, logger: Logger = Logger(label: "storechain")
+    ) throws -> (Chain, RecordingResponder) {
+        let store = try MusicFixture.store()
+        let answered = Locked(0)
+        let backend =
+            backend
+            ?? RecordingResponder(name: "backend") { request, context in
+                if answered.withLock({ count in
+                    defer { count += 1 }
+                    return count == 0
+                }) {
+                    try await clock.sleep(for: delay)
+                }
+                return try await store.respond(to: request, context: context)
+            }
+        let cache = try PostgresCache(
+            model: store.model, database: PostgresCacheDatabase(url: try TestPostgres.url(), schema: schema),
+            logger: logger)
+        return (Chain(handlers: [cache], terminal: backend, clock: clock, logger: logger), backend)
+    }
 
     static func chain(schema: String, namespace: String? = nil, logger: Logger? = nil) throws -> (
         Chain, RecordingResponder
@@ -140,5 +220,38 @@ import Testing
             throw error
         }
         try await connection.close()
+    }
+}
+
+/// A task whose end a test can wait for while it moves a manual clock (the task polls on it).
+final class Finishing<Value: Sendable>: Sendable {
+    private let task: Task<Value, any Error>
+    private let ended: Ended
+
+    private final class Ended: Sendable {
+        let flag = Locked(false)
+    }
+
+    init(_ operation: @escaping @Sendable () async throws -> Value) {
+        let ended = Ended()
+        self.ended = ended
+        task = Task {
+            defer { ended.flag.withLock { $0 = true } }
+            return try await operation()
+        }
+    }
+
+    /// Waits until `sleepers` tasks sleep on `clock`, or this task has ended (so a test whose
+    /// task does not wait fails on its expectations instead of hanging).
+    func sleepsOrEnds(on clock: ManualClock, sleepers: Int) async {
+        while clock.sleeperCount < sleepers, !ended.flag.withLock({ $0 }) { await Task.yield() }
+    }
+
+    /// The task's value, advancing `clock` by a small step whenever the task sleeps on it.
+    func value(advancing clock: ManualClock) async throws -> Value {
+        while !ended.flag.withLock({ $0 }) {
+            if clock.sleeperCount > 0 { await clock.advance(by: .milliseconds(20)) } else { await Task.yield() }
+        }
+        return try await task.value
     }
 }

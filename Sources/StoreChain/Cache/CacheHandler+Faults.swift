@@ -10,12 +10,7 @@ extension CacheHandler {
         let request = StoreRequest.objectFault(id)
         let forwarded = Self.conditional(request, ifChangedSince: validators)
         guard !id.isTemporary else { return try await next(forwarded, context) }
-        let node = await perform("read", context: context) { try await storage.node(id) } ?? nil
-        let cached = node.map { node in
-            CachedAnswer(
-                response: StoreResponse(.object(node), info: ResponseInfo(answeredBy: name, origin: storage.origin)),
-                freshness: node.freshness ?? Self.expired, source: request, target: .node(id))
-        }
+        let cached = await cachedObject(id, context: context)
         return try await serve(
             request, cached: cached, context: context, refresh: refreshFault(next: next),
             forward: { try await forward(forwarded, context: context, next: next) })
@@ -49,13 +44,45 @@ extension CacheHandler {
 
     /// Forwards a fault (one call for identical faults in flight) and stores the answer.
     func forward(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws -> StoreResponse {
-        var response = try await inFlight.run("\(request)") {
-            let response = try await next(request, context)
-            await keep(response, of: request.unconditional, context: context)
-            return response
+        let key = "\(request)"
+        let forwarded = try await inFlight.run(key) {
+            try await forwardOnce(
+                key, context: context, stored: { await storedFault(request.unconditional, context: context) }
+            ) {
+                let response = try await next(request, context)
+                await keep(response, of: request.unconditional, context: context)
+                return response
+            }
         }
-        response.info.cacheStatus = .miss
+        var response = forwarded.response
+        response.info.cacheStatus = forwarded.isStored ? .hit : .miss
         return response
+    }
+
+    /// The stored answer to a fault, when it is fresh.
+    private func storedFault(_ request: StoreRequest, context: RequestContext) async -> StoreResponse? {
+        let cached: CachedAnswer?
+        switch request {
+        case .objectFault(let id):
+            cached = await cachedObject(id, context: context)
+        case .relationshipFault(let id, let name):
+            guard let relationship = model.entity(named: id.entity)?.relationship(named: name) else { return nil }
+            cached = await perform("read", context: context) { try await cachedRelationship(id, relationship) } ?? nil
+        default:
+            return nil
+        }
+        guard let cached, cached.freshness.isFresh(at: context.clock.now) else { return nil }
+        return cached.response
+    }
+
+    /// The cached object, as the answer to its fault.
+    private func cachedObject(_ id: ObjectID, context: RequestContext) async -> CachedAnswer? {
+        let node = await perform("read", context: context) { try await storage.node(id) } ?? nil
+        return node.map { node in
+            CachedAnswer(
+                response: StoreResponse(.object(node), info: ResponseInfo(answeredBy: name, origin: storage.origin)),
+                freshness: node.freshness ?? Self.expired, source: .objectFault(id), target: .node(id))
+        }
     }
 
     /// The relationship's objects from the owner's cached value, or, when the owner does not

@@ -59,12 +59,17 @@ extension CacheHandler {
         context: RequestContext, next: NextResponder
     ) async throws -> StoreResponse {
         let request = Self.conditional(.fetch(normalized), ifChangedSince: validators)
-        let response = try await inFlight.run("\(request)") {
-            let response = try await next(request, context)
-            await keep(response, of: .fetch(normalized), context: context)
-            return response
+        let key = "\(request)"
+        let forwarded = try await inFlight.run(key) {
+            try await forwardOnce(
+                key, context: context, stored: { await storedAnswer(to: normalized, context: context) }
+            ) {
+                let response = try await next(request, context)
+                await keep(response, of: .fetch(normalized), context: context)
+                return response
+            }
         }
-        return try answer(fromForwarded: response, plan: plan, status: .miss)
+        return try answer(fromForwarded: forwarded.response, plan: plan, status: forwarded.isStored ? .hit : .miss)
     }
 
     /// Puts a forwarded answer in the form the request asked for, with its prefetched objects.

@@ -25,7 +25,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     public let model: Model
     public let storage: Storage
     public let options: CacheOptions
-    let inFlight = SingleFlight<StoreResponse>()
+    let inFlight = SingleFlight<Forwarded>()
 
     public init(name: String, model: Model, storage: Storage, options: CacheOptions = CacheOptions()) {
         self.name = name
@@ -135,7 +135,9 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         context.cachePolicy = .useCache
         let source = cached.source
         let request = Self.conditional(source, ifChangedSince: Validators(cached.freshness))
-        let response = try await inFlight.run("revalidate \(request)") { try await next(request, context) }
+        let response = try await inFlight.run("revalidate \(request)") {
+            Forwarded(response: try await next(request, context), isStored: false)
+        }.response
         let now = context.clock.now
         if response.info.notModified {
             let entity = source.entities.first ?? ""

@@ -34,11 +34,40 @@ public protocol CacheStorage: Sendable {
     func refresh(_ target: CacheTarget, freshness: Freshness) async throws
     /// Removes everything.
     func clear() async throws
+
+    /// When several processes share this storage, how long one waits for another's answer to a
+    /// request both miss before it asks upstream itself; `nil` (the default): the storage is
+    /// this process's alone, and misses go upstream at once.
+    var claimWait: Duration? { get }
+    /// Claims the request `key` for this process until the claim is released, so that the other
+    /// processes wait for its answer instead of asking upstream too; `nil` while another process
+    /// holds it. A storage that cannot tell (its server is down) grants the claim.
+    func claim(_ key: String) async -> CacheClaim?
 }
 
 extension CacheStorage {
     public func node(_ id: ObjectID) async throws -> Node? {
         try await nodes([id])[id]
+    }
+
+    public var claimWait: Duration? { nil }
+
+    public func claim(_ key: String) async -> CacheClaim? { CacheClaim {} }
+}
+
+/// A request this process fetches on behalf of every process sharing a cache storage, until it
+/// is released.
+public struct CacheClaim: Sendable {
+    private let onRelease: @Sendable () async -> Void
+
+    /// A claim that runs `release` when it ends.
+    public init(release: @escaping @Sendable () async -> Void) {
+        onRelease = release
+    }
+
+    /// Ends the claim: the other processes stop waiting and read the answer from the storage.
+    public func release() async {
+        await onRelease()
     }
 }
 
