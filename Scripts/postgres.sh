@@ -59,7 +59,7 @@ start)
         cat "$dir/initdb.log" >&2
         exit 1
     }
-    printf '%s\n' "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c fsync=off -c max_connections=200" \
+    printf '%s\n' "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c fsync=off -c max_connections=600" \
         >"$dir/options"
     start_server "$dir"
     if [ -n "$stop_with" ]; then

@@ -25,6 +25,8 @@ final class PostgresConnections: Sendable {
 
     private struct State {
         var shared: PostgresConnection?
+        /// The task opening the shared connection, while it does.
+        var opening: Task<PostgresConnection, any Error>?
         var idle: [PostgresConnection] = []
         /// Until when a use fails without trying.
         var unreachableUntil: Date?
@@ -60,19 +62,54 @@ final class PostgresConnections: Sendable {
     /// new one: reads are safe to repeat.
     @discardableResult
     func withSharedConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        if let open = state.withLock({ $0.shared }), !open.isClosed {
+        do {
+            let connection = try await sharedConnection()
             do {
-                return try await body(open)
-            } catch  where open.isClosed {
+                return try await body(connection)
+            } catch  where connection.isClosed {
                 logger.debug("\(user): the shared connection to \(address) closed; opening another")
+                return try await body(try await sharedConnection(replacing: connection))
             }
+        } catch {
+            throw described(error)
         }
+    }
+
+    /// The shared connection, opened by one task while the others wait for it: never two at
+    /// once, since replacing a connection closes it under the statements (and the claims) of
+    /// the tasks using it.
+    private func sharedConnection(replacing closed: PostgresConnection? = nil) async throws -> PostgresConnection {
+        if let open = state.withLock({ $0.shared }), !open.isClosed, open !== closed { return open }
+        let opening = state.withLock { state in
+            if let task = state.opening { return task }
+            let task = Task { try await self.openShared() }
+            state.opening = task
+            return task
+        }
+        return try await opening.value
+    }
+
+    /// Opens a connection and makes it the shared one, closing the one it replaces.
+    private func openShared() async throws -> PostgresConnection {
+        do {
+            let connection = try await connect()
+            let replaced = state.withLock { state in
+                defer { (state.shared, state.opening) = (connection, nil) }
+                return state.shared
+            }
+            replaced?.closeInBackground()
+            return connection
+        } catch {
+            state.withLock { $0.opening = nil }
+            throw error
+        }
+    }
+
+    /// Runs `body` on a connection of its own, closed when it ends (a listener's, which holds
+    /// its connection for as long as it listens).
+    func withOwnConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         let connection = try await connect()
-        let replaced = state.withLock { state in
-            defer { state.shared = connection }
-            return state.shared
-        }
-        replaced?.closeInBackground()
+        defer { connection.closeInBackground() }
         return try await body(connection)
     }
 
@@ -96,8 +133,17 @@ final class PostgresConnections: Sendable {
             // A failed statement or commit leaves the transaction unusable: the connection is
             // closed rather than rolled back and reused, which also ends any lock it held.
             connection.closeInBackground()
-            throw error
+            throw described(error)
         }
+    }
+
+    /// A statement's error as a `StoreChainError` that says what the server said (a
+    /// `PSQLError` describes itself only as "Generic description"); other errors unchanged.
+    private func described(_ error: any Error) -> any Error {
+        guard error is PSQLError else { return error }
+        return StoreChainError(
+            .sharedState, "\(user): a statement on PostgreSQL at \(address) failed: \(Self.reason(error))",
+            suggestion: "requests go upstream meanwhile; if it lasts, check the server's log")
     }
 
     /// Why the server cannot be used now, when an attempt failed less than `retryInterval` ago.
@@ -188,7 +234,7 @@ final class PostgresConnections: Sendable {
 extension PostgresConnection {
     /// Closes the connection without waiting for it to close. The connection is kept until it
     /// has closed (PostgresNIO requires a connection to be closed before it is released).
-    fileprivate func closeInBackground() {
+    func closeInBackground() {
         let closed: EventLoopFuture<Void> = close()
         closed.whenComplete { _ in withExtendedLifetime(self) {} }
     }
