@@ -134,6 +134,11 @@ let package = Package(
             dependencies: ["StoreChain", "StoreChainSQLite", "StoreChainTesting"],
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "storechain-shared-client",
+            dependencies: ["StoreChain", "StoreChainPipeline"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "StoreChainFuzzing",
             dependencies: ["StoreChain", "StoreChainTesting"],
@@ -260,8 +265,9 @@ let package = Package(
         .testTarget(
             name: "StoreChainCLITests",
             dependencies: [
-                "storechain", "storechain-crash-writer", "StoreChain", "StoreChainPipeline",
-                "StoreChainDemoBackend", "StoreChainHTTP", "StoreChainSQLite", "StoreChainTesting",
+                "storechain", "storechain-crash-writer", "storechain-shared-client", "StoreChain", "StoreChainPipeline",
+                "StoreChainDemoBackend", "StoreChainHTTP", "StoreChainSQLite", "StoreChainPostgres",
+                "StoreChainTesting",
             ],
             swiftSettings: swiftSettings
         ),

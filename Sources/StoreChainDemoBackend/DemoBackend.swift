@@ -45,8 +45,23 @@ public final class DemoBackend: Sendable {
         /// Writes repeated with an `Idempotency-Key` already seen: answered as the first time,
         /// and not applied again.
         public var repeatedWrites = 0
+        /// The most requests counted in any one second of the wall clock (from a whole second to
+        /// the next): what a backend's own per-second rate limit would see.
+        public var busiestSecond = 0
+        var currentSecond = 0
+        var currentSecondCount = 0
         var windowStart = Date.distantPast
         var windowCount = 0
+
+        mutating func countInItsSecond(_ now: Date) {
+            let second = Int(now.timeIntervalSince1970.rounded(.down))
+            if second != currentSecond {
+                currentSecond = second
+                currentSecondCount = 0
+            }
+            currentSecondCount += 1
+            busiestSecond = max(busiestSecond, currentSecondCount)
+        }
     }
 
     /// A backend over the generated catalog (`DemoCatalog(bands:)`).
@@ -134,6 +149,7 @@ public final class DemoBackend: Sendable {
         return counters.withLock { stats in
             stats.requests += 1
             stats.requestsByRoute[route, default: 0] += 1
+            stats.countInItsSecond(Date())
             if let limit = quirks.rateLimitPerSecond {
                 let now = Date()
                 if now.timeIntervalSince(stats.windowStart) >= 1 {

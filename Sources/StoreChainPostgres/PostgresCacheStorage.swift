@@ -25,6 +25,10 @@ public final class PostgresCacheStorage: CacheStorage {
     public let claimWait: Duration?
     let schema: PostgresCacheSchema
     let connections: PostgresConnections
+    /// Tells this storage's changes to the other processes, and theirs to this one's readers.
+    private let listener: PostgresChangeListener
+    /// Identifies this storage's notices among those of every process.
+    private let id = UUID().uuidString
     private let logger: Logger
     /// Whether the tables are known to exist.
     private let prepared = Atomic<Bool>(false)
@@ -50,7 +54,11 @@ public final class PostgresCacheStorage: CacheStorage {
         self.maxBytes = maxBytes
         self.claimWait = claimWait
         self.logger = logger
-        connections = PostgresConnections(address: address, user: user, clock: clock, logger: logger)
+        let connections = PostgresConnections(address: address, user: user, clock: clock, logger: logger)
+        self.connections = connections
+        listener = PostgresChangeListener(
+            channel: PostgresChangeNotice.channel(schema: self.schema.name), namespace: namespace ?? "", ownID: id,
+            source: "\(user) (another process)", connections: connections, clock: clock, logger: logger)
     }
 
     public var origin: ResponseInfo.Origin { .disk }
@@ -219,6 +227,10 @@ public final class PostgresCacheStorage: CacheStorage {
                     ON CONFLICT (namespace, entity) DO UPDATE SET freshness = excluded.freshness
                     """, logger: logger)
             }
+            // Delivered when the transaction commits, so others read the change they hear of.
+            for notice in PostgresChangeNotice.notices(for: write, removed: removed, from: id, namespace: namespace) {
+                try await connection.query("SELECT pg_notify(\(listener.channel), \(notice))", logger: logger)
+            }
             if let query {
                 try await connection.query(
                     """
@@ -271,6 +283,20 @@ public final class PostgresCacheStorage: CacheStorage {
                     "DELETE FROM \(unescaped: table) WHERE namespace = \(namespace)", logger: logger)
             }
         }
+    }
+
+    // MARK: Changes elsewhere
+
+    /// The saves, deletions and refreshes other processes write to this namespace, as they
+    /// commit (heard through `LISTEN` on a connection of its own while anyone reads them).
+    public func changesFromElsewhere() -> AsyncStream<ChangeEvent>? {
+        listener.changes()
+    }
+
+    /// Returns once changes from elsewhere are listened for (a change made before is not heard
+    /// of): for tests.
+    package func untilListening() async {
+        await listener.untilListening()
     }
 
     // MARK: Claims

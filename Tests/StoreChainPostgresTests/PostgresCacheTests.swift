@@ -167,6 +167,47 @@ import Testing
         #expect(backend.count() == 1)
     }
 
+    @Test func aSaveInOneProcessReachesTheOthersMemoryCachesAndObservers() async throws {
+        let schema = TestPostgres.freshSchema()
+        let backend = try MusicFixture.store()
+        /// A process: a memory cache in front of the shared one, over the one backend.
+        func process() throws -> (chain: Chain, storage: PostgresCacheStorage) {
+            let shared = try PostgresCache(
+                model: backend.model, database: PostgresCacheDatabase(url: try TestPostgres.url(), schema: schema))
+            let chain = Chain(handlers: [MemoryCache(model: backend.model), shared], terminal: backend)
+            return (chain, shared.storage)
+        }
+        let (saver, _) = try process()
+        let (reader, readerStorage) = try process()
+        await readerStorage.untilListening()
+        let bands = FetchRequest(entity: "Band", sortDescriptors: [FetchSortDescriptor("name")])
+        let band = ObjectID(entity: "Band", key: 1)
+        #expect(try await reader.send(.fetch(bands)).info.cacheStatus == .miss)
+        #expect(try await reader.send(.fetch(bands)).info.origin == .memory, "the reader's memory cache has it")
+        let heard = reader.events.subscribe()
+
+        let renamed = Node(id: band, attributes: ["name": .string("Rue Royale (renamed)")])
+        _ = try await saver.send(.save(SaveChanges(updated: [renamed])))
+
+        // Not a timing check: a lost notice fails the test instead of hanging it.
+        let change = try #require(
+            await withTaskGroup(of: ChangeEvent?.self) { group in
+                group.addTask { await heard.first { _ in true } }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(30))
+                    return nil
+                }
+                defer { group.cancelAll() }
+                return await group.next() ?? nil
+            }, "the reader heard of no change")
+        #expect(change.updated == [band] && change.invalidatedEntities.contains("Band"), "\(change)")
+        #expect(change.source.contains("another process"))
+        let after = try await reader.send(.fetch(bands))
+        #expect(after.info.origin != .memory, "the memory cache forgot the stale answer")
+        guard case .objects(let nodes) = try after.fetchResult() else { throw CancellationError() }
+        #expect(nodes.contains { $0.attributes["name"] == .string("Rue Royale (renamed)") }, "\(nodes)")
+    }
+
     // MARK: Helpers
 
     /// A chain whose cache shares `schema`, over `backend` (by default a new one over the music

@@ -205,7 +205,9 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     /// Applies a write; publishes removals always and updates when asked (background
     /// refreshes, so observers see the new data).
     func store(_ write: CacheWrite, context: RequestContext, publishUpdates: Bool = false) async {
-        let removed = await perform("write", context: context) { try await storage.write(write) } ?? []
+        var write = write
+        write.isRefresh = publishUpdates
+        let removed = await perform("write", context: context) { [write] in try await storage.write(write) } ?? []
         guard !removed.isEmpty || (publishUpdates && !write.nodes.isEmpty) else { return }
         let updated = publishUpdates ? Set(write.nodes.map(\.id)) : []
         var entities = Set(removed.map(\.entity))

@@ -43,6 +43,10 @@ public protocol CacheStorage: Sendable {
     /// processes wait for its answer instead of asking upstream too; `nil` while another process
     /// holds it. A storage that cannot tell (its server is down) grants the claim.
     func claim(_ key: String) async -> CacheClaim?
+    /// Changes other processes sharing this storage made to it (their saves, deletions and
+    /// refreshes), as they happen, for as long as the stream is read; `nil` (the default): the
+    /// storage is this process's alone.
+    func changesFromElsewhere() -> AsyncStream<ChangeEvent>?
 }
 
 extension CacheStorage {
@@ -53,6 +57,8 @@ extension CacheStorage {
     public var claimWait: Duration? { nil }
 
     public func claim(_ key: String) async -> CacheClaim? { CacheClaim {} }
+
+    public func changesFromElsewhere() -> AsyncStream<ChangeEvent>? { nil }
 }
 
 /// A request this process fetches on behalf of every process sharing a cache storage, until it
@@ -137,6 +143,10 @@ public struct CacheWrite: Sendable {
     /// Entities whose cached queries and complete collections are dropped (before the write's
     /// own query and collections are stored).
     public var invalidated: Set<String> = []
+    /// Whether the nodes are news, not just answers being kept: a background refresh found them
+    /// changed. A storage shared by processes tells the others of news, as of removals and
+    /// invalidations.
+    public var isRefresh = false
 
     public init() {}
 }

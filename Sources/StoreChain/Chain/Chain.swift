@@ -29,6 +29,11 @@ import Logging
 /// A page carries its own validators (`PageRequest.validators`), so an expired answer is
 /// revalidated page by page.
 ///
+/// **Changes from elsewhere.** A cache whose storage other processes share (`postgres-cache`)
+/// hears of their saves (`CachingHandler.changesFromElsewhere()`): the chain has its other
+/// caches forget what the change touches, then publishes it as a `ChangeEvent`, so observers
+/// fetch again.
+///
 /// **Revalidations.** A cache holding an expired answer with validators sends
 /// `StoreRequest.revalidation(request, validators)` below itself; it comes back "not modified"
 /// or with the full answer. What a request means is always in its type, never in the context.
@@ -49,6 +54,8 @@ public final class Chain: Sendable {
     /// The clock, logger, event hub and background work every request shares.
     public let services: ChainServices
     private let entry: NextResponder
+    /// Tasks relaying the changes caches learn of from other processes; `shutdown()` ends them.
+    private let relays: [Task<Void, Never>]
 
     public var clock: any StoreClock { services.clock }
     public var logger: Logger { services.logger }
@@ -88,6 +95,11 @@ public final class Chain: Sendable {
         entry = next
         services.entry = next
         services.install(handlers)
+        relays = Self.relayChangesFromElsewhere(among: handlers, services: services)
+    }
+
+    deinit {
+        for relay in relays { relay.cancel() }
     }
 
     /// Builds a chain from handlers listed in order.
@@ -122,9 +134,11 @@ public final class Chain: Sendable {
         try await send(.fetch(request), context: context).fetchResult()
     }
 
-    /// Waits for all background work to finish (cancelling it first if asked), then ends every
-    /// event stream. Requests sent afterwards still work, but start no background work.
+    /// Stops relaying changes from other processes, waits for all background work to finish
+    /// (cancelling it first if asked), then ends every event stream. Requests sent afterwards
+    /// still work, but start no background work.
     public func shutdown(cancelling: Bool = false) async {
+        for relay in relays { relay.cancel() }
         await background.shutdown(cancelling: cancelling)
         events.finish()
     }

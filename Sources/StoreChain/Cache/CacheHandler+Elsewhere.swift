@@ -1,0 +1,14 @@
+extension CacheHandler: CachingHandler {
+    public func changesFromElsewhere() -> AsyncStream<ChangeEvent>? {
+        storage.changesFromElsewhere()
+    }
+
+    /// Removes the objects the change names (they are read again from below when asked for) and
+    /// the queries and complete collections of its entities.
+    public func forget(_ change: ChangeEvent, context: RequestContext) async {
+        var write = CacheWrite()
+        write.removed = change.inserted.union(change.updated).union(change.deleted)
+        write.invalidated = change.entities
+        await perform("write", context: context) { [write] in try await storage.write(write) }
+    }
+}

@@ -1,0 +1,36 @@
+/// A handler that keeps answers (a cache). Besides the requests passing through it, it can learn
+/// of changes made elsewhere — by another process sharing its storage — and must then forget
+/// what they made wrong. The chain relays such changes: every caching handler but the one that
+/// learned of it forgets, and the chain's observers get the change as a `ChangeEvent`.
+public protocol CachingHandler: StoreHandler {
+    /// Changes other processes made that this handler learns of (a cache whose storage several
+    /// processes share hears of their saves); `nil` when it learns of none. The chain reads the
+    /// stream until it shuts down.
+    func changesFromElsewhere() -> AsyncStream<ChangeEvent>?
+
+    /// Drops what this handler keeps that `change`, made elsewhere, has made wrong: the objects
+    /// it names, and the queries and complete collections of its entities.
+    func forget(_ change: ChangeEvent, context: RequestContext) async
+}
+
+extension Chain {
+    /// Relays the changes every caching handler learns of from elsewhere: the others forget
+    /// what the change makes wrong, then the change is published to the chain's observers.
+    /// Returns the relaying tasks, which end when their stream ends or when cancelled.
+    static func relayChangesFromElsewhere(among handlers: [any StoreHandler], services: ChainServices)
+        -> [Task<Void, Never>]
+    {
+        let caches = handlers.compactMap { (($0 as? ScopedHandler)?.wrapped ?? $0) as? any CachingHandler }
+        return caches.indices.compactMap { index in
+            guard let changes = caches[index].changesFromElsewhere() else { return nil }
+            let others = caches.indices.filter { $0 != index }.map { caches[$0] }
+            return Task {
+                for await change in changes {
+                    let context = RequestContext(services: services, cachePolicy: nil, deadline: nil)
+                    for cache in others { await cache.forget(change, context: context) }
+                    services.events.publish(change)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import StoreChain
+import StoreChainDemoBackend
+import StoreChainPipeline
+import StoreChainPostgres
+import StoreChainTesting
+import Testing
+
+/// Several `storechain-shared-client` processes, each a chain of its own over one pipeline file,
+/// sharing a PostgreSQL server in front of the demo backend: the scale-out the shared cache and
+/// the shared rate limit are for, with real processes, sockets and server restarts.
+@Suite(.serialized) struct SharedPostgresProcessTests {
+    /// What a client printed for one fetch.
+    struct Answer: Sendable {
+        let fetch: Int
+        let status: String?
+        let objects: Int?
+        let error: String?
+    }
+
+    @Test func identicalFetchesInFourProcessesMakeOneUpstreamRequest() async throws {
+        let backend = try DemoBackend(quirks: DemoQuirks(latency: .milliseconds(300)))
+        let port = try await backend.start()
+        let folder = try Self.folder(port: port, handlers: [Self.sharedCache(url: try TestPostgres.url())])
+        let child = ClientProcesses.Child(arguments: [folder.pipeline, "--fetches", "25"])
+        let outcomes = try await ClientProcesses.run(Self.client(), Array(repeating: child, count: 4))
+        await backend.stop()
+
+        let answers = try outcomes.flatMap(Self.answers)
+        #expect(answers.count == 100)
+        #expect(answers.allSatisfy { $0.error == nil && ($0.objects ?? 0) > 0 && $0.objects == answers.first?.objects })
+        let statuses = outcomes.map { try? Self.answers($0).map { $0.status ?? "?" } }
+        #expect(backend.stats.requestsByRoute["/v2/bands/search"] == 1, "\(statuses) \(outcomes.map(\.stderr))")
+        #expect(backend.stats.requests == 1)
+    }
+
+    @Test func differentFetchesInFourProcessesKeepTheSharedRateLimit() async throws {
+        let backend = try DemoBackend()
+        let port = try await backend.start()
+        let limit = """
+            rate-limit:
+                  rate: 20/s
+                  burst: 5
+                  shared: { url: "\(try TestPostgres.url())", key: music, schema: \(TestPostgres.freshSchema()) }
+            """
+        let folder = try Self.folder(port: port, handlers: [limit])
+        let children = (1...4).map {
+            ClientProcesses.Child(arguments: [folder.pipeline, "--fetches", "50", "--names", "p\($0)"])
+        }
+        let outcomes = try await ClientProcesses.run(Self.client(), children)
+        await backend.stop()
+
+        let answers = try outcomes.flatMap(Self.answers)
+        #expect(answers.count == 200)
+        #expect(answers.allSatisfy { $0.error == nil })
+        #expect(backend.stats.requests == 200)
+        // 20 a second and a burst of 5: no second of the backend's clock sees more than 25.
+        #expect(backend.stats.busiestSecond <= 25)
+        // Without the shared limit each process would send 25 in its first second, 100 together.
+        #expect(backend.stats.busiestSecond >= 15)
+    }
+
+    @Test func aDatabaseRestartedMidRunLeavesNoRequestUnanswered() async throws {
+        let cluster = try TestPostgresCluster.start()
+        defer { try? cluster.remove() }
+        let backend = try DemoBackend()
+        let port = try await backend.start()
+        let folder = try Self.folder(port: port, handlers: [Self.sharedCache(url: cluster.url)])
+        let children = (1...2).map {
+            ClientProcesses.Child(
+                arguments: [folder.pipeline, "--fetches", "30", "--every", "150", "--names", "r\($0)", "--again-first"])
+        }
+        // Fetches go on for 4.5 s; the server is down from 1 s to 2 s of them.
+        let outcomes = try await ClientProcesses.run(Self.client(), children) {
+            Thread.sleep(forTimeInterval: 1)
+            try? cluster.stopServer()
+            Thread.sleep(forTimeInterval: 1)
+            try? cluster.startServer()
+        }
+        await backend.stop()
+
+        for outcome in outcomes {
+            let answers = try Self.answers(outcome)
+            #expect(answers.count == 31)
+            #expect(answers.allSatisfy { $0.error == nil })
+            #expect(outcome.stderr.contains("cannot use PostgreSQL"), "the server was not down while it fetched")
+            #expect(outcome.stderr.contains("is reachable again"))
+            // Fetched again after the restart, the first request is answered from the shared cache.
+            #expect(answers.first { $0.fetch == 30 }?.status == CacheStatus.hit.rawValue)
+        }
+    }
+
+    @Test func aProcessKilledWhileHoldingAClaimHoldsNoOneBack() async throws {
+        let backend = try DemoBackend(quirks: DemoQuirks(latency: .milliseconds(1500)))
+        let port = try await backend.start()
+        let folder = try Self.folder(port: port, handlers: [Self.sharedCache(url: try TestPostgres.url())])
+        let arguments = [folder.pipeline, "--fetches", "1"]
+        // The first claims the request and is killed while its answer is on the way; the other
+        // three asked meanwhile and wait on its claim, which its death ends.
+        let children =
+            [ClientProcesses.Child(arguments: arguments, killAfter: .milliseconds(1000))]
+            + Array(repeating: ClientProcesses.Child(arguments: arguments, goAfter: .milliseconds(500)), count: 3)
+        let outcomes = try await ClientProcesses.run(Self.client(), children)
+        await backend.stop()
+
+        #expect(outcomes[0].wasKilled && outcomes[0].lines.isEmpty)
+        let answers = try outcomes.dropFirst().flatMap(Self.answers)
+        #expect(answers.count == 3)
+        #expect(answers.allSatisfy { $0.error == nil && ($0.objects ?? 0) > 0 })
+        // One asked upstream once the claim was gone; the others took what it stored, well within
+        // claim-wait (5 s), after which each would have asked upstream itself.
+        #expect(answers.map { $0.status ?? "" }.sorted() == ["hit", "hit", "miss"])
+    }
+
+    @Test func aSaveInOneProcessIsSeenByObserveInAnotherWithinASecond() async throws {
+        let backend = try DemoBackend()
+        let port = try await backend.start()
+        let folder = try Self.folder(
+            port: port, handlers: ["memory-cache: { ttl: 1h }", Self.sharedCache(url: try TestPostgres.url())])
+        // This test's process observes; a `storechain save` process renames a band it shows.
+        let pipeline = try Pipeline.load(contentsOf: URL(filePath: folder.pipeline))
+        let chain = pipeline.makeChain()
+        let shared = try #require(pipeline.handlers.compactMap { $0 as? PostgresCache }.first)
+        await shared.storage.untilListening()
+        let context = ObjectContext(chain: chain, model: pipeline.model)
+        let request = FetchRequest(
+            entity: "Band", predicate: try FetchPredicate("name BEGINSWITH[c] %@", "The"),
+            sortDescriptors: [FetchSortDescriptor("name")])
+        var results = context.observe(request).timeout(.seconds(30)).makeAsyncIterator()
+        let before = try #require(try await results.next())
+        guard case .integer(let key) = before.first?.objectID.key else {
+            Issue.record("no band to rename: \(before)")
+            return
+        }
+
+        let saved = try await CommandRunner.run([
+            "save", "--pipeline", folder.pipeline, "--entity", "Band", "--update", "\(key)",
+            #"{"name": "The Renamed"}"#,
+        ])
+        let savedAt = ContinuousClock.now
+        #expect(saved.status == 0, "\(saved.stderr)")
+        let after = try #require(try await results.next())
+        let waited = ContinuousClock.now - savedAt
+        #expect(waited < .seconds(1), "the change reached the observer after \(waited)")
+        #expect(after.contains { $0.cachedValue("name") == .string("The Renamed") })
+        #expect(after.count == before.count)
+        await chain.shutdown()
+        await backend.stop()
+    }
+
+    // MARK: - Helpers
+
+    static func client() throws -> URL {
+        try CommandRunner.executable(named: "storechain-shared-client")
+    }
+
+    static func sharedCache(url: String) -> String {
+        #"postgres-cache: { url: "\#(url)", schema: \#(TestPostgres.freshSchema()), ttl: 1h }"#
+    }
+
+    /// A folder with the demo model and `pipeline.yml`: `handlers` in front of the demo
+    /// backend's v2 API.
+    static func folder(port: Int, handlers: [String]) throws -> (url: URL, pipeline: String) {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "shared-clients-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try DemoCatalogModel.text.write(
+            to: folder.appending(path: "music.model.yml"), atomically: true, encoding: .utf8)
+        // The demo's own v2 mapping, in front of its handlers.
+        let demo = DemoPipelines.v2
+        let terminal = try #require(demo.range(of: "terminal:")).lowerBound
+        let pipeline = """
+            model: music.model.yml
+            handlers:
+              - \(handlers.joined(separator: "\n  - "))
+
+            """
+            + demo[terminal...].replacingOccurrences(of: "${STORECHAIN_DEMO_URL}", with: "http://127.0.0.1:\(port)")
+        let path = folder.appending(path: "pipeline.yml")
+        try pipeline.write(to: path, atomically: true, encoding: .utf8)
+        return (folder, path.path)
+    }
+
+    /// The answers a client printed, once it has printed `done` and exited.
+    static func answers(_ outcome: ClientProcesses.Outcome) throws -> [Answer] {
+        try #require(outcome.status == 0 && outcome.lines.last == "done", "the client failed: \(outcome.stderr)")
+        return try outcome.lines.dropLast().map { line in
+            let value = try JSONParser().parse(Array(line.utf8))
+            guard case .integer(let fetch) = value["fetch"] else { throw TestFailure("not an answer: \(line)") }
+            func text(_ key: String) -> String? {
+                if case .string(let text) = value[key] { text } else { nil }
+            }
+            let objects: Int? = if case .integer(let count) = value["objects"] { count } else { nil }
+            return Answer(fetch: fetch, status: text("status"), objects: objects, error: text("error"))
+        }
+    }
+
+    struct TestFailure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+}
