@@ -231,7 +231,7 @@ let package = Package(
         .testTarget(
             name: "StoreChainPostgresTests",
             dependencies: [
-                "StoreChain", "StoreChainPostgres", "StoreChainTesting",
+                "StoreChain", "StoreChainPostgres", "StoreChainSQLite", "StoreChainTesting",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings

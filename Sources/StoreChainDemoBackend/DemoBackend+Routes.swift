@@ -126,9 +126,7 @@ extension DemoBackend {
         if let maxAge = quirks.maxAgeSeconds { headers[.cacheControl] = "max-age=\(maxAge)" }
         if quirks.etags {
             // A stable hash, so validators stay valid across server restarts.
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            let etag = "\"\(String(hash, radix: 16))\""
+            let etag = "\"\(String(Fingerprint.digest(of: text), radix: 16))\""
             headers[.eTag] = etag
             if request.headers[values: .ifNoneMatch].contains(etag) {
                 counters.withLock { $0.notModified += 1 }

@@ -28,15 +28,23 @@ struct PostgresChangeNotice: Codable, Hashable {
         let updated = write.isRefresh || !write.invalidated.isEmpty ? write.nodes.map(\.id) : []
         guard !write.invalidated.isEmpty || !removed.isEmpty || !updated.isEmpty else { return [] }
         let entities = write.invalidated.union(removed.map(\.entity)).union(updated.map(\.entity)).sorted()
+        // Sizes are measured with the encoder that writes the notice, so they are exact.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        func text(_ notice: PostgresChangeNotice) -> String {
+            (try? String(decoding: encoder.encode(notice), as: UTF8.self)) ?? "{}"
+        }
         var notices: [String] = []
         var notice = PostgresChangeNotice(from: from, namespace: namespace, entities: entities)
-        let base = notice.text.utf8.count
+        let base = text(notice).utf8.count
         var size = base
         func add(_ id: ObjectID, to list: WritableKeyPath<PostgresChangeNotice, [String]>) {
-            guard let key = try? StoredNode.key(for: id) else { return }
-            let cost = JSONValue.string(key).description.utf8.count + 1
+            guard let key = try? StoredNode.key(for: id), let encoded = try? encoder.encode(key) else { return }
+            // The key and the comma before it (the first key in a list needs none, which leaves
+            // a byte of slack).
+            let cost = encoded.count + 1
             if size + cost > maxPayloadBytes, size > base {
-                notices.append(notice.text)
+                notices.append(text(notice))
                 notice.updated = []
                 notice.deleted = []
                 size = base
@@ -46,12 +54,8 @@ struct PostgresChangeNotice: Codable, Hashable {
         }
         for id in updated where !removed.contains(id) { add(id, to: \.updated) }
         for id in removed { add(id, to: \.deleted) }
-        notices.append(notice.text)
+        notices.append(text(notice))
         return notices
-    }
-
-    var text: String {
-        (try? String(decoding: JSONEncoder().encode(self), as: UTF8.self)) ?? "{}"
     }
 
     /// The change a notice tells, as the chain publishes it.
@@ -67,9 +71,7 @@ struct PostgresChangeNotice: Codable, Hashable {
     static func channel(schema: String) -> String {
         let channel = "storechain_changes_" + schema
         guard channel.utf8.count > 63 else { return channel }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in schema.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return "storechain_changes_" + String(hash, radix: 16)
+        return "storechain_changes_" + String(Fingerprint.digest(of: schema), radix: 16)
     }
 }
 

@@ -6,12 +6,16 @@ import Foundation
 public enum Fingerprint {
     /// 16 hex digits of the 64-bit FNV-1a digest of the value's canonical text.
     public static func hex(of value: Any) -> String {
-        var digest: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in canonicalText(value).utf8 {
-            digest = (digest ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-        }
-        let digits = String(digest, radix: 16)
+        let digits = String(digest(of: canonicalText(value)), radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    /// The 64-bit FNV-1a digest of a text's UTF-8 bytes: short, stable names for texts (keys,
+    /// validators, identifiers with a length limit), not a defence against forgery.
+    public static func digest(of text: String) -> UInt64 {
+        var digest: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 { digest = (digest ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return digest
     }
 
     /// The value written out field by field, with dictionary entries and set members sorted, so

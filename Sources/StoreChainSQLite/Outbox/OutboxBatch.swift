@@ -40,11 +40,8 @@ struct OutboxBatch: Sendable {
     private static func key(of entries: [OutboxEntry]) -> String? {
         let keys = entries.map { $0.changes.idempotencyKey ?? "\($0.id)" }
         guard entries.count > 1 else { return keys.first }
-        // FNV-1a, 64 bits, over every key: stable across runs, unlike `Hasher`.
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in keys.joined(separator: "\n").utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
-        }
-        return "\(keys[0])+\(entries.count - 1)-\(String(hash, radix: 16))"
+        // Stable across runs, unlike `Hasher`.
+        let digest = Fingerprint.digest(of: keys.joined(separator: "\n"))
+        return "\(keys[0])+\(entries.count - 1)-\(String(digest, radix: 16))"
     }
 }
