@@ -61,8 +61,7 @@ public struct PostgresCacheDatabase: Sendable, Hashable, Decodable {
     /// Throws when the URL or the schema name cannot be used, saying which and why; connects to
     /// nothing.
     public func check() throws(StoreChainError) {
-        _ = try PostgresAddress(url: url)
-        _ = try PostgresCacheSchema(schema)
+        try PostgresCacheSchema.check(url: url, schema: schema)
     }
 
     private enum CodingKeys: String, CodingKey {

@@ -39,9 +39,7 @@ struct PostgresCacheSchema: Sendable {
     /// Creates the tables if they are missing, or remakes them when another version wrote them.
     /// Processes starting together take turns (an advisory lock for the transaction).
     func prepare(on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query(
-            "SELECT pg_advisory_xact_lock(hashtext(\("storechain.schema." + name)))", logger: logger)
-        try await connection.query("CREATE SCHEMA IF NOT EXISTS \(unescaped: name)", logger: logger)
+        try await create(on: connection, logger: logger)
         try await connection.query(
             "CREATE TABLE IF NOT EXISTS \(unescaped: name).meta (key text PRIMARY KEY, value text NOT NULL)",
             logger: logger)
@@ -68,6 +66,21 @@ struct PostgresCacheSchema: Sendable {
             INSERT INTO \(unescaped: name).meta (key, value) VALUES ('schema-version', \(String(Self.version)))
             ON CONFLICT (key) DO UPDATE SET value = excluded.value
             """, logger: logger)
+    }
+
+    /// Creates the schema if it is missing, and holds the schema's lock until the transaction
+    /// ends, so processes starting together make its tables one at a time.
+    func create(on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            "SELECT pg_advisory_xact_lock(hashtext(\("storechain.schema." + name)))", logger: logger)
+        try await connection.query("CREATE SCHEMA IF NOT EXISTS \(unescaped: name)", logger: logger)
+    }
+
+    /// Throws when `url` or the schema name cannot be used, saying which and why; connects to
+    /// nothing.
+    static func check(url: String, schema: String) throws(StoreChainError) {
+        _ = try PostgresAddress(url: url)
+        _ = try PostgresCacheSchema(schema)
     }
 
     private var statements: [String] {

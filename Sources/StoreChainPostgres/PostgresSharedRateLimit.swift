@@ -86,9 +86,7 @@ public final class PostgresSharedRateLimit: SharedRateLimit {
     private func prepareOnce() async throws {
         guard !prepared.load(ordering: .acquiring) else { return }
         try await connections.withTransaction { connection in
-            try await connection.query(
-                "SELECT pg_advisory_xact_lock(hashtext(\("storechain.schema." + schema.name)))", logger: logger)
-            try await connection.query("CREATE SCHEMA IF NOT EXISTS \(unescaped: schema.name)", logger: logger)
+            try await schema.create(on: connection, logger: logger)
             try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS \(unescaped: schema.rateLimits) (key text PRIMARY KEY,
@@ -136,8 +134,7 @@ public struct SharedRateLimitDatabase: Sendable, Hashable, Decodable {
     /// Throws when the URL or the schema name cannot be used, saying which and why; connects to
     /// nothing.
     public func check() throws(StoreChainError) {
-        _ = try PostgresAddress(url: url)
-        _ = try PostgresCacheSchema(schema)
+        try PostgresCacheSchema.check(url: url, schema: schema)
     }
 }
 

@@ -210,41 +210,32 @@ import Testing
 
     // MARK: Helpers
 
-    /// A chain whose cache shares `schema`, over `backend` (by default a new one over the music
-    /// fixture that answers its first request after `firstAnswerAfter` on `clock`).
+    /// A chain whose cache shares `schema` (holding `namespace`), over `backend` (by default a
+    /// new one over the music fixture that answers its first request after `firstAnswerAfter`
+    /// on `clock`).
     static func chain(
-        schema: String, clock: ManualClock, firstAnswerAfter delay: Duration = .zero,
-        backend: RecordingResponder? = nil, logger: Logger = Logger(label: "storechain")
+        schema: String, namespace: String? = nil, clock: ManualClock? = nil,
+        firstAnswerAfter delay: Duration = .zero, backend: RecordingResponder? = nil,
+        logger: Logger = Logger(label: "storechain")
     ) throws -> (Chain, RecordingResponder) {
         let store = try MusicFixture.store()
         let answered = Locked(0)
         let backend =
             backend
             ?? RecordingResponder(name: "backend") { request, context in
-                if answered.withLock({ count in
+                let first = answered.withLock { count in
                     defer { count += 1 }
                     return count == 0
-                }) {
-                    try await clock.sleep(for: delay)
                 }
+                if first, let clock { try await clock.sleep(for: delay) }
                 return try await store.respond(to: request, context: context)
             }
         let cache = try PostgresCache(
-            model: store.model, database: PostgresCacheDatabase(url: try TestPostgres.url(), schema: schema),
-            logger: logger)
-        return (Chain(handlers: [cache], terminal: backend, clock: clock, logger: logger), backend)
-    }
-
-    static func chain(schema: String, namespace: String? = nil, logger: Logger? = nil) throws -> (
-        Chain, RecordingResponder
-    ) {
-        let store = try MusicFixture.store()
-        let backend = RecordingResponder(forwardingTo: store)
-        let cache = try PostgresCache(
             model: store.model,
             database: PostgresCacheDatabase(url: try TestPostgres.url(), schema: schema, namespace: namespace),
-            logger: logger ?? Logger(label: "storechain.postgres-cache"))
-        return (Chain(handlers: [cache], terminal: backend, logger: logger ?? Logger(label: "storechain")), backend)
+            logger: logger)
+        let chain = Chain(handlers: [cache], terminal: backend, clock: clock ?? SystemClock(), logger: logger)
+        return (chain, backend)
     }
 
     /// Runs a statement on a connection of its own, as another program would.
