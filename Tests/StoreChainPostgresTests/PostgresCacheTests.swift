@@ -149,6 +149,27 @@ import Testing
         _ = try await stuck.value
     }
 
+    @Test func aWaitForAnotherProcessEndsAtTheRequestsDeadline() async throws {
+        let schema = TestPostgres.freshSchema()
+        let clock = ManualClock()
+        let (first, backend) = try Self.chain(schema: schema, clock: clock, firstAnswerAfter: .seconds(30))
+        let (second, _) = try Self.chain(schema: schema, clock: clock, backend: backend)
+        let stuck = Task { try await first.send(.fetch(albums)) }
+        await clock.waitForSleepers(1)
+        let context = second.makeContext(deadline: clock.now.addingTimeInterval(1))
+        let waiting = Finishing { try await second.send(.fetch(albums), context: context) }
+        await waiting.sleepsOrEnds(on: clock, sleepers: 2)
+        await clock.advance(by: .seconds(1))
+        let error = await #expect(throws: StoreChainError.self, "a 1 s deadline ends a wait of up to 5 s") {
+            try await waiting.value(advancing: clock)
+        }
+        #expect(error?.code == .timedOut, "\(String(describing: error))")
+        #expect(clock.now < Date(timeIntervalSince1970: 1_700_000_000 + 2), "it did not wait out claim-wait")
+        #expect(backend.count() == 1, "nor asked upstream past its deadline")
+        await clock.advance(by: .seconds(30))
+        _ = try await stuck.value
+    }
+
     @Test func faultsAreClaimedToo() async throws {
         let schema = TestPostgres.freshSchema()
         let clock = ManualClock()

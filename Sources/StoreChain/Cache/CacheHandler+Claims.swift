@@ -6,7 +6,8 @@ extension CacheHandler {
 
     /// Forwards a miss once for every process sharing the storage: this process claims `key` and
     /// runs `forward` (which stores the answer); while another process holds the claim, this one
-    /// waits, up to the storage's `claimWait`, and then answers with what the other stored
+    /// waits, up to the storage's `claimWait` (or until the request's deadline, which throws
+    /// `timedOut`), and then answers with what the other stored
     /// (`stored`: `nil` when nothing usable was), forwarding itself only when that fails. With a
     /// storage that is this process's alone, forwards at once.
     func forwardOnce(
@@ -39,6 +40,8 @@ extension CacheHandler {
                     "\(name): another process has been fetching \(key) for over \(wait); fetching it here too")
                 return Forwarded(response: try await forward(), isStored: false)
             }
+            // The request's own deadline ends the wait too: waiting on cannot answer it in time.
+            try context.checkDeadline()
             takesStored = true
             try await clock.sleep(for: Self.claimPollInterval)
         }
