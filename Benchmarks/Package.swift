@@ -14,11 +14,13 @@ let package = Package(
     name: "StoreChainBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        // Without the Postgres trait: no benchmark uses it, and it would build PostgresNIO and
-        // BoringSSL in release on every run.
+        // Without the Postgres trait: the pipeline's postgres-cache is not benchmarked. Only
+        // StoreChainPostgresBenchmarks builds PostgresNIO (and its TLS) in release.
         .package(path: "..", traits: []),
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .executableTarget(
@@ -34,7 +36,23 @@ let package = Package(
             path: "StoreChainBenchmarks",
             swiftSettings: [.enableUpcomingFeature("NonisolatedNonsendingByDefault")],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
-        )
+        ),
+        // Sharing state through PostgreSQL: needs a server (`STORECHAIN_POSTGRES_URL`, or it
+        // starts a throwaway cluster with Scripts/postgres.sh).
+        .executableTarget(
+            name: "StoreChainPostgresBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "StoreChain", package: libraryPackage),
+                .product(name: "StoreChainPostgres", package: libraryPackage),
+                .product(name: "StoreChainTesting", package: libraryPackage),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "StoreChainPostgresBenchmarks",
+            swiftSettings: [.enableUpcomingFeature("NonisolatedNonsendingByDefault")],
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -37,9 +37,11 @@ TARGETS = {
 for size in ("1k", "10k", "100k"):
     TARGETS[f"Scale {size} from memory: filtered sorted fetch"] = 1.5
     TARGETS[f"Scale {size} from disk: filtered sorted fetch"] = 2.0
-# Reported without a target (issue 17 asks for the figure): an acknowledged offline save against
-# a durable SQLite insert of the same payload, and a replay of independent saves in 4 lanes
-# against one lane.
+# Reported without a target (issues 17 and 18 ask for the figures): an acknowledged offline save
+# against a durable SQLite insert of the same payload, and a replay of independent saves in 4
+# lanes against one lane; a shared-cache hit against a bare postgres-nio SELECT of the row, and a
+# shared rate-limit permit against a bare SELECT 1 (StoreChainPostgresBenchmarks, which needs
+# STORECHAIN_POSTGRES_URL or starts a throwaway cluster).
 # Allocations per call reported for these (package-benchmark's malloc counter).
 ALLOCATIONS = ["Memory cache hit: object fault through the handler"]
 
