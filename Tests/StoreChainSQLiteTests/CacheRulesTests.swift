@@ -285,6 +285,31 @@ import Testing
     }
 
     @Test(arguments: CacheKind.allCases)
+    func aFreshObjectIsAHitUnderEveryPolicyButReloadUntilItsExpiryInstant(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind, ttl: .seconds(60))
+        let album10 = ObjectID(entity: "Album", key: 10)
+        let expected = try await harness.chain.send(.objectFault(album10)).objectNode()
+        for policy in [nil, CachePolicy.useCache, .cacheOnly, .staleWhileRevalidate(maxStale: .seconds(600))] {
+            let hit = try await harness.chain.send(
+                .objectFault(album10), context: harness.chain.makeContext(cachePolicy: policy))
+            #expect(hit.cacheStatus == "hit", "policy \(String(describing: policy))")
+            #expect(hit.info.answeredBy == harness.handlerName)
+            #expect(hit.info.isStale == false)
+            #expect(try hit.objectNode() == expected)
+        }
+        #expect(harness.backend.count(.objectFault) == 1)
+        let reloaded = try await harness.chain.send(
+            .objectFault(album10), context: harness.chain.makeContext(cachePolicy: .reload))
+        #expect(reloaded.info.cacheStatus == .bypassed)
+        #expect(harness.backend.count(.objectFault) == 2, "reload asks the backend even for a fresh object")
+        await harness.clock.advance(by: .milliseconds(59_999))
+        #expect(try await harness.chain.send(.objectFault(album10)).cacheStatus == "hit")
+        await harness.clock.advance(by: .milliseconds(1))
+        _ = try await harness.chain.send(.objectFault(album10))
+        #expect(harness.backend.count(.objectFault) == 3, "at the expiry instant the object is no longer fresh")
+    }
+
+    @Test(arguments: CacheKind.allCases)
     func aRefreshedCompleteCollectionRemovesObjectsNoLongerThere(_ kind: CacheKind) async throws {
         let harness = try CacheHarness.make(kind, ttl: .seconds(60))
         let allBands = try TestData.fetch("Band")

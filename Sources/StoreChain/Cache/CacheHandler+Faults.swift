@@ -7,13 +7,24 @@ extension CacheHandler {
         _ id: ObjectID, ifChangedSince validators: Validators? = nil, context: RequestContext,
         next: @escaping NextResponder
     ) async throws -> StoreResponse {
+        guard !id.isTemporary else {
+            return try await next(Self.conditional(.objectFault(id), ifChangedSince: validators), context)
+        }
+        let node = await perform("read", context: context) { try await storage.node(id) } ?? nil
+        // Every cache hit's path: a fresh node is the answer under every policy but reload, as
+        // `serve` would give it, without building a cached answer or the forwarded request.
+        if let node, context.cachePolicy != .reload, node.sharedFreshness?.value.isFresh(at: context.clock.now) == true
+        {
+            var info = ResponseInfo(answeredBy: name, origin: storage.origin)
+            info.cacheStatus = .hit
+            return StoreResponse(.object(node), info: info)
+        }
         let request = StoreRequest.objectFault(id)
-        let forwarded = Self.conditional(request, ifChangedSince: validators)
-        guard !id.isTemporary else { return try await next(forwarded, context) }
-        let cached = await cachedObject(id, context: context)
         return try await serve(
-            request, cached: cached, context: context, refresh: refreshFault(next: next),
-            forward: { try await forward(forwarded, context: context, next: next) })
+            request, cached: node.map { cachedAnswer($0) }, context: context, refresh: refreshFault(next: next),
+            forward: {
+                try await forward(Self.conditional(request, ifChangedSince: validators), context: context, next: next)
+            })
     }
 
     func relationshipFault(_ id: ObjectID, _ name: String, context: RequestContext, next: @escaping NextResponder)
@@ -77,12 +88,13 @@ extension CacheHandler {
 
     /// The cached object, as the answer to its fault.
     private func cachedObject(_ id: ObjectID, context: RequestContext) async -> CachedAnswer? {
-        let node = await perform("read", context: context) { try await storage.node(id) } ?? nil
-        return node.map { node in
-            CachedAnswer(
-                response: StoreResponse(.object(node), info: ResponseInfo(answeredBy: name, origin: storage.origin)),
-                freshness: node.freshness ?? Self.expired, source: .objectFault(id), target: .node(id))
-        }
+        await perform("read", context: context) { try await storage.node(id) }?.map { cachedAnswer($0) }
+    }
+
+    private func cachedAnswer(_ node: Node) -> CachedAnswer {
+        CachedAnswer(
+            response: StoreResponse(.object(node), info: ResponseInfo(answeredBy: name, origin: storage.origin)),
+            freshness: node.freshness ?? Self.expired, source: .objectFault(node.id), target: .node(node.id))
     }
 
     /// The relationship's objects from the owner's cached value, or, when the owner does not

@@ -221,6 +221,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     /// Runs a storage operation; a failing storage is logged and treated as holding nothing,
     /// so the app keeps working from the backend.
     @discardableResult
+    @inline(__always)  // so the operation's closure needs no frame of its own on a hit
     func perform<T>(_ action: String, context: RequestContext, _ operation: () async throws -> T) async -> T? {
         do {
             // The untraced path stays one call: this is every cache hit's hot path.

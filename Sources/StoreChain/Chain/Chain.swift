@@ -121,7 +121,15 @@ public final class Chain: Sendable {
     /// - Throws: whatever the handler or terminal that failed threw; `CancellationError`
     ///   unchanged when the calling task is cancelled.
     public func send(_ request: StoreRequest, context: RequestContext? = nil) async throws -> StoreResponse {
-        let context = context ?? makeContext()
+        try await send(request, context: context ?? makeContext())
+    }
+
+    /// Sends a request down the chain with `context` (made by `makeContext`). (Taking the
+    /// context as it is, not as an optional, spares every request a copy of it.)
+    ///
+    /// - Throws: whatever the handler or terminal that failed threw; `CancellationError`
+    ///   unchanged when the calling task is cancelled.
+    public func send(_ request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
         let response = try await entry(request, context)
         if case .save(let changes) = request, case .saved(let result) = response.result {
             events.publish(Self.event(for: changes, result: result, source: context.sender ?? "save"))
