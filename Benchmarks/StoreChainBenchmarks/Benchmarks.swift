@@ -12,6 +12,7 @@ let benchmarks: @Sendable () -> Void = {
     cacheBenchmarks()
     trafficBenchmarks()
     scaleBenchmarks()
+    diskWriteBenchmarks()
     memoryBenchmarks()
     outboxBenchmarks()
 }

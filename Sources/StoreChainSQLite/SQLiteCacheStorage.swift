@@ -252,24 +252,24 @@ public final class SQLiteCacheStorage: CacheStorage {
             }
             for id in write.removed {
                 let key = try StoredNode.key(for: id)
-                try db.execute(sql: "DELETE FROM nodes WHERE id = ?", arguments: [key])
+                try db.cachedStatement(sql: "DELETE FROM nodes WHERE id = ?").execute(arguments: [key])
                 if db.changesCount > 0 { removed.insert(id) }
             }
+            // One compiled statement for every node (compiling it per node cost more than the insert).
+            let insert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO nodes (id, entity, payload, compressed, raw_size, size, fetched_at, expires_at,
+                                       etag, last_modified, page_validators, rules, last_used)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(id) DO UPDATE SET payload = excluded.payload, compressed = excluded.compressed,
+                        raw_size = excluded.raw_size, size = excluded.size, fetched_at = excluded.fetched_at,
+                        expires_at = excluded.expires_at, etag = excluded.etag,
+                        last_modified = excluded.last_modified, page_validators = excluded.page_validators,
+                        rules = excluded.rules, last_used = excluded.last_used
+                    """)
             for row in nodeRows {
-                try db.execute(
-                    sql: """
-                        INSERT INTO nodes (id, entity, payload, compressed, raw_size, size, fetched_at, expires_at,
-                                           etag, last_modified, page_validators, rules, last_used)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        ON CONFLICT(id) DO UPDATE SET payload = excluded.payload, compressed = excluded.compressed,
-                            raw_size = excluded.raw_size, size = excluded.size, fetched_at = excluded.fetched_at,
-                            expires_at = excluded.expires_at, etag = excluded.etag,
-                            last_modified = excluded.last_modified, page_validators = excluded.page_validators,
-                            rules = excluded.rules, last_used = excluded.last_used
-                        """,
-                    arguments: [row.key, row.entity] + row.payload.arguments + row.freshness + [
-                        nextUse()
-                    ])
+                try insert.execute(
+                    arguments: [row.key, row.entity] + row.payload.arguments + row.freshness + [nextUse()])
             }
             for (entity, freshness) in write.collections {
                 let kept = Set(nodeRows.filter { $0.entity == entity }.map(\.key))
@@ -282,7 +282,7 @@ public final class SQLiteCacheStorage: CacheStorage {
                             FROM nodes WHERE id = ?
                             """, arguments: [key])
                     if let node { removed.insert(try Self.node(node, decoder: decoder).id) }
-                    try db.execute(sql: "DELETE FROM nodes WHERE id = ?", arguments: [key])
+                    try db.cachedStatement(sql: "DELETE FROM nodes WHERE id = ?").execute(arguments: [key])
                 }
                 try db.execute(
                     sql: """
@@ -493,12 +493,10 @@ public final class SQLiteCacheStorage: CacheStorage {
             defer { touches = ([], []) }
             return touches
         }
-        for key in touched.nodes {
-            try db.execute(sql: "UPDATE nodes SET last_used = ? WHERE id = ?", arguments: [nextUse(), key])
-        }
-        for key in touched.queries {
-            try db.execute(sql: "UPDATE queries SET last_used = ? WHERE key = ?", arguments: [nextUse(), key])
-        }
+        let touchNode = try db.cachedStatement(sql: "UPDATE nodes SET last_used = ? WHERE id = ?")
+        for key in touched.nodes { try touchNode.execute(arguments: [nextUse(), key]) }
+        let touchQuery = try db.cachedStatement(sql: "UPDATE queries SET last_used = ? WHERE key = ?")
+        for key in touched.queries { try touchQuery.execute(arguments: [nextUse(), key]) }
         var excess = try Self.payloadBytes(db) - maxBytes
         while excess > 0 {
             let victims = try Row.fetchAll(

@@ -27,13 +27,19 @@ struct LRUOrder<Key: Hashable> {
 
     /// Marks `key` as just used, adding it (with size 0) if new.
     mutating func touch(_ key: Key) {
-        use(key)
+        use(key, hash: key.hashValue)
+    }
+
+    /// Marks `key` as just used, given its `hashValue` (worked out for another lookup already).
+    mutating func touch(_ key: Key, hash: Int) {
+        assert(hash == key.hashValue, "the hash given is not the key's")
+        use(key, hash: hash)
     }
 
     /// Sets `key`'s size and marks it as just used; returns the size it had (0 if new).
     @discardableResult
     mutating func set(_ key: Key, size: Int) -> Int {
-        let position = use(key)
+        let position = use(key, hash: key.hashValue)
         defer { slots[position].size = size }
         return slots[position].size
     }
@@ -59,8 +65,7 @@ struct LRUOrder<Key: Hashable> {
 
     /// Links `key`'s slot in as the most recent, adding it (with size 0) if new; returns its slot.
     @discardableResult
-    private mutating func use(_ key: Key) -> Int {
-        let hash = key.hashValue
+    private mutating func use(_ key: Key, hash: Int) -> Int {
         guard let position = index.position(hash: hash, where: { slots[$0].key == key }) else {
             return add(key, hash: hash)
         }

@@ -15,6 +15,15 @@ public final class MemoryCacheStorage: CacheStorage {
     private enum Entry: Hashable {
         case node(ObjectID)
         case query(String)
+
+        /// A node's entry hashes as its ID, so a hit hashes the ID once for its lookup and its
+        /// use (`LRUOrder.touch(_:hash:)`).
+        func hash(into hasher: inout Hasher) {
+            switch self {
+            case .node(let id): hasher.combine(id)
+            case .query(let key): hasher.combine(key)
+            }
+        }
     }
 
     private struct State {
@@ -55,8 +64,9 @@ public final class MemoryCacheStorage: CacheStorage {
             var found: [ObjectID: Node] = [:]
             found.reserveCapacity(ids.count)
             for id in ids {
-                guard let node = state.nodes.node(for: id) else { continue }
-                state.order.touch(.node(id))
+                let hash = id.hashValue
+                guard let node = state.nodes.node(for: id, hash: hash) else { continue }
+                state.order.touch(.node(id), hash: hash)
                 found[id] = node
             }
             return found
@@ -65,8 +75,9 @@ public final class MemoryCacheStorage: CacheStorage {
 
     public func node(_ id: ObjectID) async -> Node? {
         state.withLock { state in
-            guard let node = state.nodes.node(for: id) else { return nil }
-            state.order.touch(.node(id))
+            let hash = id.hashValue
+            guard let node = state.nodes.node(for: id, hash: hash) else { return nil }
+            state.order.touch(.node(id), hash: hash)
             return node
         }
     }

@@ -14,9 +14,11 @@ struct ContextState {
 
     /// The object for `id`, created on first use, the same one afterwards while it is alive.
     mutating func object(for id: ObjectID, context: ObjectContext) -> ManagedObject {
-        if let existing = registry[id]?.object { return existing }
-        let object = ManagedObject(id: id, context: context)
-        registry[id] = WeakObject(object)
+        // One lookup finds the registered object or the slot for a new one.
+        let (object, isNew) = registry[id, default: WeakObject()].resolve {
+            ManagedObject(id: id, context: context)
+        }
+        guard isNew else { return object }
         registrationsSincePrune += 1
         if registrationsSincePrune > 1_000 && registrationsSincePrune > registry.count {
             registry = registry.filter { $0.value.object != nil }
@@ -150,7 +152,15 @@ struct PendingChange {
 struct WeakObject {
     weak var object: ManagedObject?
 
-    init(_ object: ManagedObject) {
+    init(_ object: ManagedObject? = nil) {
         self.object = object
+    }
+
+    /// The object held, or a new one from `make` (then held); and whether it is new.
+    mutating func resolve(_ make: () -> ManagedObject) -> (object: ManagedObject, isNew: Bool) {
+        if let object { return (object, false) }
+        let made = make()
+        object = made
+        return (made, true)
     }
 }

@@ -15,7 +15,13 @@ public struct Dataset: Sendable, NodeSource {
     }
 
     public func node(for id: ObjectID) -> Node? {
-        position(of: id.entity).flatMap { nodesByEntity[$0][id] }
+        node(for: id, hash: id.hashValue)
+    }
+
+    /// The node with this ID, whose `hashValue` the caller has already worked out (to use it
+    /// again, for a least-recently-used order say).
+    func node(for id: ObjectID, hash: Int) -> Node? {
+        position(of: id.entity).flatMap { nodesByEntity[$0][id, hash: hash] }
     }
 
     /// The entity's nodes in insertion order.

@@ -16,7 +16,12 @@ struct OrderedNodes: Sendable {
     var ids: [ObjectID] { slots.compactMap { $0?.id } }
 
     subscript(id: ObjectID) -> Node? {
-        position(of: id, hash: id.hashValue).flatMap { slots[$0] }
+        self[id, hash: id.hashValue]
+    }
+
+    /// The node with this ID, whose `hashValue` the caller has already worked out.
+    subscript(id: ObjectID, hash hash: Int) -> Node? {
+        position(of: id, hash: hash).flatMap { slots[$0] }
     }
 
     /// Adds the node, or replaces the node with its ID in its place; returns whether it is new.
