@@ -149,9 +149,10 @@ public final class DemoBackend: Sendable {
         return counters.withLock { stats in
             stats.requests += 1
             stats.requestsByRoute[route, default: 0] += 1
-            stats.countInItsSecond(Date())
+            // One reading of the clock for the per-second count and the rate window alike.
+            let now = Date()
+            stats.countInItsSecond(now)
             if let limit = quirks.rateLimitPerSecond {
-                let now = Date()
                 if now.timeIntervalSince(stats.windowStart) >= 1 {
                     stats.windowStart = now
                     stats.windowCount = 0

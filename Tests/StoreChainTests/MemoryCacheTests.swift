@@ -278,4 +278,35 @@ import Testing
                 == .seconds(10))
         #expect(bounded.staleWhileRevalidate(for: freshness(ResponseFreshness(mustRevalidate: true))) == nil)
     }
+
+    /// A complete collection answers without indexing its objects by ID only for fetches that
+    /// read nothing but the entity's own attributes; anything that could follow a relationship
+    /// must get the index, or it would read related objects as missing.
+    @Test func onlyFetchesOfOwnAttributesSkipIndexingTheCollection() throws {
+        let model = try MusicFixture.model()
+        func ownOnly(_ request: FetchRequest) -> Bool {
+            MemoryCache.readsOwnAttributesOnly(request, in: model)
+        }
+        let title = FetchSortDescriptor("title")
+        #expect(ownOnly(try TestData.fetch("Album")))
+        #expect(ownOnly(try TestData.fetch("Album", where: "title BEGINSWITH[c] 's' AND year >= 1990", sort: [title])))
+        #expect(ownOnly(try TestData.fetch("Album", where: "year IN {1994, 2005} OR price < 11")))
+        var dictionaries = try TestData.fetch("Album")
+        dictionaries.resultType = .dictionaries(["title", "year"])
+        #expect(ownOnly(dictionaries))
+
+        #expect(!ownOnly(try TestData.fetch("Album", where: "band.name == 'Low'")))
+        #expect(!ownOnly(try TestData.fetch("Band", where: "ANY albums.year < 1995")))
+        #expect(!ownOnly(try TestData.fetch("Band", where: "albums.@count == 0")))
+        #expect(!ownOnly(try TestData.fetch("Album", where: "band == nil")))
+        #expect(!ownOnly(try TestData.fetch("Album", where: "year IN {1994, band}")))
+        #expect(!ownOnly(try TestData.fetch("Album", sort: [FetchSortDescriptor("band.name")])))
+        #expect(!ownOnly(try TestData.fetch("Album", where: "title == $name")))
+        var prefetching = try TestData.fetch("Album")
+        prefetching.relationshipKeyPathsForPrefetching = ["tracks"]
+        #expect(!ownOnly(prefetching))
+        dictionaries.resultType = .dictionaries(["title", "band"])
+        #expect(!ownOnly(dictionaries))
+        #expect(!ownOnly(try TestData.fetch("Unknown")))
+    }
 }

@@ -206,7 +206,9 @@ extension CacheHandler {
             for entity in entities.sorted() { nodes += try await storage.nodes(of: entity, matching: nil) }
             nodes = model.fillingMissingInverses(of: nodes, completeEntities: entities)
         }
-        let source = Dataset(nodes)
+        // Following relationships needs the objects indexed by ID; a fetch that reads only the
+        // entity's own attributes does not (indexing them cost a third of answering it).
+        let source = Self.readsOwnAttributesOnly(request, in: model) ? Dataset() : Dataset(nodes)
         let candidates = nodes.lazy.filter { $0.id.entity == request.entity }
         // A collection that names objects it no longer holds cannot answer; the backend can.
         guard plan.firstUnloaded(candidates, source: source) == nil else { return nil }
@@ -214,6 +216,35 @@ extension CacheHandler {
         return try await cachedFetch(
             window, plan: plan, source: source, freshness: stalest.freshness,
             from: .fetch(FetchRequest(entity: stalest.entity)), target: .collections([stalest.entity]))
+    }
+
+    /// Whether answering `request` reads nothing but its entity's own attributes: its predicate
+    /// compares attributes with constants, it sorts by attributes, its result holds objects, IDs,
+    /// a count or attributes, and it prefetches nothing. Anything else (a relationship, an
+    /// aggregate, a variable) counts as reading other objects.
+    static func readsOwnAttributesOnly(_ request: FetchRequest, in model: Model) -> Bool {
+        guard let entity = model.entity(named: request.entity), request.relationshipKeyPathsForPrefetching.isEmpty
+        else { return false }
+        func isOwnAttribute(_ components: [String]) -> Bool {
+            components.count == 1 && entity.attribute(named: components[0]) != nil
+        }
+        func isPlain(_ operand: Operand) -> Bool {
+            switch operand {
+            case .keyPath(let components): isOwnAttribute(components)
+            case .constant: true
+            case .array(let elements): elements.allSatisfy(isPlain)
+            case .variable, .aggregate: false
+            }
+        }
+        var plain = true
+        request.predicate?.forEachComparison { comparison in
+            plain = plain && comparison.modifier == .direct && isPlain(comparison.lhs) && isPlain(comparison.rhs)
+        }
+        guard plain, request.sortDescriptors.allSatisfy({ isOwnAttribute([$0.keyPath]) }) else { return false }
+        if case .dictionaries(let properties) = request.resultType {
+            return properties.allSatisfy { isOwnAttribute([$0]) }
+        }
+        return true
     }
 
     /// The entity and every entity whose objects its predicate and sort key paths read; `nil`

@@ -139,7 +139,7 @@ public final class Chain: Sendable {
 
     /// Fetches through the chain and returns the fetch result.
     public func fetch(_ request: FetchRequest, context: RequestContext? = nil) async throws -> FetchResult {
-        try await send(.fetch(request), context: context).fetchResult()
+        try await send(.fetch(request), context: context ?? makeContext()).fetchResult()
     }
 
     /// Stops relaying changes from other processes, waits for all background work to finish
