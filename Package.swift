@@ -83,6 +83,7 @@ let package = Package(
             name: "StoreChainSQLite",
             dependencies: [
                 "StoreChain", "CZlib", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

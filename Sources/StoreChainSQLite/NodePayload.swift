@@ -53,9 +53,14 @@ package enum NodePayload {
                 for target in targets { writer.reference(try StoredNode.Reference(target)) }
             }
         }
-        let checksum = writer.bytes.withUnsafeBufferPointer { Self.checksum(UnsafeRawBufferPointer($0).dropFirst(5)) }
-        for index in 0..<4 { writer.bytes[1 + index] = UInt8(truncatingIfNeeded: checksum >> (8 * index)) }
+        seal(&writer.bytes)
         return Data(writer.bytes)
+    }
+
+    /// Writes the checksum of a payload's body (every byte after the header) into its header.
+    static func seal(_ bytes: inout [UInt8]) {
+        let checksum = bytes.withUnsafeBufferPointer { Self.checksum(UnsafeRawBufferPointer($0).dropFirst(5)) }
+        for index in 0..<4 { bytes[1 + index] = UInt8(truncatingIfNeeded: checksum >> (8 * index)) }
     }
 
     private struct Writer {
@@ -177,12 +182,28 @@ package enum NodePayload {
     /// The value of attribute `name` in a payload (`.null` when the node has none), without
     /// decoding the rest of the node.
     static func attribute(_ name: String, in payload: Data) throws(StoreChainSQLiteError) -> Value {
+        var name = name
+        let result: Result<Value, StoreChainSQLiteError> = name.withUTF8 { name in
+            payload.withUnsafeBytes { payload in
+                Result { () throws(StoreChainSQLiteError) in
+                    try attribute(named: UnsafeRawBufferPointer(name), in: payload)
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// The value of the attribute whose name has the UTF-8 bytes `name` in the payload's bytes
+    /// (`.null` when the node has none), without decoding the rest of the node.
+    static func attribute(named name: UnsafeRawBufferPointer, in payload: UnsafeRawBufferPointer)
+        throws(StoreChainSQLiteError) -> Value
+    {
         try withVerifiedReader(payload) { reader throws(StoreChainSQLiteError) in
             try reader.skipLengthPrefixed()  // the entity
             try reader.skipValue()  // the key
             if try reader.byte() != 0 { try reader.skipLengthPrefixed() }  // the version
             for _ in 0..<(try reader.count()) {
-                if try reader.stringEquals(name.utf8) { return try reader.value() }
+                if try reader.stringEquals(name) { return try reader.value() }
                 try reader.skipValue()
             }
             return .null
@@ -193,22 +214,22 @@ package enum NodePayload {
         _ payload: Data, _ body: (inout Reader) throws(StoreChainSQLiteError) -> T
     ) throws(StoreChainSQLiteError) -> T {
         let result: Result<T, StoreChainSQLiteError> = payload.withUnsafeBytes { buffer in
-            guard buffer.count >= 5, buffer[0] == version else {
-                return .failure(StoreChainSQLiteError("a node payload has an unknown layout"))
-            }
-            var stored: UInt32 = 0
-            for index in 0..<4 { stored |= UInt32(buffer[1 + index]) << (8 * index) }
-            guard stored == checksum(buffer[5...]) else {
-                return .failure(StoreChainSQLiteError("a node payload fails its checksum"))
-            }
-            var reader = Reader(buffer: buffer, offset: 5)
-            do throws(StoreChainSQLiteError) {
-                return .success(try body(&reader))
-            } catch {
-                return .failure(error)
-            }
+            Result { () throws(StoreChainSQLiteError) in try withVerifiedReader(buffer, body) }
         }
         return try result.get()
+    }
+
+    private static func withVerifiedReader<T>(
+        _ buffer: UnsafeRawBufferPointer, _ body: (inout Reader) throws(StoreChainSQLiteError) -> T
+    ) throws(StoreChainSQLiteError) -> T {
+        guard buffer.count >= 5, buffer[0] == version else {
+            throw StoreChainSQLiteError("a node payload has an unknown layout")
+        }
+        var stored: UInt32 = 0
+        for index in 0..<4 { stored |= UInt32(buffer[1 + index]) << (8 * index) }
+        guard stored == checksum(buffer[5...]) else { throw StoreChainSQLiteError("a node payload fails its checksum") }
+        var reader = Reader(buffer: buffer, offset: 5)
+        return try body(&reader)
     }
 
     private static func checksum(_ bytes: Slice<UnsafeRawBufferPointer>) -> UInt32 {
@@ -266,10 +287,12 @@ package enum NodePayload {
         }
 
         mutating func string() throws(StoreChainSQLiteError) -> String {
-            let utf8 = try bytes(try count())
-            guard let text = String(validating: utf8.bindMemory(to: UInt8.self), as: UTF8.self) else {
-                throw damage("text that is not UTF-8")
-            }
+            let utf8 = try bytes(try count()).bindMemory(to: UInt8.self)
+            // Decoding repairs invalid UTF-8 into valid text, so the text has the same bytes as
+            // the payload exactly when the payload was valid. (Unlike `String(validating:as:)`,
+            // which is generic and looks up type metadata on every call, this is the fast path.)
+            let text = String(decoding: utf8, as: UTF8.self)
+            guard text.utf8.elementsEqual(utf8) else { throw damage("text that is not UTF-8") }
             return text
         }
 
@@ -277,7 +300,7 @@ package enum NodePayload {
             _ = try bytes(try count())
         }
 
-        mutating func stringEquals(_ wanted: String.UTF8View) throws(StoreChainSQLiteError) -> Bool {
+        mutating func stringEquals(_ wanted: UnsafeRawBufferPointer) throws(StoreChainSQLiteError) -> Bool {
             let utf8 = try bytes(try count())
             return utf8.count == wanted.count && utf8.elementsEqual(wanted)
         }

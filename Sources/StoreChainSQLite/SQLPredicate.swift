@@ -54,7 +54,7 @@ struct SQLPredicate {
             case .keyPath(let path) = comparison.lhs, path.count == 1,
             let attribute = entity.attribute(named: path[0])
         else { return nil }
-        let value = "storechain_attribute(payload, compressed, raw_size, ?)"
+        let value = "\(AttributeFunction.name)(payload, compressed, raw_size, ?)"
         let name: StatementArguments = [attribute.name]
         switch (comparison.op, comparison.rhs) {
         case (.equal, .constant(.null)): return SQLPredicate(sql: "\(value) IS NULL", arguments: name)
@@ -103,32 +103,9 @@ struct SQLPredicate {
         }
     }
 
-    /// What the attribute function reports for a payload it cannot read: the statement fails
-    /// with it, and the storage drops the damaged rows (`SQLiteCacheStorage.nodes(of:matching:)`)
-    /// instead of letting SQL leave them silently unmatched.
+    /// What the attribute function (`AttributeFunction`) reports for a payload it cannot read:
+    /// the statement fails with it, and the storage drops the damaged rows
+    /// (`SQLiteCacheStorage.nodes(of:matching:)`) instead of letting SQL leave them silently
+    /// unmatched.
     static let damagedPayload = "storechain: a damaged node payload"
-
-    /// The stored value of one attribute of a node payload, as SQLite compares it: strings as
-    /// TEXT, integers and booleans as INTEGER, doubles and dates as REAL; other kinds as NULL
-    /// (never compiled, so never compared).
-    static let attributeFunction = DatabaseFunction("storechain_attribute", argumentCount: 4, pure: true) { values in
-        guard let payload = Data.fromDatabaseValue(values[0]), let compressed = Bool.fromDatabaseValue(values[1]),
-            let rawSize = Int.fromDatabaseValue(values[2]), let name = String.fromDatabaseValue(values[3])
-        else { throw DatabaseError(resultCode: .SQLITE_ERROR, message: damagedPayload) }
-        let value: Value
-        do {
-            value = try NodePayload.attribute(
-                name, in: compressed ? try Zlib.decompress(payload, originalSize: rawSize) : payload)
-        } catch {
-            throw DatabaseError(resultCode: .SQLITE_ERROR, message: damagedPayload)
-        }
-        switch value {
-        case .string(let text): return text
-        case .integer(let number): return number
-        case .double(let number): return number
-        case .date(let date): return date.timeIntervalSince1970
-        case .bool(let flag): return flag
-        default: return nil
-        }
-    }
 }

@@ -685,7 +685,7 @@ public final class SQLiteCacheStorage: CacheStorage {
         var configuration = Configuration()
         configuration.label = "storechain.disk-cache"
         configuration.busyMode = .timeout(5)
-        configuration.prepareDatabase { db in db.add(function: SQLPredicate.attributeFunction) }
+        configuration.prepareDatabase { db in try AttributeFunction.install(in: db) }
         let pool = try DatabasePool(path: path, configuration: configuration)
         do {
             try pool.write { db in

@@ -79,6 +79,22 @@ import Testing
         }
     }
 
+    /// Text is checked as it is read, not only by the checksum: bytes that are not UTF-8 under a
+    /// checksum that matches them are an error, not text with replacement characters.
+    @Test(arguments: [[0xFF, 0xB3], [0xC3, 0x41], [0xC0, 0xB3], [0xED, 0xA0], [0xC3, 0xC3]] as [[UInt8]])
+    func textThatIsNotUTF8IsAnErrorUnderAMatchingChecksum(replacement: [UInt8]) throws {
+        var bytes = [UInt8](try NodePayload.encode(Self.everyValue))
+        let accent = Array("ó".utf8)
+        let at = try #require(bytes.indices.dropLast().first { bytes[$0] == accent[0] && bytes[$0 + 1] == accent[1] })
+        NodePayload.seal(&bytes)
+        #expect(try NodePayload.decode(Data(bytes), freshness: Freshness()).attributes == Self.everyValue.attributes)
+        bytes.replaceSubrange(at...(at + 1), with: replacement)
+        NodePayload.seal(&bytes)
+        #expect(throws: StoreChainSQLiteError.self) { try NodePayload.decode(Data(bytes), freshness: Freshness()) }
+        #expect(throws: StoreChainSQLiteError.self) { try NodePayload.attribute("text", in: Data(bytes)) }
+        #expect(try NodePayload.attribute("small", in: Data(bytes)) == .integer(-3), "other attributes still read")
+    }
+
     @Test func integerKeysAreWrittenAsTheEncoderWritesThem() throws {
         for key in [0, 1, -1, 42, 1_000_000, Int.max, Int.min] {
             let id = ObjectID(entity: "Band", key: .integer(key))

@@ -26,6 +26,40 @@ import Testing
             ])
     }
 
+    @Test func sortsStringsByTheirUTF8BytesWhateverTheirStorage() throws {
+        let model = try Model([
+            Entity("Word", key: "id", attributes: [Attribute("id", .integer), Attribute("text", .string)])
+        ])
+        let texts = [
+            "", "a", "a", "ab", "abc", "b", "B", "Z", "\u{7F}", "\u{80}", "é", "e\u{301}", "😀", "ﬀ",
+            "long shared prefix, native 1",
+            "long shared prefix, native 2", "long shared prefix, native", String(repeating: "z", count: 40),
+            NSString(string: "a bridged string of some length") as String,
+            String("--a substring made native".dropFirst(2)),
+        ]
+        let nodes = texts.enumerated().map { index, text in
+            Node(
+                id: ObjectID(entity: "Word", key: .integer(index)),
+                attributes: ["id": .integer(index), "text": .string(text)])
+        }
+        let store = InMemoryStore(model: model, nodes: nodes)
+        for ascending in [true, false] {
+            let request = FetchRequest(
+                entity: "Word", sortDescriptors: [FetchSortDescriptor("text", ascending: ascending)])
+            guard case .objects(let sorted) = try store.fetch(request) else {
+                Issue.record("a fetch of objects answered with something else")
+                return
+            }
+            // The oracle: byte-wise order of the UTF-8, ties by key ascending.
+            let expected = texts.indices.sorted { left, right in
+                let (a, b) = (Array(texts[left].utf8), Array(texts[right].utf8))
+                if a == b { return left < right }
+                return ascending ? a.lexicographicallyPrecedes(b) : b.lexicographicallyPrecedes(a)
+            }
+            #expect(sorted.map { $0.id.key } == expected.map { .integer($0) }, "ascending: \(ascending)")
+        }
+    }
+
     @Test func sortsByToOneKeyPathThenNextDescriptorThenKey() throws {
         let sort = [FetchSortDescriptor("band.name", ascending: false), FetchSortDescriptor("year", ascending: false)]
         #expect(try Fixtures.keys(store, "Album", nil, sort: sort) == [21, 20, 11, 10, 30, 31])

@@ -140,18 +140,23 @@ public struct FetchPlan: Sendable {
     private func sorted(_ nodes: [Node], source: any NodeSource) -> [Node] {
         guard nodes.count > 1 else { return nodes }
         let readers = sortKeys.map(\.read) + [keyReader]
-        let keys: [[Value]] = nodes.map { node in
-            readers.enumerated().map { index, read in
+        // One flat array of every node's keys (node by node), not an array per node.
+        let width = readers.count
+        var keys: [Value] = []
+        keys.reserveCapacity(nodes.count * width)
+        for node in nodes {
+            for (index, read) in readers.enumerated() {
                 let value = read(node, source)
                 if index < sortKeys.count, sortKeys[index].caseInsensitive, case .string(let text) = value {
-                    return .string(text.lowercased())
+                    keys.append(.string(text.lowercased()))
+                } else {
+                    keys.append(value)
                 }
-                return value
             }
         }
         let order = nodes.indices.sorted { left, right in
-            for index in readers.indices {
-                let result = Value.sortCompare(keys[left][index], keys[right][index])
+            for index in 0..<width {
+                let result = Value.sortCompare(keys[left * width + index], keys[right * width + index])
                 if result != 0 {
                     let ascending = index < sortKeys.count ? sortKeys[index].ascending : true
                     return ascending ? result < 0 : result > 0

@@ -28,6 +28,10 @@ struct StringMatcher: Sendable {
 
     /// Orders by Unicode scalar value (the same order as UTF-8 bytes).
     static func compare(_ a: String, _ b: String) -> Int {
+        let contiguous = a.utf8.withContiguousStorageIfAvailable { left in
+            b.utf8.withContiguousStorageIfAvailable { right in compareBytes(left, right) }
+        }
+        if let result = contiguous ?? nil { return result }
         var left = a.utf8.makeIterator()
         var right = b.utf8.makeIterator()
         while true {
@@ -39,6 +43,16 @@ struct StringMatcher: Sendable {
             default: continue
             }
         }
+    }
+
+    /// `compare` over the UTF-8 bytes of two native strings, with one `memcmp`.
+    private static func compareBytes(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Int {
+        let common = min(left.count, right.count)
+        if common > 0, let leftBase = left.baseAddress, let rightBase = right.baseAddress {
+            let result = memcmp(leftBase, rightBase, common)
+            if result != 0 { return result < 0 ? -1 : 1 }
+        }
+        return left.count == right.count ? 0 : left.count < right.count ? -1 : 1
     }
 
     static func beginsWith(_ a: String, _ prefix: String) -> Bool {

@@ -1,0 +1,92 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import StoreChain
+
+/// `storechain_attribute(payload, compressed, raw_size, name)`: the stored value of one
+/// attribute of a node payload, as SQLite compares it (strings as TEXT, integers and booleans as
+/// INTEGER, doubles and dates as REAL; other kinds as NULL, never compiled so never compared).
+/// A payload it cannot read fails the statement with `SQLPredicate.damagedPayload`, and the
+/// storage drops the damaged rows (`SQLiteCacheStorage.nodes(of:matching:)`) instead of letting
+/// SQL leave them silently unmatched.
+///
+/// It runs once per row a compiled predicate scans, so it is registered with SQLite's C
+/// interface: it reads the payload and the name where SQLite holds them, where GRDB's
+/// `DatabaseFunction` would copy both into a `Data` and a `String` on every row first.
+enum AttributeFunction {
+    static let name = "storechain_attribute"
+
+    /// Registers the function on a connection.
+    static func install(in db: Database) throws {
+        let code = sqlite3_create_function_v2(
+            db.sqliteConnection, name, 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, call, nil, nil, nil)
+        guard code == SQLITE_OK else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot register \(name)")
+        }
+    }
+
+    /// SQLite's entry point: sets the result, or fails the statement on a damaged row.
+    private static let call: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+        context, count, arguments in
+        guard let context else { return }
+        guard count == 4, let arguments, let value = value(of: arguments) else {
+            sqlite3_result_error(context, SQLPredicate.damagedPayload, -1)
+            return
+        }
+        switch value {
+        case .string(let text):
+            var text = text
+            text.withUTF8 { utf8 in
+                sqlite3_result_text(context, utf8.baseAddress, Int32(utf8.count), transient)
+            }
+        case .integer(let number): sqlite3_result_int64(context, Int64(number))
+        case .double(let number): sqlite3_result_double(context, number)
+        case .date(let date): sqlite3_result_double(context, date.timeIntervalSince1970)
+        case .bool(let flag): sqlite3_result_int64(context, flag ? 1 : 0)
+        default: sqlite3_result_null(context)
+        }
+    }
+
+    /// SQLite copies a result marked transient before the function returns.
+    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
+    /// The attribute's value, or `nil` when an argument is missing, of the wrong type or damaged.
+    private static func value(of arguments: UnsafeMutablePointer<OpaquePointer?>) -> Value? {
+        let payload = arguments[0]
+        let compressed = arguments[1]
+        let rawSize = arguments[2]
+        let name = arguments[3]
+        // A payload read as bytes (as GRDB reads a blob column, text included); a flag and a size
+        // as numbers; the name as text.
+        guard [SQLITE_BLOB, SQLITE_TEXT].contains(sqlite3_value_type(payload)),
+            let isCompressed = integer(compressed).map({ $0 != 0 }),
+            let size = integer(rawSize).flatMap(Int.init(exactly:)),
+            sqlite3_value_type(name) == SQLITE_TEXT
+        else { return nil }
+        // SQLite's order: the pointer first, then its length.
+        let bytes = UnsafeRawBufferPointer(start: sqlite3_value_blob(payload), count: Int(sqlite3_value_bytes(payload)))
+        let nameBytes = UnsafeRawBufferPointer(
+            start: sqlite3_value_text(name), count: Int(sqlite3_value_bytes(name)))
+        do {
+            guard isCompressed else { return try NodePayload.attribute(named: nameBytes, in: bytes) }
+            let inflated = try Zlib.decompress(Data(bytes), originalSize: size)
+            let result: Result<Value, StoreChainSQLiteError> = inflated.withUnsafeBytes { inflated in
+                Result { () throws(StoreChainSQLiteError) in
+                    try NodePayload.attribute(named: nameBytes, in: inflated)
+                }
+            }
+            return try result.get()
+        } catch {
+            return nil
+        }
+    }
+
+    /// An INTEGER argument, or a REAL one holding a whole number (as GRDB reads them).
+    private static func integer(_ argument: OpaquePointer?) -> Int64? {
+        switch sqlite3_value_type(argument) {
+        case SQLITE_INTEGER: sqlite3_value_int64(argument)
+        case SQLITE_FLOAT: Int64(exactly: sqlite3_value_double(argument))
+        default: nil
+        }
+    }
+}
