@@ -291,8 +291,13 @@ package enum NodePayload {
             // Decoding repairs invalid UTF-8 into valid text, so the text has the same bytes as
             // the payload exactly when the payload was valid. (Unlike `String(validating:as:)`,
             // which is generic and looks up type metadata on every call, this is the fast path.)
-            let text = String(decoding: utf8, as: UTF8.self)
-            guard text.utf8.elementsEqual(utf8) else { throw damage("text that is not UTF-8") }
+            var text = String(decoding: utf8, as: UTF8.self)
+            let isIntact = text.withUTF8 { decoded in
+                guard decoded.count == utf8.count else { return false }
+                guard let left = decoded.baseAddress, let right = utf8.baseAddress else { return true }  // both empty
+                return memcmp(left, right, utf8.count) == 0
+            }
+            guard isIntact else { throw damage("text that is not UTF-8") }
             return text
         }
 

@@ -133,7 +133,8 @@ public struct FetchPlan: Sendable {
         matches = sorted(matches, source: source)
         let start = min(request.fetchOffset, matches.count)
         let end = request.fetchLimit.map { min(matches.count, start + $0) } ?? matches.count
-        return Array(matches[start..<end])
+        // The whole list is returned as it is: copying it would retain every node once more.
+        return start == 0 && end == matches.count ? matches : Array(matches[start..<end])
     }
 
     /// Sorts by the sort descriptors, then by key so the order is always fully determined.
@@ -142,27 +143,30 @@ public struct FetchPlan: Sendable {
         let readers = sortKeys.map(\.read) + [keyReader]
         // One flat array of every node's keys (node by node), not an array per node.
         let width = readers.count
-        var keys: [Value] = []
-        keys.reserveCapacity(nodes.count * width)
+        var flat: [Value] = []
+        flat.reserveCapacity(nodes.count * width)
         for node in nodes {
             for (index, read) in readers.enumerated() {
                 let value = read(node, source)
                 if index < sortKeys.count, sortKeys[index].caseInsensitive, case .string(let text) = value {
-                    keys.append(.string(text.lowercased()))
+                    flat.append(.string(text.lowercased()))
                 } else {
-                    keys.append(value)
+                    flat.append(value)
                 }
             }
         }
-        let order = nodes.indices.sorted { left, right in
-            for index in 0..<width {
-                let result = Value.sortCompare(keys[left * width + index], keys[right * width + index])
-                if result != 0 {
-                    let ascending = index < sortKeys.count ? sortKeys[index].ascending : true
-                    return ascending ? result < 0 : result > 0
+        // Compared through a buffer, so a comparison borrows the keys instead of retaining them.
+        let order = flat.withUnsafeBufferPointer { keys in
+            nodes.indices.sorted { left, right in
+                for index in 0..<width {
+                    let result = Value.sortCompare(keys[left * width + index], keys[right * width + index])
+                    if result != 0 {
+                        let ascending = index < sortKeys.count ? sortKeys[index].ascending : true
+                        return ascending ? result < 0 : result > 0
+                    }
                 }
+                return false
             }
-            return false
         }
         return order.map { nodes[$0] }
     }
