@@ -51,6 +51,16 @@ import Testing
         try terminal.requireForwarded(exactly: 2, .fetch)
     }
 
+    @Test func aWindowLookupGivesNodesInOrderAndCountsAsUse() async {
+        let storage = MemoryCacheStorage(limits: .init(maxObjects: 3))
+        await write([node(0), node(1), node(2)], to: storage)
+        let ids = [2, 9, 0, 2].map { ObjectID(entity: "Track", key: .integer($0)) }
+        #expect(await storage.nodes(inOrder: ids).map { $0?.id } == [ids[0], nil, ids[2], ids[0]])
+        // 2 and 0 were used: 1 is now the least recently used, and goes first.
+        await write([node(3)], to: storage)
+        #expect(await keys(in: storage, upTo: 4) == [0, 2, 3])
+    }
+
     @Test func evictsTheLeastRecentlyUsedObjectFirst() async {
         let storage = MemoryCacheStorage(limits: .init(maxObjects: 3))
         await write([node(0), node(1), node(2)], to: storage)

@@ -11,15 +11,16 @@ extension CacheHandler {
             return try await next(Self.conditional(.objectFault(id), ifChangedSince: validators), context)
         }
         let node = await perform("read", context: context) { try await storage.node(id) } ?? nil
-        // Every cache hit's path: a fresh node is the answer under every policy but reload, as
-        // `serve` would give it, without building a cached answer or the forwarded request.
-        if let node, context.cachePolicy != .reload, node.sharedFreshness?.value.isFresh(at: context.clock.now) == true
+        let request = StoreRequest.objectFault(id)
+        // Every cache hit's path: a fresh node is answered as `serve` would answer it, without
+        // building a cached answer or the forwarded request.
+        if let node, let freshness = node.sharedFreshness?.value,
+            Self.isFreshHit(freshness, policy: context.effectiveCachePolicy(for: request), at: context.clock.now)
         {
             var info = ResponseInfo(answeredBy: name, origin: storage.origin)
             info.cacheStatus = .hit
             return StoreResponse(.object(node), info: info)
         }
-        let request = StoreRequest.objectFault(id)
         return try await serve(
             request, cached: node.map { cachedAnswer($0) }, context: context, refresh: refreshFault(next: next),
             forward: {

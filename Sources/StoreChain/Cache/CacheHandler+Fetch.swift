@@ -174,11 +174,13 @@ extension CacheHandler {
         }
         for query in windows {
             guard let ids = query.slice(offset: request.fetchOffset, limit: request.fetchLimit) else { continue }
-            let found = try await storage.nodes(Array(ids))
-            let window = ids.compactMap { found[$0] }
+            let window = try await storage.nodes(inOrder: Array(ids)).compactMap { $0 }
             guard window.count == ids.count else { continue }
+            // As for a collection: the window is indexed by ID only when the fetch may follow
+            // relationships.
+            let source = Self.readsOwnAttributesOnly(request, in: model) ? Dataset() : Dataset(window)
             return try await cachedFetch(
-                window, plan: plan, source: found, freshness: query.freshness, from: .fetch(query.request),
+                window, plan: plan, source: source, freshness: query.freshness, from: .fetch(query.request),
                 target: .query(key: query.key))
         }
         return nil

@@ -19,6 +19,10 @@ public protocol CacheStorage: Sendable {
     func queries(shape: String) async throws -> [CachedQuery]
     /// The cached nodes with these IDs (the ones present); marks them recently used.
     func nodes(_ ids: [ObjectID]) async throws -> [ObjectID: Node]
+    /// The cached nodes with these IDs in the same order, `nil` for each one not cached; marks
+    /// them recently used. (A cached query window's lookup: a storage can answer it without
+    /// building a dictionary that the window is then read back from.)
+    func nodes(inOrder ids: [ObjectID]) async throws -> [Node?]
     /// The cached node with this ID, if present; marks it recently used. (An object fault's
     /// lookup, the hottest path: a storage can answer it without building collections.)
     func node(_ id: ObjectID) async throws -> Node?
@@ -50,6 +54,11 @@ public protocol CacheStorage: Sendable {
 }
 
 extension CacheStorage {
+    public func nodes(inOrder ids: [ObjectID]) async throws -> [Node?] {
+        let found = try await nodes(ids)
+        return ids.map { found[$0] }
+    }
+
     public func node(_ id: ObjectID) async throws -> Node? {
         try await nodes([id])[id]
     }

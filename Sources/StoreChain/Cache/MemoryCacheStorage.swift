@@ -64,22 +64,26 @@ public final class MemoryCacheStorage: CacheStorage {
             var found: [ObjectID: Node] = [:]
             found.reserveCapacity(ids.count)
             for id in ids {
-                let hash = id.hashValue
-                guard let node = state.nodes.node(for: id, hash: hash) else { continue }
-                state.order.touch(.node(id), hash: hash)
-                found[id] = node
+                if let node = Self.use(id, in: &state) { found[id] = node }
             }
             return found
         }
     }
 
+    public func nodes(inOrder ids: [ObjectID]) async -> [Node?] {
+        state.withLock { state in ids.map { Self.use($0, in: &state) } }
+    }
+
     public func node(_ id: ObjectID) async -> Node? {
-        state.withLock { state in
-            let hash = id.hashValue
-            guard let node = state.nodes.node(for: id, hash: hash) else { return nil }
-            state.order.touch(.node(id), hash: hash)
-            return node
-        }
+        state.withLock { state in Self.use(id, in: &state) }
+    }
+
+    /// The node with this ID, marked recently used; the ID is hashed once for both.
+    private static func use(_ id: ObjectID, in state: inout State) -> Node? {
+        let hash = id.hashValue
+        guard let node = state.nodes.node(for: id, hash: hash) else { return nil }
+        state.order.touch(.node(id), hash: hash)
+        return node
     }
 
     public func collection(_ entity: String) async -> Freshness? {
