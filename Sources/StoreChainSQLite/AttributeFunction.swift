@@ -36,6 +36,8 @@ enum AttributeFunction {
         switch value {
         case .string(let text):
             var text = text
+            // The text came out of a value SQLite held, at most SQLITE_MAX_LENGTH (10⁹) bytes, so
+            // its length fits an Int32.
             text.withUTF8 { utf8 in
                 sqlite3_result_text(context, utf8.baseAddress, Int32(utf8.count), transient)
             }
@@ -58,7 +60,8 @@ enum AttributeFunction {
         let name = arguments[3]
         // A payload read as bytes (as GRDB reads a blob column, text included); a flag and a size
         // as numbers; the name as text.
-        guard [SQLITE_BLOB, SQLITE_TEXT].contains(sqlite3_value_type(payload)),
+        let payloadType = sqlite3_value_type(payload)
+        guard payloadType == SQLITE_BLOB || payloadType == SQLITE_TEXT,
             let isCompressed = integer(compressed).map({ $0 != 0 }),
             let size = integer(rawSize).flatMap(Int.init(exactly:)),
             sqlite3_value_type(name) == SQLITE_TEXT
@@ -70,12 +73,7 @@ enum AttributeFunction {
         do {
             guard isCompressed else { return try NodePayload.attribute(named: nameBytes, in: bytes) }
             let inflated = try Zlib.decompress(Data(bytes), originalSize: size)
-            let result: Result<Value, StoreChainSQLiteError> = inflated.withUnsafeBytes { inflated in
-                Result { () throws(StoreChainSQLiteError) in
-                    try NodePayload.attribute(named: nameBytes, in: inflated)
-                }
-            }
-            return try result.get()
+            return try NodePayload.attribute(String(decoding: nameBytes, as: UTF8.self), in: inflated)
         } catch {
             return nil
         }
