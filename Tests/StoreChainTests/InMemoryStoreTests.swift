@@ -60,6 +60,47 @@ import Testing
         }
     }
 
+    /// A filtered, sorted fetch of many objects in shuffled order, with ties and missing values,
+    /// against an order worked out independently.
+    @Test func sortsManyShuffledObjectsLikeAnIndependentSort() throws {
+        let model = try Model([
+            Entity(
+                "Word", key: "id",
+                attributes: [Attribute("id", .integer), Attribute("rank", .integer, optional: true)])
+        ])
+        var random = SplitMix64(seed: 45)
+        let ranks: [Int?] = (0..<1_000).map { _ in
+            Int.random(in: 0..<6, using: &random) == 0 ? nil : .random(in: 0..<40, using: &random)
+        }
+        let nodes = ranks.indices.shuffled(using: &random).map { index in
+            var attributes: AttributeValues = ["id": .integer(index)]
+            if let rank = ranks[index] { attributes["rank"] = .integer(rank) }
+            return Node(id: ObjectID(entity: "Word", key: .integer(index)), attributes: attributes)
+        }
+        let store = InMemoryStore(model: model, nodes: nodes)
+        for (ascending, offset, limit) in [(true, 0, nil), (false, 0, nil), (true, 17, 300), (false, 900, 50)] {
+            let request = FetchRequest(
+                entity: "Word", predicate: try FetchPredicate("id < 500 OR rank == nil OR rank >= 20"),
+                sortDescriptors: [FetchSortDescriptor("rank", ascending: ascending)], fetchLimit: limit,
+                fetchOffset: offset)
+            guard case .objects(let sorted) = try store.fetch(request) else {
+                Issue.record("a fetch of objects answered with something else")
+                return
+            }
+            // The oracle: nil before any rank ascending (after descending), ties by key ascending.
+            let matching = ranks.indices.filter { $0 < 500 || (ranks[$0] ?? 20) >= 20 }
+            let ordered = matching.sorted { left, right in
+                let (a, b) = (ranks[left] ?? -1, ranks[right] ?? -1)
+                if a == b { return left < right }
+                return ascending ? a < b : a > b
+            }
+            let window = ordered.dropFirst(offset).prefix(limit ?? ordered.count)
+            #expect(
+                sorted.map { $0.id.key } == window.map { .integer($0) },
+                "ascending \(ascending), \(offset)+\(limit ?? 0)")
+        }
+    }
+
     @Test func sortsByToOneKeyPathThenNextDescriptorThenKey() throws {
         let sort = [FetchSortDescriptor("band.name", ascending: false), FetchSortDescriptor("year", ascending: false)]
         #expect(try Fixtures.keys(store, "Album", nil, sort: sort) == [21, 20, 11, 10, 30, 31])

@@ -240,6 +240,32 @@ import Testing
         #expect(!filter.evaluate(Node(id: node.id, attributes: ["id": 9, "name": "Zed"])))
     }
 
+    /// AND and OR of none, one, two and many operands (compiled into a tree of closures) give
+    /// what their operands give one by one.
+    @Test func andAndOrOfAnyNumberOfOperandsAgreeWithTheirOperands() throws {
+        let model = try Fixtures.model()
+        let nodes = (0..<20).map { key in
+            Node(id: ObjectID(entity: "Band", key: .integer(key)), attributes: ["id": .integer(key), "name": "b"])
+        }
+        var random = SplitMix64(seed: 16)
+        for count in [0, 1, 2, 3, 4, 5, 8, 13] {
+            let operands = try (0..<count).map { _ in
+                try FetchPredicate(
+                    "id \(["<", ">=", "==", "!="].randomElement(using: &random) ?? "==") \(Int.random(in: 0..<20, using: &random))"
+                )
+            }
+            let each = try operands.map { try CompiledPredicate($0, entity: "Band", model: model) }
+            let all = try CompiledPredicate(.and(operands), entity: "Band", model: model)
+            let any = try CompiledPredicate(.or(operands), entity: "Band", model: model)
+            for node in nodes {
+                let expectedAll = each.allSatisfy { $0.evaluate(node) }
+                let expectedAny = each.contains { $0.evaluate(node) }
+                #expect(all.evaluate(node) == expectedAll, "AND of \(operands) on \(node.id)")
+                #expect(any.evaluate(node) == expectedAny, "OR of \(operands) on \(node.id)")
+            }
+        }
+    }
+
     @Test func missingRelatedObjectReadsAsNil() throws {
         let model = try Fixtures.model()
         let filter = try CompiledPredicate(FetchPredicate("band.name == nil"), entity: "Album", model: model)

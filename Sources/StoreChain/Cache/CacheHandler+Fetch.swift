@@ -211,7 +211,9 @@ extension CacheHandler {
         // Following relationships needs the objects indexed by ID; a fetch that reads only the
         // entity's own attributes does not (indexing them cost a third of answering it).
         let source = Self.readsOwnAttributesOnly(request, in: model) ? Dataset() : Dataset(nodes)
-        let candidates = nodes.lazy.filter { $0.id.entity == request.entity }
+        // Checked before filtering, so the usual case (one entity's nodes) is not copied.
+        let isOfEntity = { (node: Node) in node.id.entity == request.entity }
+        let candidates = nodes.allSatisfy(isOfEntity) ? nodes : nodes.filter(isOfEntity)
         // A collection that names objects it no longer holds cannot answer; the backend can.
         guard plan.firstUnloaded(candidates, source: source) == nil else { return nil }
         let window = plan.select(from: candidates, source: source)

@@ -10,15 +10,22 @@ public struct FetchPlan: Sendable {
     public let predicate: CompiledPredicate?
     private let sortKeys: [SortKey]
     private let keyReader: ValueAccessor.Single
-    private let properties: [(name: String, read: ValueAccessor.Single)]
+    private let properties: [Property]
     /// The relationship hops whose destination objects evaluating the request reads (its
     /// predicate, sort and chosen properties), for `requireLoaded(_:source:)`.
     package let readPaths: [[String]]
 
+    // Closures are held in structs, not directly in arrays or tuples: an array holds a closure
+    // in its most general form, and each call through one copies the node into memory and back.
     private struct SortKey: Sendable {
         let read: ValueAccessor.Single
         let ascending: Bool
         let caseInsensitive: Bool
+    }
+
+    private struct Property: Sendable {
+        let name: String
+        let read: ValueAccessor.Single
     }
 
     /// Validates `request` against `model`; nothing runs if it is wrong.
@@ -60,12 +67,12 @@ public struct FetchPlan: Sendable {
         self.sortKeys = sortKeys
         let keyName = entity.key
         keyReader = { node, _ in node.id.key ?? node.attributes[keyName] ?? .null }
-        var properties: [(String, ValueAccessor.Single)] = []
+        var properties: [Property] = []
         if case .dictionaries(let names) = request.resultType {
             for (index, name) in names.enumerated() {
                 let path = try Self.resolveToOne(
                     name, in: entity, model: model, role: "resultType.dictionaries[\(index)]")
-                properties.append((name, ValueAccessor.single(path)))
+                properties.append(Property(name: name, read: ValueAccessor.single(path)))
             }
         }
         self.properties = properties
@@ -126,11 +133,16 @@ public struct FetchPlan: Sendable {
 
     /// The matching nodes, sorted, within the request's offset and limit.
     public func select(from nodes: some Sequence<Node>, source: any NodeSource) -> [Node] {
-        var matches = Array(nodes)
+        var matches: [Node]
         if let predicate {
-            matches.removeAll { !predicate.evaluate($0, in: source) }
+            // Only the matches are copied (copying every node and removing the rest retained
+            // and released each one that does not match).
+            matches = []
+            for node in nodes where predicate.evaluate(node, in: source) { matches.append(node) }
+        } else {
+            matches = Array(nodes)
         }
-        matches = sorted(matches, source: source)
+        sort(&matches, source: source)
         let start = min(request.fetchOffset, matches.count)
         let end = request.fetchLimit.map { min(matches.count, start + $0) } ?? matches.count
         // The whole list is returned as it is: copying it would retain every node once more.
@@ -138,22 +150,22 @@ public struct FetchPlan: Sendable {
     }
 
     /// Sorts by the sort descriptors, then by key so the order is always fully determined.
-    private func sorted(_ nodes: [Node], source: any NodeSource) -> [Node] {
-        guard nodes.count > 1 else { return nodes }
-        let readers = sortKeys.map(\.read) + [keyReader]
-        // One flat array of every node's keys (node by node), not an array per node.
-        let width = readers.count
+    private func sort(_ nodes: inout [Node], source: any NodeSource) {
+        guard nodes.count > 1 else { return }
+        // One flat array of every node's keys (node by node, the key last), not an array per node.
+        let width = sortKeys.count + 1
         var flat: [Value] = []
         flat.reserveCapacity(nodes.count * width)
         for node in nodes {
-            for (index, read) in readers.enumerated() {
-                let value = read(node, source)
-                if index < sortKeys.count, sortKeys[index].caseInsensitive, case .string(let text) = value {
+            for key in sortKeys {
+                let value = key.read(node, source)
+                if key.caseInsensitive, case .string(let text) = value {
                     flat.append(.string(text.lowercased()))
                 } else {
                     flat.append(value)
                 }
             }
+            flat.append(keyReader(node, source))
         }
         // Compared through a buffer, so a comparison borrows the keys instead of retaining them.
         let order = flat.withUnsafeBufferPointer { keys in
@@ -168,6 +180,24 @@ public struct FetchPlan: Sendable {
                 return false
             }
         }
-        return order.map { nodes[$0] }
+        Self.permute(&nodes, into: order)
+    }
+
+    /// Rearranges `nodes` so that position `i` holds what was at `order[i]`, by swapping along
+    /// the permutation's cycles: nodes are moved, not copied (a copy retains and releases each).
+    private static func permute(_ nodes: inout [Node], into order: [Int]) {
+        var placed = [Bool](repeating: false, count: order.count)
+        nodes.withUnsafeMutableBufferPointer { buffer in
+            for start in order.indices where !placed[start] {
+                var position = start
+                while true {
+                    placed[position] = true
+                    let source = order[position]
+                    if source == start { break }
+                    buffer.swapAt(position, source)
+                    position = source
+                }
+            }
+        }
     }
 }

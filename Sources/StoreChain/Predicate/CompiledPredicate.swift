@@ -34,15 +34,13 @@ public struct CompiledPredicate: Sendable {
         case .true: return { _, _ in true }
         case .false: return { _, _ in false }
         case .and(let operands):
-            let tests = try compileAll(operands, entity: entity, model: model)
-            if tests.count == 2 {
-                let (first, second) = (tests[0], tests[1])
-                return { first($0, $1) && second($0, $1) }
+            return try compileAll(operands, entity: entity, model: model, ifEmpty: true) { first, second in
+                { first($0, $1) && second($0, $1) }
             }
-            return { node, source in tests.allSatisfy { $0(node, source) } }
         case .or(let operands):
-            let tests = try compileAll(operands, entity: entity, model: model)
-            return { node, source in tests.contains { $0(node, source) } }
+            return try compileAll(operands, entity: entity, model: model, ifEmpty: false) { first, second in
+                { first($0, $1) || second($0, $1) }
+            }
         case .not(let operand):
             let inner = try compile(operand, entity: entity, model: model)
             return { !inner($0, $1) }
@@ -51,12 +49,27 @@ public struct CompiledPredicate: Sendable {
         }
     }
 
-    private static func compileAll(_ operands: [FetchPredicate], entity: Entity, model: Model) throws(StoreChainError)
-        -> [Test]
-    {
-        var tests: [Test] = []
-        for operand in operands { tests.append(try compile(operand, entity: entity, model: model)) }
-        return tests
+    /// A compiled test in a box: an array of closures holds them in their most general form,
+    /// and every call through one copied the node into memory and back (a fifth of a fetch).
+    private struct Boxed {
+        let test: Test
+    }
+
+    /// The operands compiled and joined, in order, by `join` into a balanced tree (so a long
+    /// `OR` does not nest one call per operand).
+    private static func compileAll(
+        _ operands: [FetchPredicate], entity: Entity, model: Model, ifEmpty: Bool,
+        join: (@escaping Test, @escaping Test) -> Test
+    ) throws(StoreChainError) -> Test {
+        var tests: [Boxed] = []
+        for operand in operands { tests.append(Boxed(test: try compile(operand, entity: entity, model: model))) }
+        func joined(_ range: Range<Int>) -> Test {
+            if range.count == 1 { return tests[range.lowerBound].test }
+            let middle = range.lowerBound + range.count / 2
+            return join(joined(range.lowerBound..<middle), joined(middle..<range.upperBound))
+        }
+        guard !tests.isEmpty else { return { _, _ in ifEmpty } }
+        return joined(tests.indices)
     }
 
     private static func compile(_ comparison: Comparison, entity: Entity, model: Model) throws(StoreChainError) -> Test
