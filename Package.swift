@@ -173,7 +173,9 @@ let package = Package(
             name: "BandcampExample",
             dependencies: ["StoreChain", "StoreChainPipeline", "StoreChainDemoBackend"],
             path: "Examples/Bandcamp",
-            exclude: ["README.md", "v1.pipeline.yml", "v2.pipeline.yml", "v3.pipeline.yml"],
+            exclude: [
+                "README.md", "shared.pipeline.yml", "v1.pipeline.yml", "v2.pipeline.yml", "v3.pipeline.yml",
+            ],
             sources: ["Sources"],
             resources: [.copy("music.model.yml")],
             swiftSettings: swiftSettings,
