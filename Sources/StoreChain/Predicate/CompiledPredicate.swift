@@ -34,11 +34,11 @@ public struct CompiledPredicate: Sendable {
         case .true: return { _, _ in true }
         case .false: return { _, _ in false }
         case .and(let operands):
-            return try compileAll(operands, entity: entity, model: model, ifEmpty: true) { first, second in
+            return try compileAll(operands[...], entity: entity, model: model, ifEmpty: true) { first, second in
                 { first($0, $1) && second($0, $1) }
             }
         case .or(let operands):
-            return try compileAll(operands, entity: entity, model: model, ifEmpty: false) { first, second in
+            return try compileAll(operands[...], entity: entity, model: model, ifEmpty: false) { first, second in
                 { first($0, $1) || second($0, $1) }
             }
         case .not(let operand):
@@ -49,27 +49,23 @@ public struct CompiledPredicate: Sendable {
         }
     }
 
-    /// A compiled test in a box: an array of closures holds them in their most general form,
-    /// and every call through one copied the node into memory and back (a fifth of a fetch).
-    private struct Boxed {
-        let test: Test
-    }
-
-    /// The operands compiled and joined, in order, by `join` into a balanced tree (so a long
-    /// `OR` does not nest one call per operand).
+    /// The operands compiled, in order, straight into a balanced tree of closures joined by
+    /// `join` (so a long `OR` nests log₂ n calls, not n). Never held in an array: an array
+    /// holds a closure in its most general form, and every call through one copied the node
+    /// into memory and back (a fifth of a fetch).
     private static func compileAll(
-        _ operands: [FetchPredicate], entity: Entity, model: Model, ifEmpty: Bool,
+        _ operands: ArraySlice<FetchPredicate>, entity: Entity, model: Model, ifEmpty: Bool,
         join: (@escaping Test, @escaping Test) -> Test
     ) throws(StoreChainError) -> Test {
-        var tests: [Boxed] = []
-        for operand in operands { tests.append(Boxed(test: try compile(operand, entity: entity, model: model))) }
-        func joined(_ range: Range<Int>) -> Test {
-            if range.count == 1 { return tests[range.lowerBound].test }
-            let middle = range.lowerBound + range.count / 2
-            return join(joined(range.lowerBound..<middle), joined(middle..<range.upperBound))
+        switch operands.count {
+        case 0: return { _, _ in ifEmpty }
+        case 1: return try compile(operands[operands.startIndex], entity: entity, model: model)
+        default:
+            let middle = operands.startIndex + operands.count / 2
+            let first = try compileAll(operands[..<middle], entity: entity, model: model, ifEmpty: ifEmpty, join: join)
+            let second = try compileAll(operands[middle...], entity: entity, model: model, ifEmpty: ifEmpty, join: join)
+            return join(first, second)
         }
-        guard !tests.isEmpty else { return { _, _ in ifEmpty } }
-        return joined(tests.indices)
     }
 
     private static func compile(_ comparison: Comparison, entity: Entity, model: Model) throws(StoreChainError) -> Test
