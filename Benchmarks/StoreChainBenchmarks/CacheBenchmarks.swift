@@ -56,16 +56,14 @@ func cacheBenchmarks() {
     // The same hit from the main actor, as an app's UI code makes it: no executor hop.
     Benchmark("Memory cache hit from main actor: baseline from a task", configuration: hits) { benchmark in
         _ = await memory.storage.write(write)
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            blackHole(try await memory.handle(.objectFault(band42), context: context, next: unreachable))
+        try await sendFromTask(benchmark) {
+            try await memory.handle(.objectFault(band42), context: context, next: unreachable)
         }
     }
     Benchmark("Memory cache hit from main actor: object fault through the handler", configuration: hits) {
         benchmark in
         _ = await memory.storage.write(write)
-        benchmark.startMeasurement()
-        try await sendFromMainActor(benchmark.scaledIterations.count) {
+        try await sendFromMainActor(MeasuredBenchmark(benchmark: benchmark)) {
             try await memory.handle(.objectFault(band42), context: context, next: unreachable)
         }
     }

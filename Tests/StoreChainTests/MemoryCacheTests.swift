@@ -319,4 +319,58 @@ import Testing
         #expect(!ownOnly(dictionaries))
         #expect(!ownOnly(try TestData.fetch("Unknown")))
     }
+
+    /// A storage that fails a read is taken for one that holds nothing: the fault is answered from
+    /// below and the failure logged, never thrown at the app.
+    @Test func anObjectFaultWhoseStorageReadFailsIsAnsweredFromBelowAndLogged() async throws {
+        let store = try MusicFixture.store()
+        let storage = ReadFailingStorage()
+        let log = CapturedLog()
+        let chain = Chain(
+            handlers: [CacheHandler(name: "failing", model: store.model, storage: storage)], terminal: store,
+            logger: log.logger(), tracing: nil)
+        let id = ObjectID(entity: "Track", key: .integer(200))
+        for _ in 0..<2 {
+            let response = try await chain.send(.objectFault(id))
+            #expect(
+                response.result == (try await store.respond(to: .objectFault(id), context: chain.makeContext())).result)
+            #expect(response.info.cacheStatus == .miss, "a failing read is a miss every time")
+        }
+        #expect(storage.reads.withLock { $0 } >= 2, "the fault asked the storage first")
+        let warnings = log.entries.filter { $0.level == .warning }.map(\.message)
+        #expect(
+            warnings.contains { $0.contains("failing: cache read failed") && $0.contains("disk unplugged") },
+            "\(warnings)")
+    }
+}
+
+/// Memory storage whose reads of nodes by ID fail, as a disk cache's do when its file is lost.
+private final class ReadFailingStorage: CacheStorage {
+    struct Unplugged: Error, CustomStringConvertible {
+        var description: String { "disk unplugged" }
+    }
+
+    let inner = MemoryCacheStorage()
+    let reads = Locked(0)
+
+    var origin: ResponseInfo.Origin { inner.origin }
+
+    func queries(shape: String) async throws -> [CachedQuery] { await inner.queries(shape: shape) }
+    func nodes(_ ids: [ObjectID]) async throws -> [ObjectID: Node] {
+        reads.withLock { $0 += 1 }
+        throw Unplugged()
+    }
+    func node(_ id: ObjectID) async throws -> Node? {
+        reads.withLock { $0 += 1 }
+        throw Unplugged()
+    }
+    func collection(_ entity: String) async throws -> Freshness? { await inner.collection(entity) }
+    func nodes(of entity: String, matching predicate: FetchPredicate?) async throws -> [Node] {
+        await inner.nodes(of: entity, matching: predicate)
+    }
+    func write(_ write: CacheWrite) async throws -> Set<ObjectID> { await inner.write(write) }
+    func refresh(_ target: CacheTarget, freshness: Freshness) async throws {
+        await inner.refresh(target, freshness: freshness)
+    }
+    func clear() async throws { await inner.clear() }
 }

@@ -10,7 +10,7 @@ extension CacheHandler {
         guard !id.isTemporary else {
             return try await next(Self.conditional(.objectFault(id), ifChangedSince: validators), context)
         }
-        let node = await perform("read", context: context) { try await storage.node(id) } ?? nil
+        let node = await storedNode(id, context: context)
         let request = StoreRequest.objectFault(id)
         // Every cache hit's path: a fresh node is answered as `serve` would answer it, without
         // building a cached answer or the forwarded request.
@@ -85,6 +85,22 @@ extension CacheHandler {
         }
         guard let cached, cached.freshness.isFresh(at: context.clock.now) else { return nil }
         return cached.response
+    }
+
+    /// The stored node, or `nil` when the storage fails (logged, as `perform` does). Every
+    /// object fault's path: untraced, it awaits the storage without `perform`'s closure, an async
+    /// frame that cost a tenth of a memory-cache hit.
+    @inline(__always)
+    private func storedNode(_ id: ObjectID, context: RequestContext) async -> Node? {
+        guard context.services.tracing == nil else {
+            return await perform("read", context: context) { try await storage.node(id) } ?? nil
+        }
+        do {
+            return try await storage.node(id)
+        } catch {
+            storageFailed("read", error, context: context)
+            return nil
+        }
     }
 
     /// The cached object, as the answer to its fault.

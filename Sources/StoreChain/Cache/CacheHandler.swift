@@ -238,9 +238,14 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
                 return try await operation()
             }
         } catch {
-            context.logger.warning("\(name): cache \(action) failed, continuing without it: \(error)")
+            storageFailed(action, error, context: context)
             return nil
         }
+    }
+
+    /// Logs a storage operation that failed; the request goes on without the cache.
+    func storageFailed(_ action: String, _ error: any Error, context: RequestContext) {
+        context.logger.warning("\(name): cache \(action) failed, continuing without it: \(error)")
     }
 
     /// The data a response carries, ready to store; `nil` when there is nothing to keep.
