@@ -15,7 +15,7 @@ private let cachedBands: [Node] = (0..<100).map {
 }
 
 private let band42 = ObjectID(entity: "Band", key: 42)
-private let unreachable: NextResponder = { request, _ in
+private let unreachable = NextResponder { request, _ in
     throw StoreChainError(.unavailable, "\(request) was not answered by the cache")
 }
 

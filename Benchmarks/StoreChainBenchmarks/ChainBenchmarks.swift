@@ -3,7 +3,7 @@ import StoreChain
 
 /// A handler that only forwards: the cost of one hop.
 private struct PassThrough: StoreHandler {
-    func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         try await next(request, context)

@@ -44,7 +44,7 @@ private let scaleRequest: StoreChain.FetchRequest = {
     }
 }()
 
-private let unanswered: NextResponder = { request, _ in
+let unanswered = NextResponder { request, _ in
     throw StoreChainError(.unavailable, "\(request) was not answered by the cache")
 }
 

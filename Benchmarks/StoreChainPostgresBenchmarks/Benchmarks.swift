@@ -32,7 +32,7 @@ private let model: Model = {
 }()
 
 private let band42 = ObjectID(entity: "Band", key: 42)
-private let unreachable: NextResponder = { request, _ in
+private let unreachable = NextResponder { request, _ in
     throw StoreChainError(.unavailable, "\(request) was not answered by the cache")
 }
 

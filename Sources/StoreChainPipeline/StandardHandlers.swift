@@ -112,7 +112,7 @@ extension Model {
 private struct NotOpened: StoreHandler {
     let name: String
 
-    func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         try await next(request, context)

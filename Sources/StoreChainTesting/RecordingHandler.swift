@@ -12,7 +12,7 @@ public final class RecordingHandler: StoreHandler {
         self.shared = log
     }
 
-    public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    public func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         shared.append("\(name) ↓ \(request.kind.rawValue)")

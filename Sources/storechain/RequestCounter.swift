@@ -4,7 +4,7 @@ import StoreChain
 final class RequestCounter: StoreHandler {
     private let counts = Locked<[StoreRequest.Kind: Int]>([:])
 
-    func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         counts.withLock { $0[request.kind, default: 0] += 1 }

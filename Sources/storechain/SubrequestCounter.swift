@@ -7,7 +7,7 @@ final class SubrequestCounter: StoreHandler {
     let name = "stats"
     private let counts = Locked((sent: 0, fromCaches: 0))
 
-    func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         let response = try await next(request, context)

@@ -65,7 +65,7 @@ private struct AnyOptions: Decodable, Sendable {
 private struct PassThrough: StoreHandler {
     let name: String
 
-    func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         try await next(request, context)

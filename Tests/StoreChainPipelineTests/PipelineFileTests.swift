@@ -325,7 +325,7 @@ import Testing
         enum TagKey: ResponseFactKey { typealias Value = String }
         struct TagHandler: StoreHandler {
             let tag: String
-            func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+            func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
                 -> StoreResponse
             {
                 var response = try await next(request, context)

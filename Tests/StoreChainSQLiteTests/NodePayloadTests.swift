@@ -130,10 +130,11 @@ import Testing
             try db.execute(sql: "UPDATE nodes SET payload = ? WHERE id = ?", arguments: [payload, key])
         }
         let forwarded = Locked(0)
-        let answer = try await disk.handle(.fetch(request), context: RequestContext()) { request, context in
+        let next = NextResponder { request, context in
             forwarded.withLock { $0 += 1 }
             return try await Chain(handlers: [], terminal: store).send(request, context: context)
         }
+        let answer = try await disk.handle(.fetch(request), context: RequestContext(), next: next)
         #expect(answer.result == .fetched(try store.fetch(request)))
         #expect(forwarded.withLock { $0 } == 1, "the damaged collection was not used")
         #expect(try await disk.storage.collection("Album") == nil, "the collection is no longer complete")

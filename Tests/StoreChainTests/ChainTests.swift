@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct ChainTests {
     struct PassThrough: StoreHandler {
-        func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+        func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
             -> StoreResponse
         {
             try await next(request, context)
@@ -14,7 +14,7 @@ import Testing
 
     /// Answers fetches of `Band` itself, forwards everything else.
     struct BandAnswerer: StoreHandler {
-        func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+        func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
             -> StoreResponse
         {
             guard case .fetch(let fetch) = request, fetch.entity == "Band" else {
@@ -29,7 +29,7 @@ import Testing
     /// Stamps every response on the way up.
     struct Stamper: StoreHandler {
         let stamp: String
-        func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+        func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
             -> StoreResponse
         {
             var response = try await next(request, context)
@@ -73,6 +73,57 @@ import Testing
         // The handler nearest the terminal works on the response first.
         #expect(response.info.facts[StampsKey.self] == "ba")
         #expect(response.info.answeredBy == "RecordingResponder" || response.info.answeredBy == "in-memory")
+    }
+
+    /// Keeps the `next` it was given, so the test can call it after the request is answered.
+    final class NextKeeper: StoreHandler {
+        let kept = Locked<NextResponder?>(nil)
+
+        func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
+            -> StoreResponse
+        {
+            kept.withLock { $0 = next }
+            return try await next(request, context)
+        }
+    }
+
+    /// A handler may keep `next` and call it later (a background revalidation does): it still
+    /// reaches exactly the handlers below that handler, in order, then the terminal.
+    @Test func aKeptNextReachesTheSameHandlersBelowLater() async throws {
+        let log = SharedLog()
+        let keeper = NextKeeper()
+        let chain = Chain(terminal: terminal) {
+            RecordingHandler("above", log: log)
+            keeper
+            RecordingHandler("below", log: log)
+            Stamper(stamp: "s")
+        }
+        let fault = StoreRequest.objectFault(ObjectID(entity: "Band", key: 1))
+        let first = try await chain.send(fault)
+        let next = try #require(keeper.kept.withLock { $0 })
+        let later = try await next(.fetch(FetchRequest(entity: "Album", resultType: .count)), chain.makeContext())
+        #expect(try later.fetchResult() == .count(6))
+        #expect(later.info.facts[StampsKey.self] == "s" && first.info.facts[StampsKey.self] == "s")
+        #expect(
+            log.all == [
+                "above ↓ object-fault", "below ↓ object-fault", "below ↑ object-fault", "above ↑ object-fault",
+                "below ↓ fetch", "below ↑ fetch",
+            ])
+        try terminal.requireForwarded(exactly: 1, .fetch, entity: "Album")
+    }
+
+    /// `NextResponder(_:)` wraps a closure, for calling a handler on its own.
+    @Test func aHandlerCalledOnItsOwnForwardsToAClosure() async throws {
+        let asked = Locked<[StoreRequest]>([])
+        let next = NextResponder { request, context in
+            asked.withLock { $0.append(request) }
+            return try await Chain(handlers: [], terminal: terminal).send(request, context: context)
+        }
+        let response = try await Stamper(stamp: "x").handle(
+            .fetch(FetchRequest(entity: "Band", resultType: .count)), context: RequestContext(), next: next)
+        #expect(try response.fetchResult() == .count(4))
+        #expect(response.info.facts[StampsKey.self] == "x")
+        #expect(asked.withLock { $0 }.count == 1)
     }
 
     @Test func builderTakesConditionsAndLoops() async throws {
@@ -165,7 +216,7 @@ import Testing
 
     @Test func savesAndHandlersPublishChangeEvents() async throws {
         struct Announcer: StoreHandler {
-            func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+            func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
                 -> StoreResponse
             {
                 context.events.publish(ChangeEvent(invalidatedEntities: ["Band"], source: name))
@@ -235,7 +286,7 @@ final class SharedFlag: Sendable {
 /// Starts background work that waits 30 seconds on the chain's clock, then sets the flag.
 struct SharedFlagHandler: StoreHandler {
     let flag: SharedFlag
-    func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         let response = try await next(request, context)

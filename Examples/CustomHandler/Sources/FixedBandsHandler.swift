@@ -16,7 +16,7 @@ public struct FixedBandsHandler: StoreHandler {
         self.bands = Dictionary(bands.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
-    public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    public func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         guard case .fetch(let fetch) = request, fetch.entity == "Band",

@@ -5,7 +5,7 @@ extension CacheHandler {
     /// in full from here when this cache can, and otherwise forwarded as a revalidation.
     func objectFault(
         _ id: ObjectID, ifChangedSince validators: Validators? = nil, context: RequestContext,
-        next: @escaping NextResponder
+        next: NextResponder
     ) async throws -> StoreResponse {
         guard !id.isTemporary else {
             return try await next(Self.conditional(.objectFault(id), ifChangedSince: validators), context)
@@ -28,7 +28,7 @@ extension CacheHandler {
             })
     }
 
-    func relationshipFault(_ id: ObjectID, _ name: String, context: RequestContext, next: @escaping NextResponder)
+    func relationshipFault(_ id: ObjectID, _ name: String, context: RequestContext, next: NextResponder)
         async throws -> StoreResponse
     {
         let request = StoreRequest.relationshipFault(id, relationship: name)
@@ -44,7 +44,7 @@ extension CacheHandler {
     /// Data with no freshness recorded counts as expired.
     static var expired: Freshness { Freshness(expiresAt: .distantPast) }
 
-    private func refreshFault(next: @escaping NextResponder) -> Refresh {
+    private func refreshFault(next: NextResponder) -> Refresh {
         { cached, context in
             guard var response = try await self.revalidate(cached, context: context, next: next) else {
                 return self.answer(cached, status: .revalidated)

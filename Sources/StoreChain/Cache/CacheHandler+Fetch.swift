@@ -5,7 +5,7 @@ extension CacheHandler {
     /// from here when this cache can, and otherwise forwarded as a revalidation.
     func fetch(
         _ request: FetchRequest, ifChangedSince validators: Validators? = nil, context: RequestContext,
-        next: @escaping NextResponder
+        next: NextResponder
     ) async throws -> StoreResponse {
         guard Self.isCacheable(request) else {
             var response = try await next(Self.conditional(.fetch(request), ifChangedSince: validators), context)

@@ -6,7 +6,7 @@ extension CacheHandler {
     /// queries and complete collections of every entity involved. (The chain publishes the
     /// save's change event.) A save an outbox acknowledged as pending stores its updates over
     /// the cached objects, so the app reads its own writes.
-    func save(_ changes: SaveChanges, context: RequestContext, next: @escaping NextResponder) async throws
+    func save(_ changes: SaveChanges, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         let response = try await next(.save(changes), context)

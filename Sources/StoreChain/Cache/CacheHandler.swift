@@ -36,7 +36,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
 
     public func keepsAnswers(of entity: String) -> Bool { true }
 
-    public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    public func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         switch request {

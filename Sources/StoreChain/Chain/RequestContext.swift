@@ -136,21 +136,16 @@ public final class ChainServices: Sendable {
     public let logger: Logger
     public let events: EventHub
     public let background: BackgroundTasks
-    /// The entry closure sits in a class box: a function stored directly in the generic lock is
-    /// reabstracted on every `withLock` and written back wrapped in a new thunk, so each
-    /// sub-request added two layers (87,000 after the 1,000-operation soak: every call slower,
-    /// memory rising, and a stack overflow releasing the chain).
-    private final class Entry: Sendable {
-        let next: NextResponder
-        init(_ next: @escaping NextResponder) { self.next = next }
-    }
-    private let top = Locked<Entry?>(nil)
+    /// (`NextResponder` is a struct. When it was a closure type, a function stored directly in
+    /// the generic lock was reabstracted on every `withLock` and written back wrapped in a new
+    /// thunk, so each sub-request added two layers: 87,000 after the 1,000-operation soak.)
+    private let top = Locked<NextResponder?>(nil)
 
     /// The first handler of the chain these services belong to, for sub-requests; `nil` for
     /// services made to call a handler or responder on its own.
     var entry: NextResponder? {
-        get { top.withLock { $0 }?.next }
-        set { top.withLock { $0 = newValue.map(Entry.init) } }
+        get { top.withLock { $0 } }
+        set { top.withLock { $0 = newValue } }
     }
 
     private let handlers = Locked<[any StoreHandler]>([])

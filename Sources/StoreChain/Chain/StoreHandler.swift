@@ -1,5 +1,63 @@
-/// The rest of the chain below a handler.
-public typealias NextResponder = @Sendable (StoreRequest, RequestContext) async throws -> StoreResponse
+/// The rest of the chain below a handler: call it as a function, `try await next(request,
+/// context)`. It is `Sendable` and may be kept, so a handler can call it later from a background
+/// task (revalidation, a batch, an outbox replay).
+///
+/// Inside a chain it is the position of the next handler, and calling it calls that handler
+/// directly: one async frame a hop, where a closure around each handler made two (each with
+/// its executor check on return and a copy of the response). `init(_:)` makes one from a
+/// closure, for calling a handler on its own.
+///
+/// ```swift
+/// let next = NextResponder { request, context in try await store.respond(to: request, context: context) }
+/// let response = try await handler.handle(request, context: context, next: next)
+/// ```
+public struct NextResponder: Sendable {
+    @usableFromInline
+    enum Target: Sendable {
+        /// The handler at this position of the chain, or its terminal past the last handler.
+        case link(ChainLinks, Int)
+        case body(@Sendable (StoreRequest, RequestContext) async throws -> StoreResponse)
+    }
+
+    @usableFromInline let target: Target
+
+    /// The rest of the chain as a closure.
+    public init(_ body: @escaping @Sendable (StoreRequest, RequestContext) async throws -> StoreResponse) {
+        target = .body(body)
+    }
+
+    @usableFromInline
+    init(_ links: ChainLinks, at position: Int) {
+        target = .link(links, position)
+    }
+
+    /// Sends `request` to the rest of the chain.
+    @inlinable @inline(__always)
+    public func callAsFunction(_ request: StoreRequest, _ context: RequestContext) async throws -> StoreResponse {
+        switch target {
+        case .link(let links, let position):
+            guard position < links.handlers.count else {
+                return try await links.terminal.respond(to: request, context: context)
+            }
+            return try await links.handlers[position].handle(
+                request, context: context, next: NextResponder(links, at: position + 1))
+        case .body(let body):
+            return try await body(request, context)
+        }
+    }
+}
+
+/// A chain's handlers and terminal, which `NextResponder` walks by position.
+@usableFromInline
+final class ChainLinks: Sendable {
+    @usableFromInline let handlers: [any StoreHandler]
+    @usableFromInline let terminal: any StoreResponder
+
+    init(handlers: [any StoreHandler], terminal: any StoreResponder) {
+        self.handlers = handlers
+        self.terminal = terminal
+    }
+}
 
 /// One link in the chain: answers a request, or forwards it with `next` and may work on the
 /// response on the way back up.
@@ -21,7 +79,7 @@ public protocol StoreHandler: Sendable {
     /// The name that says who answered in `ResponseInfo` and logs; the type name by default.
     var name: String { get }
 
-    func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
 
     /// Whether this handler keeps the answers to `entity`'s fetches and answers later requests
@@ -89,7 +147,7 @@ public struct ScopedHandler: StoreHandler {
         return true
     }
 
-    public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    public func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         guard applies(to: request) else { return try await next(request, context) }

@@ -40,7 +40,7 @@ public final class BatchingHandler: StoreHandler {
         self.options = options
     }
 
-    public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    public func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         guard case .objectFault(let id) = request, id.key != nil, options.entities.contains(id.entity),

@@ -21,7 +21,7 @@ public struct LoggingHandler: StoreHandler {
         self.secrets = Set(secrets.map { $0.lowercased() }).union(["authorization", "proxy-authorization"])
     }
 
-    public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    public func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         let start = context.clock.now

@@ -19,7 +19,7 @@ public struct MetricsHandler: StoreHandler {
         metrics = StoreMetrics(prefix: prefix, factory: factory ?? MetricsSystem.factory)
     }
 
-    public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    public func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         var context = context

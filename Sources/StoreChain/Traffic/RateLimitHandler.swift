@@ -20,7 +20,7 @@ public struct RateLimitHandler: StoreHandler {
         self.limiter = limiter
     }
 
-    public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    public func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         // A cache-only request never reaches the backend.

@@ -26,7 +26,7 @@ public struct RetryHandler: StoreHandler {
         self.policy = RetryPolicy(options: options, jitter: jitter)
     }
 
-    public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    public func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         guard isIdempotent(request) else { return try await next(request, context) }

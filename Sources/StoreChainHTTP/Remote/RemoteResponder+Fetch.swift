@@ -132,11 +132,12 @@ extension RemoteResponder {
         let pager = PaginationHandler(
             model: model, options: PaginationOptions(maxPages: options.maxPages, concurrency: 1))
         let walked = validators.map { StoreRequest.revalidation(parent, $0) } ?? parent
-        return try await pager.handle(walked, context: context) { page, pageContext in
+        let readPage = NextResponder { page, pageContext in
             if let response = try await pageContext.subrequest(page, serving: parent) { return response }
             // No chain above (the responder called on its own): read the page directly.
             return try await self.respond(to: page, context: pageContext)
         }
+        return try await pager.handle(walked, context: context, next: readPage)
     }
 
     /// Reads a plan's listing and maps the records: every page of it (a responder called

@@ -17,7 +17,7 @@ extension OutboxHandler {
     /// A replay that sends saves while the backend answers (a successful page starts one)
     /// makes the answer mix states: the read is made again, up to three times, until no save was
     /// sent during it.
-    func read(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    func read(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse?
     {
         var answer: StoreResponse?
@@ -30,7 +30,7 @@ extension OutboxHandler {
     }
 
     private func read(
-        _ request: StoreRequest, view: PendingView, context: RequestContext, next: @escaping NextResponder
+        _ request: StoreRequest, view: PendingView, context: RequestContext, next: NextResponder
     ) async throws -> StoreResponse? {
         switch request {
         case .fetch(let fetch):

@@ -156,7 +156,7 @@ public final class OutboxHandler: SyncingHandler {
         try await withFile { file in try file.integrityCheck() }
     }
 
-    public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    public func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         guard case .save(let changes) = request else {
@@ -190,7 +190,7 @@ public final class OutboxHandler: SyncingHandler {
 
     /// Records the save, sends the saves before it, then sends it; answers pending when the
     /// backend cannot be reached.
-    private func save(_ changes: SaveChanges, context: RequestContext, next: @escaping NextResponder) async throws
+    private func save(_ changes: SaveChanges, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         var changes = changes.remapping(state.withLock { $0.permanentIDs })

@@ -46,7 +46,7 @@ func fetchRequestsInSwift() throws {
 func writingAHandler(store: InMemoryStore) async throws {
     // snippet begin
     struct Timing: StoreHandler {
-        func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder)
+        func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder)
             async throws -> StoreResponse
         {
             let start = context.clock.now

@@ -26,7 +26,7 @@ struct PageWalk {
 
     init(
         plan: FetchPlan, model: Model, options: PaginationOptions, context: RequestContext,
-        ifChangedSince validators: Validators?, next: @escaping NextResponder
+        ifChangedSince validators: Validators?, next: NextResponder
     ) {
         self.plan = plan
         self.model = model

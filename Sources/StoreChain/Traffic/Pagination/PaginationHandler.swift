@@ -26,7 +26,7 @@ public struct PaginationHandler: StoreHandler {
         self.options = options
     }
 
-    public func handle(_ request: StoreRequest, context: RequestContext, next: @escaping NextResponder) async throws
+    public func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         let fetch: FetchRequest
