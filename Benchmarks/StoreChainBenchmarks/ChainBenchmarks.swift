@@ -117,4 +117,45 @@ func chainBenchmarks() {
         }
         blackHole(total)
     }
+    // What any context that hands out one object per ID must do beyond the baseline, and no more:
+    // keep each row, index it by ID, make an object per row held weakly, read, free it all.
+    Benchmark("Context 10k: floor, a bare table of rows and weakly held objects", configuration: configuration) {
+        benchmark in
+        guard case .objects(let nodes) = try contextStore.fetch(FetchRequest(entity: "Band")) else { return }
+        var slots: [ObjectID: Int] = [:]
+        var entries: [FloorEntry] = []
+        var objects: [FloorObject] = []
+        slots.reserveCapacity(nodes.count)
+        entries.reserveCapacity(nodes.count)
+        objects.reserveCapacity(nodes.count)
+        for node in nodes {
+            let object = FloorObject(id: node.id, slot: entries.count)
+            slots[node.id] = entries.count
+            entries.append(FloorEntry(row: node, object: object))
+            objects.append(object)
+        }
+        var total = 0
+        for object in objects {
+            if case .string(let name)? = entries[object.slot].row.attributes["name"] { total += name.utf8.count }
+        }
+        blackHole(total)
+        blackHole(slots)
+    }
+}
+
+/// The floor benchmark's object: an ID and where its row is.
+private final class FloorObject {
+    let id: ObjectID
+    let slot: Int
+
+    init(id: ObjectID, slot: Int) {
+        self.id = id
+        self.slot = slot
+    }
+}
+
+/// The floor benchmark's table entry: the row and the object, held weakly.
+private struct FloorEntry {
+    var row: Node
+    weak var object: FloorObject?
 }

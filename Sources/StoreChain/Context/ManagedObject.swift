@@ -14,9 +14,16 @@
 public final class ManagedObject: Sendable, Hashable, CustomStringConvertible {
     public let context: ObjectContext
     private let identity: Locked<ObjectID>
+    /// Where the context keeps this object's row (see `ObjectTable`).
+    let slot: Int
+    /// The position of its entity in the context's model (`nil` when the model has no such
+    /// entity); an object's entity never changes.
+    let entityPosition: Int?
 
-    init(id: ObjectID, context: ObjectContext) {
+    init(id: ObjectID, slot: Int, entityPosition: Int?, context: ObjectContext) {
         self.identity = Locked(id)
+        self.slot = slot
+        self.entityPosition = entityPosition
         self.context = context
     }
 

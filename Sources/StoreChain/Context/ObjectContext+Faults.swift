@@ -1,8 +1,8 @@
 extension ObjectContext {
     func isFault(_ object: ManagedObject) -> Bool {
         state.withLock { state in
-            let id = object.objectID
-            return state.rows[id] == nil && state.pending[id]?.kind != .inserted
+            state.table.row(of: object) == nil
+                && (state.pending.isEmpty || state.pending[object.objectID]?.kind != .inserted)
         }
     }
 
@@ -27,20 +27,19 @@ extension ObjectContext {
 
     func cachedValue(of object: ManagedObject, _ name: String) -> Value? {
         state.withLock { state in
-            let id = object.objectID
-            if let change = state.pending.isEmpty ? nil : state.pending[id] {
+            if !state.pending.isEmpty, let change = state.pending[object.objectID] {
                 if let value = change.attributes[name] { return value }
                 if change.kind == .inserted {
-                    return model.entity(named: id.entity)?.attribute(named: name)?.defaultValue ?? .null
+                    return model.entity(named: object.objectID.entity)?.attribute(named: name)?.defaultValue ?? .null
                 }
             }
-            return state.rows[id].map { $0[attribute: name] }
+            return state.table.value(name, of: object)
         }
     }
 
     func value(of object: ManagedObject, _ name: String) async throws -> Value {
-        let entity = try object.entity
-        guard entity.attribute(named: name) != nil else {
+        guard model.hasAttribute(name, inEntityAt: object.entityPosition) else {
+            let entity = try model.requireEntity(object.objectID.entity)
             throw StoreChainError(
                 .unknownKeyPath, "entity '\(entity.name)' has no attribute '\(name)'",
                 suggestion: Suggestion.didYouMean(name, in: entity.propertyNames))
@@ -102,10 +101,7 @@ extension ObjectContext {
         let value = try response.relationshipValue()
         return state.withLock { state in
             state.absorb(response.related)
-            if var row = state.rows[id] {
-                row.relationships[name] = value
-                state.rows[id] = row
-            }
+            state.table.updateRow(for: id) { $0.relationships[name] = value }
             let objects = value.objectIDs.map { state.object(for: $0, context: self) }
             state.faultGroups.register(value.objectIDs.filter { state.isFault($0) })
             return objects

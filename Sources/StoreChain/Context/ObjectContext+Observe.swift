@@ -38,7 +38,7 @@ extension ObjectContext {
 
     private func snapshot(_ request: FetchRequest) async throws -> (objects: [ManagedObject], nodes: [Node]) {
         let objects = try await fetch(request)
-        let nodes = state.withLock { state in objects.compactMap { state.rows[$0.objectID] } }
+        let nodes = state.withLock { state in objects.compactMap { state.table.row(of: $0) } }
         return (objects, nodes)
     }
 

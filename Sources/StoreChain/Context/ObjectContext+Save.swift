@@ -94,10 +94,10 @@ extension ObjectContext {
                     changes.updated.append(
                         Node(
                             id: id, attributes: AttributeValues(change.attributes), relationships: change.relationships,
-                            version: state.rows[id]?.version))
+                            version: state.table.row(for: id)?.version))
                 case .deleted:
                     changes.deleted.append(id)
-                    if let version = state.rows[id]?.version { changes.deletedVersions[id] = version }
+                    if let version = state.table.row(for: id)?.version { changes.deletedVersions[id] = version }
                 }
             }
             return (changes, state.pending)
@@ -131,14 +131,8 @@ extension ObjectContext {
                 }
             }
             state.applyUnsent(sent, pending: result.pending, model: model)
-            for (temporary, permanent) in result.permanentIDs {
-                state.registry[temporary]?.object?.updateID(permanent)
-            }
             state.remap(result.permanentIDs)
-            for id in result.deleted {
-                state.rows.removeValue(forKey: id)
-                state.registry.removeValue(forKey: id)
-            }
+            for id in result.deleted { state.table.forget(id) }
             state.absorb(result.nodes)
         }
     }
@@ -166,15 +160,10 @@ extension ObjectContext {
     /// anywhere would grow every context's row cache without end.
     func merge(_ event: ChangeEvent) {
         state.withLock { state in
-            for (temporary, permanent) in event.permanentIDs {
-                state.registry[temporary]?.object?.updateID(permanent)
-            }
             state.remap(event.permanentIDs)
             state.settleUnsent(sent: event.sent, rejected: event.rejected)
-            for id in event.deleted {
-                state.rows.removeValue(forKey: id)
-            }
-            state.absorb(event.nodes.filter { state.rows[$0.id] != nil || state.registry[$0.id]?.object != nil })
+            for id in event.deleted { state.table.removeRow(for: id) }
+            state.absorb(event.nodes.filter { state.table.knows($0.id) })
         }
     }
 }

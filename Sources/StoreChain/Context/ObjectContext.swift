@@ -81,10 +81,9 @@ public final class ObjectContext: Sendable {
             throw StoreChainError(.invalidResponse, "'\(response.info.answeredBy)' did not answer a fetch with objects")
         }
         return state.withLock { state in
-            state.absorb(nodes)
+            let objects = state.absorbObjects(nodes, context: self)
             state.absorb(response.related)
-            state.registry.reserveCapacity(state.registry.count + nodes.count)
-            return nodes.map { state.object(for: $0.id, context: self) }
+            return objects
         }
     }
 
@@ -154,7 +153,7 @@ public final class ObjectContext: Sendable {
             let id = object.objectID
             if state.pending[id]?.kind == .inserted {
                 state.pending.removeValue(forKey: id)
-                state.registry.removeValue(forKey: id)
+                state.table.forget(id)
             } else {
                 state.pending[id] = PendingChange(kind: .deleted, object: object)
             }
@@ -169,7 +168,7 @@ public final class ObjectContext: Sendable {
     /// Forgets every unsaved change.
     public func rollback() {
         state.withLock { state in
-            for (id, change) in state.pending where change.kind == .inserted { state.registry.removeValue(forKey: id) }
+            for (id, change) in state.pending where change.kind == .inserted { state.table.forget(id) }
             state.pending.removeAll()
         }
     }

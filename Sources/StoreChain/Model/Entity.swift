@@ -60,6 +60,10 @@ public struct Entity: Sendable, Hashable {
         attributeIndex[name].map { attributes[$0] }
     }
 
+    func hasAttribute(named name: String) -> Bool {
+        attributeIndex[name] != nil
+    }
+
     public func relationship(named name: String) -> Relationship? {
         relationshipIndex[name].map { relationships[$0] }
     }

@@ -28,6 +28,18 @@ public struct Model: Sendable, Hashable {
         entityIndex[name].map { entities[$0] }
     }
 
+    /// The position in `entities` of the entity named `name`.
+    func entityPosition(named name: String) -> Int? {
+        entityIndex[name]
+    }
+
+    /// Whether the entity at `position` (from `entityPosition(named:)`) has an attribute `name`,
+    /// without copying the entity.
+    func hasAttribute(_ name: String, inEntityAt position: Int?) -> Bool {
+        guard let position else { return false }
+        return entities[position].hasAttribute(named: name)
+    }
+
     /// The entity, or an error that suggests the closest name.
     public func requireEntity(_ name: String) throws(StoreChainError) -> Entity {
         guard let entity = entity(named: name) else {
