@@ -36,6 +36,25 @@ import Testing
         #expect(albums.allSatisfy { !$0.isFault })
     }
 
+    @Test func readingANameTheEntityLacksFailsWithoutATripLoadedOrNot() async throws {
+        let albums = try await context.fetch(TestData.fetch("Album"))
+        let loaded = try #require(albums.first)
+        let fault = context.object(with: band(1))
+        for object in [loaded, fault] {
+            let error = await #expect(throws: StoreChainError.self) { try await object.value("titel") }
+            #expect(error?.code == .unknownKeyPath)
+            #expect(error?.message.contains("has no attribute 'titel'") == true)
+        }
+        let loadedError = await #expect(throws: StoreChainError.self) { try await loaded.value("titel") }
+        #expect(loadedError?.suggestion?.contains("title") == true)
+        try terminal.requireForwarded(exactly: 1)
+        #expect(fault.isFault, "an invalid name does not fault the object in")
+
+        let stranger = context.object(with: ObjectID(entity: "Venue", key: .integer(1)))
+        let error = await #expect(throws: StoreChainError.self) { try await stranger.value("name") }
+        #expect(error?.code == .unknownEntity)
+    }
+
     @Test func attributeAccessFaultsOnceThroughTheChain() async throws {
         let object = context.object(with: album(20))
         #expect(object.isFault)

@@ -44,7 +44,9 @@ public final class ManagedObject: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: `.unknownKeyPath` for a name the entity does not have; `.unavailable` when the
     ///   object no longer exists upstream.
     public func value(_ name: String) async throws -> Value {
-        try await context.value(of: self, name)
+        // A loaded value is read without an async call of its own.
+        if let value = try context.loadedValue(of: self, name) { return value }
+        return try await context.faultedValue(of: self, name)
     }
 
     /// An attribute's value if it is loaded, without going to the chain.

@@ -37,14 +37,22 @@ extension ObjectContext {
         }
     }
 
-    func value(of object: ManagedObject, _ name: String) async throws -> Value {
+    /// An attribute's value if it is loaded, `nil` when the object must be faulted in first.
+    ///
+    /// - Throws: `.unknownKeyPath` for a name the entity does not have, `.unknownEntity` for an
+    ///   object of an entity the model does not have.
+    func loadedValue(of object: ManagedObject, _ name: String) throws(StoreChainError) -> Value? {
         guard model.hasAttribute(name, inEntityAt: object.entityPosition) else {
             let entity = try model.requireEntity(object.objectID.entity)
             throw StoreChainError(
                 .unknownKeyPath, "entity '\(entity.name)' has no attribute '\(name)'",
                 suggestion: Suggestion.didYouMean(name, in: entity.propertyNames))
         }
-        if let value = cachedValue(of: object, name) { return value }
+        return cachedValue(of: object, name)
+    }
+
+    /// An attribute's value after faulting the object in (the name is known to be valid).
+    func faultedValue(of object: ManagedObject, _ name: String) async throws -> Value {
         try await fault(object)
         return cachedValue(of: object, name) ?? .null
     }
