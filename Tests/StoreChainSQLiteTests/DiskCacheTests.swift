@@ -169,14 +169,16 @@ import Testing
         #expect(raw.range(of: Data(String(repeating: "x", count: 200).utf8)) == nil)
     }
 
-    @Test func aWindowLookupGivesNodesInOrderWithNilForOnesNotCached() async throws {
+    @Test func aWindowLookupGivesNodesInOrderOrNilWhenOneIsNotCached() async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())")
         let storage = SQLiteCacheStorage(path: directory.appending(path: "c.sqlite").path)
         var write = CacheWrite()
         write.nodes = [1, 2, 3].map { TestData.node("Track", $0, ["title": .string("t\($0)")]) }
         _ = try await storage.write(write)
-        let ids = [3, 9, 1, 3].map { ObjectID(entity: "Track", key: .integer($0)) }
-        #expect(try await storage.nodes(inOrder: ids).map { $0?.attributes["title"] } == ["t3", nil, "t1", "t3"])
+        let ids = [3, 1, 3, 9].map { ObjectID(entity: "Track", key: .integer($0)) }
+        let window = try await storage.nodes(inWindow: ids[..<3], ofQuery: "q")
+        #expect(window?.map { $0.attributes["title"] } == ["t3", "t1", "t3"])
+        #expect(try await storage.nodes(inWindow: ids[1...], ofQuery: "q") == nil)
     }
 
     @Test func payloadsAreCompressedWhenThatSavesSpace() async throws {

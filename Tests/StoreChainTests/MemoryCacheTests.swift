@@ -51,14 +51,61 @@ import Testing
         try terminal.requireForwarded(exactly: 2, .fetch)
     }
 
+    /// Stores a query window of these track keys, after the tracks themselves.
+    private func writeQuery(_ keys: [Int], nodes: [Node], to storage: MemoryCacheStorage) async -> CachedQuery {
+        var write = CacheWrite()
+        write.nodes = nodes
+        let query = CachedQuery(
+            request: FetchRequest(entity: "Track", sortDescriptors: [FetchSortDescriptor("title")]),
+            ids: keys.map { ObjectID(entity: "Track", key: .integer($0)) }, reachesEnd: true,
+            freshness: Freshness(expiresAt: .distantFuture))
+        write.query = query
+        _ = await storage.write(write)
+        return query
+    }
+
     @Test func aWindowLookupGivesNodesInOrderAndCountsAsUse() async {
+        // Room for the three tracks and the query: a fourth entry evicts the least recent.
         let storage = MemoryCacheStorage(limits: .init(maxObjects: 3))
-        await write([node(0), node(1), node(2)], to: storage)
-        let ids = [2, 9, 0, 2].map { ObjectID(entity: "Track", key: .integer($0)) }
-        #expect(await storage.nodes(inOrder: ids).map { $0?.id } == [ids[0], nil, ids[2], ids[0]])
-        // 2 and 0 were used: 1 is now the least recently used, and goes first.
+        let query = await writeQuery([2, 0, 2], nodes: [node(0), node(1), node(2)], to: storage)
+        // Asked twice: the second answer is the kept one, and must count as use as the first did.
+        for _ in 0..<2 {
+            _ = await storage.node(ObjectID(entity: "Track", key: 1))  // 1 is now the most recently used
+            let window = await storage.nodes(inWindow: query.ids[...], ofQuery: query.key)
+            #expect(window?.map(\.id) == query.ids)
+        }
+        // 2 and 0 were used after 1: 1 is now the least recently used, and goes first (after the
+        // query, used before it).
         await write([node(3)], to: storage)
         #expect(await keys(in: storage, upTo: 4) == [0, 2, 3])
+        let missing = [ObjectID(entity: "Track", key: 2), ObjectID(entity: "Track", key: 9)]
+        #expect(await storage.nodes(inWindow: missing[...], ofQuery: query.key) == nil, "9 is not cached")
+    }
+
+    /// The answer kept for a window is never older than the nodes it holds: a node rewritten,
+    /// refreshed or removed is seen at once, and so is a query stored again with other IDs.
+    @Test func aKeptWindowFollowsEveryChangeOfItsNodesAndQuery() async {
+        let storage = MemoryCacheStorage()
+        let query = await writeQuery([1, 2], nodes: [node(1), node(2)], to: storage)
+        func titles(_ ids: [ObjectID]) async -> [String]? {
+            await storage.nodes(inWindow: ids[...], ofQuery: query.key)?.map {
+                $0.attributes["title"]?.stringValue ?? "?"
+            }
+        }
+        #expect(await titles(query.ids) == ["t", "t"])
+        await write([node(2, title: "new")], to: storage)
+        #expect(await titles(query.ids) == ["t", "new"], "a rewritten node")
+        let later = Date(timeIntervalSince1970: 1_000)
+        await storage.refresh(.node(query.ids[0]), freshness: Freshness(expiresAt: later))
+        #expect(await storage.nodes(inWindow: query.ids[...], ofQuery: query.key)?[0].freshness?.expiresAt == later)
+        var removal = CacheWrite()
+        removal.removed = [query.ids[0]]
+        _ = await storage.write(removal)
+        #expect(await titles(query.ids) == nil, "a removed node")
+        let stored = await writeQuery([2, 3], nodes: [node(3, title: "three")], to: storage)
+        #expect(stored.key == query.key)
+        #expect(await titles(stored.ids) == ["new", "three"], "the query stored again")
+        #expect(await titles(query.ids) == nil, "the old IDs, asked for by an earlier reader")
     }
 
     @Test func evictsTheLeastRecentlyUsedObjectFirst() async {
@@ -289,35 +336,68 @@ import Testing
         #expect(bounded.staleWhileRevalidate(for: freshness(ResponseFreshness(mustRevalidate: true))) == nil)
     }
 
+    /// A plan kept for one request never answers another: each distinct fetch gets its own, and
+    /// every answer is the store's own.
+    @Test func aCacheMakesOnePlanPerDistinctFetchAndKeepsNoneThatFails() async throws {
+        let store = try MusicFixture.store()
+        let memory = MemoryCache(model: store.model)
+        let chain = Chain(terminal: store) { memory }
+        let byTitle = try TestData.fetch("Album", sort: [FetchSortDescriptor("title")])
+        var firstTwo = byTitle
+        firstTwo.fetchLimit = 2
+        var descending = byTitle
+        descending.sortDescriptors = [FetchSortDescriptor("title", ascending: false)]
+        func ids(_ result: FetchResult) -> [ObjectID] {
+            if case .objects(let nodes) = result { return nodes.map(\.id) }
+            return []
+        }
+        for request in [byTitle, firstTwo, descending, byTitle, firstTwo, descending] {
+            let expected = ids(try store.fetch(request))
+            #expect(expected.count >= 2)
+            #expect(ids(try await chain.fetch(request)) == expected)
+        }
+        #expect(memory.plans.count == 3)
+        let wrong = try TestData.fetch("Album", sort: [FetchSortDescriptor("nope")])
+        for _ in 0..<2 {
+            await #expect(throws: StoreChainError.self) { try await chain.fetch(wrong) }
+        }
+        #expect(memory.plans.count == 3, "a request that fails is not kept")
+
+        let bounded = CachePlans(model: store.model, capacity: 2)
+        for request in [byTitle, firstTwo, descending] { _ = try bounded.plan(for: request) }
+        #expect(bounded.count == 1, "all dropped when full, then the new one kept")
+    }
+
     /// A complete collection answers without indexing its objects by ID only for fetches that
     /// read nothing but the entity's own attributes; anything that could follow a relationship
     /// must get the index, or it would read related objects as missing.
     @Test func onlyFetchesOfOwnAttributesSkipIndexingTheCollection() throws {
         let model = try MusicFixture.model()
-        func ownOnly(_ request: FetchRequest) -> Bool {
-            MemoryCache.readsOwnAttributesOnly(request, in: model)
+        func ownOnly(_ request: FetchRequest) throws -> Bool {
+            CachePlan.readsOwnAttributesOnly(request, entity: try #require(model.entity(named: request.entity)))
         }
         let title = FetchSortDescriptor("title")
-        #expect(ownOnly(try TestData.fetch("Album")))
-        #expect(ownOnly(try TestData.fetch("Album", where: "title BEGINSWITH[c] 's' AND year >= 1990", sort: [title])))
-        #expect(ownOnly(try TestData.fetch("Album", where: "year IN {1994, 2005} OR price < 11")))
+        #expect(try ownOnly(try TestData.fetch("Album")))
+        #expect(
+            try ownOnly(try TestData.fetch("Album", where: "title BEGINSWITH[c] 's' AND year >= 1990", sort: [title])))
+        #expect(try ownOnly(try TestData.fetch("Album", where: "year IN {1994, 2005} OR price < 11")))
         var dictionaries = try TestData.fetch("Album")
         dictionaries.resultType = .dictionaries(["title", "year"])
-        #expect(ownOnly(dictionaries))
+        #expect(try ownOnly(dictionaries))
 
-        #expect(!ownOnly(try TestData.fetch("Album", where: "band.name == 'Low'")))
-        #expect(!ownOnly(try TestData.fetch("Band", where: "ANY albums.year < 1995")))
-        #expect(!ownOnly(try TestData.fetch("Band", where: "albums.@count == 0")))
-        #expect(!ownOnly(try TestData.fetch("Album", where: "band == nil")))
-        #expect(!ownOnly(try TestData.fetch("Album", where: "year IN {1994, band}")))
-        #expect(!ownOnly(try TestData.fetch("Album", sort: [FetchSortDescriptor("band.name")])))
-        #expect(!ownOnly(try TestData.fetch("Album", where: "title == $name")))
+        #expect(try !ownOnly(try TestData.fetch("Album", where: "band.name == 'Low'")))
+        #expect(try !ownOnly(try TestData.fetch("Band", where: "ANY albums.year < 1995")))
+        #expect(try !ownOnly(try TestData.fetch("Band", where: "albums.@count == 0")))
+        #expect(try !ownOnly(try TestData.fetch("Album", where: "band == nil")))
+        #expect(try !ownOnly(try TestData.fetch("Album", where: "year IN {1994, band}")))
+        #expect(try !ownOnly(try TestData.fetch("Album", sort: [FetchSortDescriptor("band.name")])))
+        #expect(try !ownOnly(try TestData.fetch("Album", where: "title == $name")))
         var prefetching = try TestData.fetch("Album")
         prefetching.relationshipKeyPathsForPrefetching = ["tracks"]
-        #expect(!ownOnly(prefetching))
+        #expect(try !ownOnly(prefetching))
         dictionaries.resultType = .dictionaries(["title", "band"])
-        #expect(!ownOnly(dictionaries))
-        #expect(!ownOnly(try TestData.fetch("Unknown")))
+        #expect(try !ownOnly(dictionaries))
+        #expect(throws: StoreChainError.self) { try CachePlan(try TestData.fetch("Unknown"), model: model) }
     }
 
     /// A storage that fails a read is taken for one that holds nothing: the fault is answered from

@@ -15,8 +15,8 @@ extension CacheHandler {
         // What goes down is the normalized request, so the policy travels in the context.
         var scoped = context
         if scoped.cachePolicy == nil { scoped.cachePolicy = request.cachePolicy }
-        let plan = try FetchPlan(request, model: model)
-        let normalized = request.normalizedForCache
+        let plan = try plans.plan(for: request)
+        let normalized = plan.normalized
         let cached = await perform("read", context: scoped) { try await lookup(plan, now: scoped.clock.now) } ?? nil
         return try await serve(
             .fetch(request), cached: cached, context: scoped,
@@ -36,13 +36,13 @@ extension CacheHandler {
                 // Not stored (no-store, a failing disk): the refresh itself answers when it
                 // asked the same question.
                 if let refreshed, cached.source == .fetch(normalized) {
-                    return try self.answer(fromForwarded: refreshed, plan: plan, status: .refreshed)
+                    return try self.answer(fromForwarded: refreshed, plan: plan.fetch, status: .refreshed)
                 }
-                return try await self.forwardFetch(normalized, plan: plan, context: context, next: next)
+                return try await self.forwardFetch(normalized, plan: plan.fetch, context: context, next: next)
             },
             forward: { [scoped] in
                 try await self.forwardFetch(
-                    normalized, ifChangedSince: validators, plan: plan, context: scoped, next: next)
+                    normalized, ifChangedSince: validators, plan: plan.fetch, context: scoped, next: next)
             })
     }
 
@@ -133,7 +133,7 @@ extension CacheHandler {
 
     /// The freshest answer the storage can give: from complete collections, or from a cached
     /// window of the same query.
-    func lookup(_ plan: FetchPlan, now: Date) async throws -> CachedAnswer? {
+    func lookup(_ plan: CachePlan, now: Date) async throws -> CachedAnswer? {
         if let byKey = try await keyAnswer(plan, now: now) { return byKey }
         let collection = try await collectionAnswer(plan)
         if let collection, collection.freshness.isFresh(at: now) { return collection }
@@ -148,7 +148,8 @@ extension CacheHandler {
 
     /// Answers a fetch by key (`id IN {…}`, `id == 3`: a batch of faults, the related objects a
     /// key path needs) from cached objects, when every one asked for is cached and fresh.
-    private func keyAnswer(_ plan: FetchPlan, now: Date) async throws -> CachedAnswer? {
+    private func keyAnswer(_ cachePlan: CachePlan, now: Date) async throws -> CachedAnswer? {
+        let plan = cachePlan.fetch
         guard let keys = plan.predicate?.predicate.keys(of: plan.entity) else { return nil }
         let ids = Set(keys.map { ObjectID(entity: plan.entity.name, key: $0) })
         guard !ids.isEmpty else { return nil }
@@ -162,25 +163,23 @@ extension CacheHandler {
         let window = plan.select(from: found.values, source: found)
         return try await cachedFetch(
             window, plan: plan, source: found, freshness: Freshness(fetchedAt: now, expiresAt: expiresAt),
-            from: .fetch(plan.request.normalizedForCache),
-            target: .query(key: plan.request.normalizedForCache.description))
+            from: .fetch(cachePlan.normalized), target: .query(key: cachePlan.normalized.description))
     }
 
     /// Answers from a cached window of the same query that covers the requested window.
-    private func queryAnswer(_ plan: FetchPlan) async throws -> CachedAnswer? {
-        let request = plan.request
-        let windows = try await storage.queries(shape: CachedQuery.shape(of: request.normalizedForCache)).sorted {
+    private func queryAnswer(_ plan: CachePlan) async throws -> CachedAnswer? {
+        let request = plan.fetch.request
+        let windows = try await storage.queries(shape: plan.shape).sorted {
             ($0.freshness.expiresAt ?? .distantFuture) > ($1.freshness.expiresAt ?? .distantFuture)
         }
         for query in windows {
             guard let ids = query.slice(offset: request.fetchOffset, limit: request.fetchLimit) else { continue }
-            let window = try await storage.nodes(inOrder: Array(ids)).compactMap { $0 }
-            guard window.count == ids.count else { continue }
+            guard let window = try await storage.nodes(inWindow: ids, ofQuery: query.key) else { continue }
             // As for a collection: the window is indexed by ID only when the fetch may follow
             // relationships.
-            let source = Self.readsOwnAttributesOnly(request, in: model) ? Dataset() : Dataset(window)
+            let source = plan.readsOwnAttributesOnly ? Dataset() : Dataset(window)
             return try await cachedFetch(
-                window, plan: plan, source: source, freshness: query.freshness, from: .fetch(query.request),
+                window, plan: plan.fetch, source: source, freshness: query.freshness, from: .fetch(query.request),
                 target: .query(key: query.key))
         }
         return nil
@@ -188,11 +187,12 @@ extension CacheHandler {
 
     /// Answers any fetch locally when the whole collection of its entity, and of every entity
     /// its predicate and sort reach, is cached.
-    private func collectionAnswer(_ plan: FetchPlan) async throws -> CachedAnswer? {
+    private func collectionAnswer(_ cachePlan: CachePlan) async throws -> CachedAnswer? {
+        let plan = cachePlan.fetch
         let request = plan.request
-        guard let entities = reachedEntities(request) else { return nil }
+        guard let entities = cachePlan.reachedEntities else { return nil }
         var stalest: (entity: String, freshness: Freshness)?
-        for entity in entities.sorted() {
+        for entity in entities {
             guard let freshness = try await storage.collection(entity) else { return nil }
             let expiry = freshness.expiresAt ?? .distantFuture
             if stalest.map({ expiry < ($0.freshness.expiresAt ?? .distantFuture) }) ?? true {
@@ -205,12 +205,12 @@ extension CacheHandler {
             nodes = try await storage.nodes(of: request.entity, matching: plan.predicate?.predicate)
         } else {
             nodes = []
-            for entity in entities.sorted() { nodes += try await storage.nodes(of: entity, matching: nil) }
-            nodes = model.fillingMissingInverses(of: nodes, completeEntities: entities)
+            for entity in entities { nodes += try await storage.nodes(of: entity, matching: nil) }
+            nodes = model.fillingMissingInverses(of: nodes, completeEntities: Set(entities))
         }
         // Following relationships needs the objects indexed by ID; a fetch that reads only the
         // entity's own attributes does not (indexing them cost a third of answering it).
-        let source = Self.readsOwnAttributesOnly(request, in: model) ? Dataset() : Dataset(nodes)
+        let source = cachePlan.readsOwnAttributesOnly ? Dataset() : Dataset(nodes)
         // Checked before filtering, so the usual case (one entity's nodes) is not copied.
         let isOfEntity = { (node: Node) in node.id.entity == request.entity }
         let candidates = nodes.allSatisfy(isOfEntity) ? nodes : nodes.filter(isOfEntity)
@@ -220,58 +220,6 @@ extension CacheHandler {
         return try await cachedFetch(
             window, plan: plan, source: source, freshness: stalest.freshness,
             from: .fetch(FetchRequest(entity: stalest.entity)), target: .collections([stalest.entity]))
-    }
-
-    /// Whether answering `request` reads nothing but its entity's own attributes: its predicate
-    /// compares attributes with constants, it sorts by attributes, its result holds objects, IDs,
-    /// a count or attributes, and it prefetches nothing. Anything else (a relationship, an
-    /// aggregate, a variable) counts as reading other objects.
-    static func readsOwnAttributesOnly(_ request: FetchRequest, in model: Model) -> Bool {
-        guard let entity = model.entity(named: request.entity), request.relationshipKeyPathsForPrefetching.isEmpty
-        else { return false }
-        func isOwnAttribute(_ components: [String]) -> Bool {
-            components.count == 1 && entity.attribute(named: components[0]) != nil
-        }
-        func isPlain(_ operand: Operand) -> Bool {
-            switch operand {
-            case .keyPath(let components): isOwnAttribute(components)
-            case .constant: true
-            case .array(let elements): elements.allSatisfy(isPlain)
-            case .variable, .aggregate: false
-            }
-        }
-        var plain = true
-        request.predicate?.forEachComparison { comparison in
-            plain = plain && comparison.modifier == .direct && isPlain(comparison.lhs) && isPlain(comparison.rhs)
-        }
-        guard plain, request.sortDescriptors.allSatisfy({ isOwnAttribute([$0.keyPath]) }) else { return false }
-        if case .dictionaries(let properties) = request.resultType {
-            return properties.allSatisfy { isOwnAttribute([$0]) }
-        }
-        return true
-    }
-
-    /// The entity and every entity whose objects its predicate and sort key paths read; `nil`
-    /// when a key path cannot be followed.
-    private func reachedEntities(_ request: FetchRequest) -> Set<String>? {
-        guard let entity = model.entity(named: request.entity) else { return nil }
-        var entities: Set<String> = [entity.name]
-        let keyPaths =
-            (request.predicate?.keyPaths ?? [])
-            + request.sortDescriptors.map { $0.keyPath.split(separator: ".").map(String.init) }
-        for components in keyPaths {
-            guard let resolved = try? ResolvedKeyPath(components, from: entity, in: model) else { return nil }
-            var steps = resolved.steps
-            // `band.id`, where `id` is the band's key, reads the foreign key, not the band.
-            if let last = steps.last, !last.relationship.isToMany, case .attribute(let attribute) = resolved.terminal,
-                attribute.name == last.destination.key
-            {
-                steps.removeLast()
-            }
-            entities.formUnion(steps.map(\.destination.name))
-            if case .relationship(let relationship) = resolved.terminal { entities.insert(relationship.destination) }
-        }
-        return entities
     }
 
     private func cachedFetch(

@@ -26,10 +26,12 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     public let storage: Storage
     public let options: CacheOptions
     let inFlight = SingleFlight<Forwarded>()
+    let plans: CachePlans
 
     public init(name: String, model: Model, storage: Storage, options: CacheOptions = CacheOptions()) {
         self.name = name
         self.model = model
+        plans = CachePlans(model: model)
         self.storage = storage
         self.options = options
     }

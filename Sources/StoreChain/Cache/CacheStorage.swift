@@ -19,10 +19,11 @@ public protocol CacheStorage: Sendable {
     func queries(shape: String) async throws -> [CachedQuery]
     /// The cached nodes with these IDs (the ones present); marks them recently used.
     func nodes(_ ids: [ObjectID]) async throws -> [ObjectID: Node]
-    /// The cached nodes with these IDs in the same order, `nil` for each one not cached; marks
-    /// them recently used. (A cached query window's lookup: a storage can answer it without
-    /// building a dictionary that the window is then read back from.)
-    func nodes(inOrder ids: [ObjectID]) async throws -> [Node?]
+    /// The cached nodes of a window of the stored query `key` (`CachedQuery.key`), in the order
+    /// of `ids`; `nil` unless every one is cached. Marks them recently used. (A cached query
+    /// window's lookup: a storage can answer it without building a dictionary that the window is
+    /// then read back from, and can keep the answer while none of its nodes changes.)
+    func nodes(inWindow ids: ArraySlice<ObjectID>, ofQuery key: String) async throws -> [Node]?
     /// The cached node with this ID, if present; marks it recently used. (An object fault's
     /// lookup, the hottest path: a storage can answer it without building collections.)
     func node(_ id: ObjectID) async throws -> Node?
@@ -54,9 +55,15 @@ public protocol CacheStorage: Sendable {
 }
 
 extension CacheStorage {
-    public func nodes(inOrder ids: [ObjectID]) async throws -> [Node?] {
-        let found = try await nodes(ids)
-        return ids.map { found[$0] }
+    public func nodes(inWindow ids: ArraySlice<ObjectID>, ofQuery key: String) async throws -> [Node]? {
+        let found = try await nodes(Array(ids))
+        var window: [Node] = []
+        window.reserveCapacity(ids.count)
+        for id in ids {
+            guard let node = found[id] else { return nil }
+            window.append(node)
+        }
+        return window
     }
 
     public func node(_ id: ObjectID) async throws -> Node? {
@@ -89,7 +96,9 @@ public struct CacheClaim: Sendable {
 /// One window of a fetch's results: the objects' IDs in order.
 public struct CachedQuery: Sendable, Hashable {
     /// The fetch, normalized: objects as the result type, the default cache policy.
-    public var request: FetchRequest
+    public var request: FetchRequest {
+        didSet { key = request.description }
+    }
     public var ids: [ObjectID]
     /// Whether the window reaches the end of the results (fewer objects than the limit).
     public var reachesEnd: Bool
@@ -97,13 +106,14 @@ public struct CachedQuery: Sendable, Hashable {
 
     public init(request: FetchRequest, ids: [ObjectID], reachesEnd: Bool, freshness: Freshness) {
         self.request = request
+        self.key = request.description
         self.ids = ids
         self.reachesEnd = reachesEnd
         self.freshness = freshness
     }
 
-    /// Identifies this window.
-    public var key: String { request.description }
+    /// Identifies this window: the request's description, worked out once.
+    public private(set) var key: String
     /// Identifies the query whatever its window: windows of one shape can answer each other.
     public var shape: String { Self.shape(of: request) }
 

@@ -30,10 +30,21 @@ struct LRUOrder<Key: Hashable> {
         use(key, hash: key.hashValue)
     }
 
-    /// Marks `key` as just used, given its `hashValue` (worked out for another lookup already).
-    mutating func touch(_ key: Key, hash: Int) {
+    /// Marks `key` as just used, given its `hashValue` (worked out for another lookup already);
+    /// returns its position, which stays the key's until it is removed.
+    @discardableResult
+    mutating func touch(_ key: Key, hash: Int) -> Int {
         assert(hash == key.hashValue, "the hash given is not the key's")
-        use(key, hash: hash)
+        return use(key, hash: hash)
+    }
+
+    /// Marks the key at `position` (from `touch(_:hash:)`, the key not removed since) as just
+    /// used, without looking it up.
+    mutating func touch(at position: Int) {
+        // A removed key's position is out of range or holds no key; checked in debug builds (a
+        // release build's array access still traps out of range).
+        assert(slots[position].key != nil, "no key at position \(position)")
+        moveToMostRecent(position)
     }
 
     /// Sets `key`'s size and marks it as just used; returns the size it had (0 if new).
@@ -69,11 +80,14 @@ struct LRUOrder<Key: Hashable> {
         guard let position = index.position(hash: hash, where: { slots[$0].key == key }) else {
             return add(key, hash: hash)
         }
-        if position != most {
-            unlink(position)
-            append(position)
-        }
+        moveToMostRecent(position)
         return position
+    }
+
+    private mutating func moveToMostRecent(_ position: Int) {
+        guard position != most else { return }
+        unlink(position)
+        append(position)
     }
 
     private mutating func add(_ key: Key, hash: Int) -> Int {

@@ -26,8 +26,19 @@ public final class MemoryCacheStorage: CacheStorage {
         }
     }
 
+    /// A query window's answer, kept while none of the cache's nodes changes (any change of a
+    /// node drops them all): its nodes, and their positions in the use order, so that asking
+    /// again hashes and looks up nothing.
+    private struct Window {
+        var ids: ArraySlice<ObjectID>
+        var nodes: [Node]
+        var positions: [Int]
+    }
+
     private struct State {
         var nodes = Dataset()
+        /// By query key; only for queries stored.
+        var windows: [String: Window] = [:]
         var queries: [String: CachedQuery] = [:]
         var queryKeysByEntity: [String: Set<String>] = [:]
         var keysByShape: [String: Set<String>] = [:]
@@ -70,8 +81,26 @@ public final class MemoryCacheStorage: CacheStorage {
         }
     }
 
-    public func nodes(inOrder ids: [ObjectID]) async -> [Node?] {
-        state.withLock { state in ids.map { Self.use($0, in: &state) } }
+    public func nodes(inWindow ids: ArraySlice<ObjectID>, ofQuery key: String) async -> [Node]? {
+        state.withLock { state in
+            // The same IDs are the same buffer as a rule (both slice the stored query's IDs), which
+            // compares without reading them.
+            if let window = state.windows[key], window.ids == ids {
+                for position in window.positions { state.order.touch(at: position) }
+                return window.nodes
+            }
+            var window = Window(ids: ids, nodes: [], positions: [])
+            window.nodes.reserveCapacity(ids.count)
+            window.positions.reserveCapacity(ids.count)
+            for id in ids {
+                let hash = id.hashValue
+                guard let node = state.nodes.node(for: id, hash: hash) else { return nil }
+                window.nodes.append(node)
+                window.positions.append(state.order.touch(.node(id), hash: hash))
+            }
+            if state.queries[key] != nil { state.windows[key] = window }
+            return window.nodes
+        }
     }
 
     public func node(_ id: ObjectID) async -> Node? {
@@ -137,7 +166,7 @@ public final class MemoryCacheStorage: CacheStorage {
             case .node(let id):
                 guard var node = state.nodes.node(for: id) else { return }
                 node.freshness = freshness
-                state.nodes.upsert(node)
+                Self.store(node, in: &state)
             }
         }
     }
@@ -147,8 +176,18 @@ public final class MemoryCacheStorage: CacheStorage {
     }
 
     private static func insert(_ node: Node, into state: inout State) {
-        state.nodes.upsert(node)
+        store(node, in: &state)
         account(.node(node.id), size: node.approximateByteCount, in: &state)
+    }
+
+    /// Stores the node in place of the one with its ID; the kept windows go, as they may hold it.
+    private static func store(_ node: Node, in state: inout State) {
+        dropWindows(&state)
+        state.nodes.upsert(node)
+    }
+
+    private static func dropWindows(_ state: inout State) {
+        if !state.windows.isEmpty { state.windows = [:] }
     }
 
     private static func account(_ entry: Entry, size: Int, in state: inout State) {
@@ -159,8 +198,10 @@ public final class MemoryCacheStorage: CacheStorage {
         switch entry {
         case .node(let id):
             guard state.nodes.remove(id) else { return }
+            dropWindows(&state)
         case .query(let key):
             guard let query = state.queries.removeValue(forKey: key) else { return }
+            state.windows[key] = nil
             state.keysByShape[query.shape]?.remove(key)
             if state.keysByShape[query.shape]?.isEmpty == true { state.keysByShape[query.shape] = nil }
             state.queryKeysByEntity[query.request.entity]?.remove(key)

@@ -1,0 +1,103 @@
+/// A fetch as a cache looks it up: its plan, and what the cache derives from the request to find
+/// a stored answer (the normalized request, its shape, the entities it reads). Worked out once
+/// per distinct request and kept (`CachePlans`): a warm fetch spent a third of its time deriving
+/// these again.
+struct CachePlan: Sendable {
+    let fetch: FetchPlan
+    /// The request as the cache stores and forwards it (`FetchRequest.normalizedForCache`).
+    let normalized: FetchRequest
+    /// `CachedQuery.shape` of the normalized request: which stored windows can answer it.
+    let shape: String
+    /// The entity and every entity whose objects its predicate and sort read, in name order;
+    /// `nil` when a key path cannot be followed.
+    let reachedEntities: [String]?
+    /// Whether answering it reads nothing but its entity's own attributes
+    /// (`CacheHandler.readsOwnAttributesOnly`).
+    let readsOwnAttributesOnly: Bool
+
+    /// - Throws: `StoreChainError` when the request does not fit the model.
+    init(_ request: FetchRequest, model: Model) throws(StoreChainError) {
+        fetch = try FetchPlan(request, model: model)
+        normalized = request.normalizedForCache
+        shape = CachedQuery.shape(of: normalized)
+        reachedEntities = Self.reachedEntities(request, entity: fetch.entity, model: model)
+        readsOwnAttributesOnly = Self.readsOwnAttributesOnly(request, entity: fetch.entity)
+    }
+
+    /// Whether answering `request` reads nothing but its entity's own attributes: its predicate
+    /// compares attributes with constants, it sorts by attributes, its result holds objects, IDs,
+    /// a count or attributes, and it prefetches nothing. Anything else (a relationship, an
+    /// aggregate, a variable) counts as reading other objects.
+    static func readsOwnAttributesOnly(_ request: FetchRequest, entity: Entity) -> Bool {
+        guard request.relationshipKeyPathsForPrefetching.isEmpty else { return false }
+        func isOwnAttribute(_ components: [String]) -> Bool {
+            components.count == 1 && entity.attribute(named: components[0]) != nil
+        }
+        func isPlain(_ operand: Operand) -> Bool {
+            switch operand {
+            case .keyPath(let components): isOwnAttribute(components)
+            case .constant: true
+            case .array(let elements): elements.allSatisfy(isPlain)
+            case .variable, .aggregate: false
+            }
+        }
+        var plain = true
+        request.predicate?.forEachComparison { comparison in
+            plain = plain && comparison.modifier == .direct && isPlain(comparison.lhs) && isPlain(comparison.rhs)
+        }
+        guard plain, request.sortDescriptors.allSatisfy({ isOwnAttribute([$0.keyPath]) }) else { return false }
+        if case .dictionaries(let properties) = request.resultType {
+            return properties.allSatisfy { isOwnAttribute([$0]) }
+        }
+        return true
+    }
+
+    private static func reachedEntities(_ request: FetchRequest, entity: Entity, model: Model) -> [String]? {
+        var entities: Set<String> = [entity.name]
+        let keyPaths =
+            (request.predicate?.keyPaths ?? [])
+            + request.sortDescriptors.map { $0.keyPath.split(separator: ".").map(String.init) }
+        for components in keyPaths {
+            guard let resolved = try? ResolvedKeyPath(components, from: entity, in: model) else { return nil }
+            var steps = resolved.steps
+            // `band.id`, where `id` is the band's key, reads the foreign key, not the band.
+            if let last = steps.last, !last.relationship.isToMany, case .attribute(let attribute) = resolved.terminal,
+                attribute.name == last.destination.key
+            {
+                steps.removeLast()
+            }
+            entities.formUnion(steps.map(\.destination.name))
+            if case .relationship(let relationship) = resolved.terminal { entities.insert(relationship.destination) }
+        }
+        return entities.sorted()
+    }
+}
+
+/// The plans of the requests a cache saw last, by request: at most `capacity`, all dropped when
+/// full (an app makes a bounded set of distinct fetches; one that makes more pays the planning
+/// it always paid).
+final class CachePlans: Sendable {
+    private let plans = Locked<[FetchRequest: CachePlan]>([:])
+    private let capacity: Int
+    private let model: Model
+
+    init(model: Model, capacity: Int = 256) {
+        self.model = model
+        self.capacity = capacity
+    }
+
+    /// The plan of `request`, made now unless kept.
+    ///
+    /// - Throws: `StoreChainError` when the request does not fit the model (not kept).
+    func plan(for request: FetchRequest) throws(StoreChainError) -> CachePlan {
+        if let kept = plans.withLock({ $0[request] }) { return kept }
+        let plan = try CachePlan(request, model: model)
+        plans.withLock { plans in
+            if plans.count >= capacity { plans.removeAll(keepingCapacity: true) }
+            plans[request] = plan
+        }
+        return plan
+    }
+
+    var count: Int { plans.withLock { $0.count } }
+}
