@@ -44,6 +44,7 @@ for size in ("1k", "10k", "100k"):
 FLOORS = {
     "Memory cache hit: object fault through the handler":
         "Memory cache hit: floor, an object fault answered by InMemoryStore",
+    "Hop: chain of 0 pass-through handlers": "Hop: floor, 1 async call through an existential",
     "Hop: chain of 10 pass-through handlers": "Hop: floor, 10 nested async calls through existentials",
     "Context 10k: fetch and read through ObjectContext":
         "Context 10k: floor, a bare table of rows and weakly held objects",

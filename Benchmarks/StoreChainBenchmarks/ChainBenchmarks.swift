@@ -102,6 +102,12 @@ func chainBenchmarks() {
             for _ in benchmark.scaledIterations { blackHole(try await chain.send(hopRequest, context: chainContext)) }
         }
     }
+    // The least a chain of none can cost: its terminal is chosen at run time, so the call to it
+    // goes through an existential, one async call more than the baseline's direct call.
+    let end: any Forwarding = ForwardingEnd()
+    Benchmark("Hop: floor, 1 async call through an existential", configuration: hops) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try await end.forward(hopRequest, context: context)) }
+    }
     // The least ten hops can cost when each calls the next through an existential, as a chain's
     // handlers are chosen at run time: ten nested async calls, no chain around them.
     let nested = (0..<10).reduce(ForwardingEnd() as any Forwarding) { next, _ in ForwardingLink(next: next) }

@@ -38,6 +38,9 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
 
     public func keepsAnswers(of entity: String) -> Bool { true }
 
+    // The memory cache's hits are the hottest path there is: specialized, its calls to the storage
+    // are direct (not through witness thunks, each an async frame of its own).
+    @_specialize(where Storage == MemoryCacheStorage)
     public func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
