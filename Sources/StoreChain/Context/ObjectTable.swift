@@ -167,8 +167,8 @@ struct ObjectTable {
             return slot
         }
         guard isNew else { return slot }
-        let entry = Entry(id: id)
-        if slot == entries.count { entries.append(entry) } else { entries[slot] = entry }
+        // Made where it is stored: one made beforehand was copied into the table.
+        if slot == entries.count { entries.append(Entry(id: id)) } else { entries[slot] = Entry(id: id) }
         return slot
     }
 
