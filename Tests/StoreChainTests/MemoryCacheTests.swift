@@ -82,6 +82,30 @@ import Testing
         #expect(await storage.nodes(inWindow: missing[...], ofQuery: query.key) == nil, "9 is not cached")
     }
 
+    /// A kept answer counts toward the byte limit and is kept only within it: it never makes the
+    /// cache evict, and goes (with its bytes) when its nodes change.
+    @Test func aKeptWindowCountsTowardTheByteLimitAndIsKeptOnlyWithinIt() async {
+        let nodes = (0..<20).map { node($0) }
+        for roomy in [true, false] {
+            let storage = MemoryCacheStorage(limits: .init(maxBytes: roomy ? 1 << 20 : 5_000))
+            let query = await writeQuery(Array(0..<20), nodes: nodes, to: storage)
+            let stored = storage.statistics
+            #expect(stored.objects == 20)
+            let window = await storage.nodes(inWindow: query.ids[...], ofQuery: query.key)
+            #expect(window?.map(\.id) == query.ids)
+            let kept = storage.statistics
+            #expect(kept.objects == 20 && kept.queries == 1, "nothing evicted for it")
+            if roomy {
+                #expect(kept.bytes > stored.bytes, "the kept answer is counted")
+                await write([node(0, title: "changed")], to: storage)
+                let changed = await storage.nodes(inWindow: query.ids[...], ofQuery: query.key)
+                #expect(changed?.first?.attributes["title"] == .string("changed"))
+            } else {
+                #expect(kept.bytes == stored.bytes && kept.bytes <= 5_000, "not kept: it does not fit")
+            }
+        }
+    }
+
     /// The answer kept for a window is never older than the nodes it holds: a node rewritten,
     /// refreshed or removed is seen at once, and so is a query stored again with other IDs.
     @Test func aKeptWindowFollowsEveryChangeOfItsNodesAndQuery() async {

@@ -28,17 +28,21 @@ public final class MemoryCacheStorage: CacheStorage {
 
     /// A query window's answer, kept while none of the cache's nodes changes (any change of a
     /// node drops them all): its nodes, and their positions in the use order, so that asking
-    /// again hashes and looks up nothing.
+    /// again hashes and looks up nothing. Kept only within the byte limit, never evicting for it.
     private struct Window {
         var ids: ArraySlice<ObjectID>
         var nodes: [Node]
         var positions: [Int]
+
+        /// What keeping it takes beyond the nodes themselves (shared with the cache's own).
+        var byteCount: Int { 64 + nodes.count * (MemoryLayout<Node>.stride + MemoryLayout<Int>.stride) }
     }
 
     private struct State {
         var nodes = Dataset()
         /// By query key; only for queries stored.
         var windows: [String: Window] = [:]
+        var windowBytes = 0
         var queries: [String: CachedQuery] = [:]
         var queryKeysByEntity: [String: Set<String>] = [:]
         var keysByShape: [String: Set<String>] = [:]
@@ -56,9 +60,10 @@ public final class MemoryCacheStorage: CacheStorage {
 
     public var origin: ResponseInfo.Origin { .memory }
 
-    /// How many nodes and query windows are held, and their approximate size.
+    /// How many nodes and query windows are held, and their approximate size (with the answers
+    /// kept for windows).
     public var statistics: (objects: Int, queries: Int, bytes: Int) {
-        state.withLock { ($0.nodes.count, $0.queries.count, $0.bytes) }
+        state.withLock { ($0.nodes.count, $0.queries.count, $0.bytes + $0.windowBytes) }
     }
 
     public func queries(shape: String) async -> [CachedQuery] {
@@ -98,7 +103,14 @@ public final class MemoryCacheStorage: CacheStorage {
                 window.nodes.append(node)
                 window.positions.append(state.order.touch(.node(id), hash: hash))
             }
-            if state.queries[key] != nil { state.windows[key] = window }
+            // Kept in place of another window of the same query, if it fits.
+            let replaced = state.windows[key]?.byteCount ?? 0
+            if state.queries[key] != nil,
+                state.bytes + state.windowBytes - replaced + window.byteCount <= limits.maxBytes
+            {
+                state.windows[key] = window
+                state.windowBytes += window.byteCount - replaced
+            }
             return window.nodes
         }
     }
@@ -187,7 +199,9 @@ public final class MemoryCacheStorage: CacheStorage {
     }
 
     private static func dropWindows(_ state: inout State) {
-        if !state.windows.isEmpty { state.windows = [:] }
+        guard !state.windows.isEmpty else { return }
+        state.windows = [:]
+        state.windowBytes = 0
     }
 
     private static func account(_ entry: Entry, size: Int, in state: inout State) {
@@ -201,7 +215,7 @@ public final class MemoryCacheStorage: CacheStorage {
             dropWindows(&state)
         case .query(let key):
             guard let query = state.queries.removeValue(forKey: key) else { return }
-            state.windows[key] = nil
+            if let window = state.windows.removeValue(forKey: key) { state.windowBytes -= window.byteCount }
             state.keysByShape[query.shape]?.remove(key)
             if state.keysByShape[query.shape]?.isEmpty == true { state.keysByShape[query.shape] = nil }
             state.queryKeysByEntity[query.request.entity]?.remove(key)
@@ -212,9 +226,11 @@ public final class MemoryCacheStorage: CacheStorage {
         state.bytes -= state.order.remove(entry)
     }
 
-    /// Evicts least recently used entries until within the limits. Evicting a node of a
+    /// Evicts least recently used entries until within the limits, after the kept window
+    /// answers (which go first, so that they never cost an entry its place). Evicting a node of a
     /// complete collection makes it incomplete.
     private func evict(_ state: inout State) {
+        if state.bytes + state.windowBytes > limits.maxBytes { Self.dropWindows(&state) }
         while state.nodes.count > limits.maxObjects || state.bytes > limits.maxBytes,
             let entry = state.order.leastRecent
         {
