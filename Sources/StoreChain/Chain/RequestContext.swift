@@ -58,8 +58,12 @@ public struct RequestContext: Sendable {
     /// own, or `.useCache`.
     public func effectiveCachePolicy(for request: StoreRequest) -> CachePolicy {
         if let cachePolicy { return cachePolicy }
-        if case .fetch(let fetch) = request.unconditional { return fetch.cachePolicy }
-        return .useCache
+        // Matched in place: `request.unconditional` copied the request on every cache hit.
+        switch request {
+        case .fetch(let fetch): return fetch.cachePolicy
+        case .revalidation(let revalidated, _): return effectiveCachePolicy(for: revalidated)
+        default: return .useCache
+        }
     }
 
     /// How deep sub-requests may nest before a responder does the work itself.
