@@ -12,7 +12,7 @@ struct CachePlan: Sendable {
     /// `nil` when a key path cannot be followed.
     let reachedEntities: [String]?
     /// Whether answering it reads nothing but its entity's own attributes
-    /// (`CacheHandler.readsOwnAttributesOnly`).
+    /// (`readsOwnAttributesOnly(_:entity:)`): a window it is answered from needs no index by ID.
     let readsOwnAttributesOnly: Bool
 
     /// - Throws: `StoreChainError` when the request does not fit the model.
