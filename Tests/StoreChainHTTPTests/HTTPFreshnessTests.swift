@@ -45,9 +45,9 @@ import Testing
         return parts.isEmpty ? "none" : parts.joined(separator: " ")
     }
 
-    static func read(_ headers: [String: String], delay: Double = 0) -> ResponseFreshness {
+    static func read(_ headers: [String: String], delay: Double = 0, status: Int = 200) -> ResponseFreshness {
         HTTPFreshness.read(
-            headers: headers, requestTime: arrival.addingTimeInterval(-delay), responseTime: arrival)
+            status: status, headers: headers, requestTime: arrival.addingTimeInterval(-delay), responseTime: arrival)
     }
 
     static let freshnessCases: [Case] = [
@@ -221,6 +221,21 @@ import Testing
         #expect(!Self.read(["etag": "\"v1\"", "last-modified": Self.dayEarlier, "age": "5"]).hasRules)
         #expect(Self.read(["cache-control": "public"]).hasRules)
         #expect(Self.read(["expires": "0"]).hasRules)
+    }
+
+    /// §4.2.2: only a heuristically cacheable status may get a heuristic lifetime (a 201 or 202
+    /// with `Last-Modified` was served from cache).
+    @Test func heuristicFreshnessOnlyForHeuristicallyCacheableStatuses() {
+        let headers = ["last-modified": Self.dayEarlier, "date": Self.date]
+        let cacheable = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
+        for status in cacheable {
+            #expect(Self.read(headers, status: status).heuristicLifetime == .seconds(8640), "status \(status)")
+        }
+        for status in [201, 202, 302, 303, 307, 400, 403, 409, 429, 500, 502, 503] {
+            let freshness = Self.read(headers, status: status)
+            #expect(freshness.heuristicLifetime == nil, "status \(status) is not heuristically cacheable")
+            #expect(freshness.lastModified != nil, "its validator is still kept (status \(status))")
+        }
     }
 
     @Test(arguments: freshnessCases)

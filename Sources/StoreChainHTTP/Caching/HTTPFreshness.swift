@@ -13,7 +13,8 @@ import StoreChain
 ///   (`response_time` − `Date`) and `Age` (0 without one) plus the time the exchange took. `Age`
 ///   uses its first value and is ignored when that is not a number.
 /// - **Heuristic** (§4.2.2): a tenth of the time between `Last-Modified` and `Date`, for a
-///   cache that asks for it.
+///   cache that asks for it, and only for a status code that is heuristically cacheable by
+///   default (§15.1 of RFC 9110): a 201 or 202 never gets a guessed lifetime.
 /// - **Revalidation**: `no-cache` (without field names) means every use is revalidated;
 ///   `must-revalidate` forbids serving it stale; `stale-while-revalidate=N` and
 ///   `stale-if-error=N` allow it for N seconds.
@@ -22,9 +23,16 @@ public enum HTTPFreshness {
     /// The greatest delta-seconds value a cache needs to represent (RFC 9111 §1.2.2).
     static let greatestDelta: Int64 = 2_147_483_648
 
-    /// The freshness of a response with these headers (lower-case names; several lines of one
-    /// field joined with ", "), requested at `requestTime` and received at `responseTime`.
-    public static func read(headers: [String: String], requestTime: Date, responseTime: Date) -> ResponseFreshness {
+    /// The status codes that are heuristically cacheable (RFC 9110 §15.1), the only ones a
+    /// cache may give a heuristic lifetime (RFC 9111 §4.2.2).
+    static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
+
+    /// The freshness of a response with this status and these headers (lower-case names;
+    /// several lines of one field joined with ", "), requested at `requestTime` and received at
+    /// `responseTime`.
+    public static func read(
+        status: Int = 200, headers: [String: String], requestTime: Date, responseTime: Date
+    ) -> ResponseFreshness {
         let now = responseTime
         let directives = CacheControl(headers["cache-control"] ?? "")
         let date = headers["date"].flatMap { HTTPDate.parse($0.trimmed, now: now) }
@@ -40,7 +48,9 @@ public enum HTTPFreshness {
                 } ?? .zero
         }
         var heuristic: Duration?
-        if let lastModified = headers["last-modified"].flatMap({ HTTPDate.parse($0.trimmed, now: now) }) {
+        if heuristicallyCacheable.contains(status),
+            let lastModified = headers["last-modified"].flatMap({ HTTPDate.parse($0.trimmed, now: now) })
+        {
             let since = (date ?? now).timeIntervalSince(lastModified)
             if since > 0 { heuristic = .milliseconds(Int64((since * 100).rounded())) }
         }

@@ -47,7 +47,8 @@ enum HTTPMetadata {
     static func freshness(of response: TransportResponse) -> ResponseFreshness {
         let received = response.receivedAt ?? response.requestedAt ?? Date(timeIntervalSince1970: 0)
         return HTTPFreshness.read(
-            headers: response.headers, requestTime: response.requestedAt ?? received, responseTime: received)
+            status: response.status, headers: response.headers, requestTime: response.requestedAt ?? received,
+            responseTime: received)
     }
 }
 
