@@ -59,6 +59,22 @@ import Testing
         #expect(log.entries.first?.message.contains("answered 503") == true)
     }
 
+    /// A planner's cache-only probe that finds nothing was logged as a failure at warning.
+    @Test func aCacheOnlyRequestNothingCachedIsNotAFailure() async throws {
+        let terminal = RecordingResponder { request, _ in
+            throw StoreChainError(.notCached, "\(request) is not cached, and the cache-only policy forbids asking")
+        }
+        var request = try TestData.fetch("Band", where: "country == 'UK'")
+        request.cachePolicy = .cacheOnly
+        await #expect(throws: StoreChainError.self) { try await chain(terminal).fetch(request) }
+        #expect(log.entries.map(\.level) == [.info])
+        #expect(log.entries.first?.message == "fetch Band where country == \"UK\" → not cached (cache-only) 0.0ms")
+
+        request.cachePolicy = .useCache
+        await #expect(throws: StoreChainError.self) { try await chain(terminal).fetch(request) }
+        #expect(log.entries.map(\.level) == [.info, .warning], "without cache-only, not-cached is a failure")
+    }
+
     @Test func secretsNeverReachTheLog() async throws {
         let terminal = RecordingResponder { _, _ in
             throw StoreChainError(

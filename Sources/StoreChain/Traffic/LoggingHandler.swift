@@ -4,7 +4,8 @@ import Logging
 /// Logs one line per request: kind, entity and a short form of the predicate, who answered and
 /// from where, the cache status, pages read and the duration, and for a sub-request the request
 /// it served (`… for fetch Track where album.year > 1990`); failures at warning with their
-/// description. Values of secrets (the `Authorization` header, bearer tokens, and any header or
+/// description, except a cache-only request that nothing cached, which is an answer (logged at
+/// the handler's level as `not cached`). Values of secrets (the `Authorization` header, bearer tokens, and any header or
 /// query parameter named in `secrets`) are replaced by `REDACTED`.
 ///
 /// ```swift
@@ -39,6 +40,15 @@ public struct LoggingHandler: StoreHandler {
             if let parent = context.lineage.last { line += " for \(summary(of: parent))" }
             context.logger.log(level: level, "\(line)")
             return response
+        } catch let error as StoreChainError
+            where error.code == .notCached && context.effectiveCachePolicy(for: request) == .cacheOnly
+        {
+            // A cache-only request that nothing cached answers is an answer ("not there"), not
+            // a failure: planners probe the caches this way.
+            var line = "\(summary(of: request)) → not cached (cache-only) \(milliseconds(since: start, context))ms"
+            if let parent = context.lineage.last { line += " for \(summary(of: parent))" }
+            context.logger.log(level: level, "\(line)")
+            throw error
         } catch {
             context.logger.warning(
                 "\(summary(of: request)) failed after \(milliseconds(since: start, context))ms: \(redact("\(error)"))")
