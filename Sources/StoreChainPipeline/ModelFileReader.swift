@@ -141,11 +141,12 @@ struct ModelFileReader {
         return Attribute(name, type, optional: optional, default: defaultValue)
     }
 
-    /// `{ to-one: Band, inverse: albums }`, `{ to-many: Track, inverse: album, ordered: true }`.
+    /// `{ to-one: Band, inverse: albums }`, `{ to-many: Track, inverse: album, ordered: true }`,
+    /// `{ to-many: Track, inverse: album, delete: cascade }`.
     private mutating func readRelationship(_ name: String, _ node: Yams.Node, path: String) -> Relationship? {
         let fields = pairs(node, path)
         guard case .mapping = node else { return nil }
-        checkKeys(fields, path, allowed: ["to-one", "to-many", "inverse", "ordered"])
+        checkKeys(fields, path, allowed: ["to-one", "to-many", "inverse", "ordered", "delete"])
         let toOne = fields.first { $0.key == "to-one" }
         let toMany = fields.first { $0.key == "to-many" }
         guard (toOne == nil) != (toMany == nil), let kindPair = toOne ?? toMany else {
@@ -184,7 +185,19 @@ struct ModelFileReader {
         if let inverseNode = fields.first(where: { $0.key == "inverse" })?.value {
             inverse = document.string(inverseNode, "\(path).inverse", problems: &problems)
         }
+        var deleteRule = Relationship.DeleteRule.nullify
+        if let ruleNode = fields.first(where: { $0.key == "delete" })?.value {
+            guard let text = document.string(ruleNode, "\(path).delete", problems: &problems) else { return nil }
+            guard let rule = Relationship.DeleteRule(rawValue: text) else {
+                report(
+                    ruleNode, "\(path).delete", "unknown delete rule '\(text)'",
+                    Suggestion.didYouMean(text, in: Relationship.DeleteRule.allCases.map(\.rawValue)))
+                return nil
+            }
+            deleteRule = rule
+        }
         let cardinality: Relationship.Cardinality = toMany != nil ? .toMany(ordered: ordered) : .toOne
-        return Relationship(name, cardinality, destination, inverse: inverse, optional: optional)
+        return Relationship(
+            name, cardinality, destination, inverse: inverse, optional: optional, deleteRule: deleteRule)
     }
 }

@@ -137,6 +137,47 @@ import Testing
         #expect(found[1].suggestion == "did you mean 'albums'?")
     }
 
+    @Test func readsDeleteRulesNullifyByDefault() throws {
+        let model = try ModelFile.parse(
+            """
+            entities:
+              Band:
+                attributes: { id: integer }
+                relationships: { albums: { to-many: Album, inverse: band, delete: cascade } }
+              Album:
+                attributes: { id: integer }
+                relationships:
+                  band: { to-one: Band, inverse: albums }
+                  tracks: { to-many: Track, inverse: album, delete: deny }
+              Track:
+                attributes: { id: integer }
+                relationships: { album: { to-one: Album?, inverse: tracks, delete: nullify } }
+            """)
+        #expect(model.entity(named: "Band")?.relationship(named: "albums")?.deleteRule == .cascade)
+        #expect(model.entity(named: "Album")?.relationship(named: "band")?.deleteRule == .nullify)
+        #expect(model.entity(named: "Album")?.relationship(named: "tracks")?.deleteRule == .deny)
+        #expect(model.entity(named: "Track")?.relationship(named: "album")?.deleteRule == .nullify)
+    }
+
+    @Test func aBadDeleteRuleIsLocatedWithASuggestion() {
+        let found = problems(
+            """
+            entities:
+              Band:
+                attributes: { id: integer }
+                relationships:
+                  albums: { to-many: Band, inverse: albums, delete: casade }
+            """)
+        #expect(found.count == 1)
+        #expect(found.first?.location?.line == 5)
+        #expect(found.first?.location?.path == "entities.Band.relationships.albums.delete")
+        #expect(found.first?.message == "unknown delete rule 'casade'")
+        #expect(found.first?.suggestion == "did you mean 'cascade'?")
+        let far = problems(
+            "entities:\n  Band: { attributes: { id: integer }, relationships: { a: { to-one: Band?, delete: [x] } } }")
+        #expect(far.contains { $0.location?.path == "entities.Band.relationships.a.delete" }, "\(far)")
+    }
+
     @Test(arguments: [
         ("", "the model file is empty"),
         ("entities: [1, 2]", "expected a mapping of names to values"),

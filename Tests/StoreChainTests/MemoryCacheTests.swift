@@ -35,6 +35,37 @@ import Testing
         #expect(boxes.allSatisfy { $0.isSameBox(as: boxes[0]) })
     }
 
+    /// Found by the object-graph test: a save's answer that did not mention a relationship (a
+    /// REST backend's answer to a PATCH of an album's title may not carry its band) replaced the
+    /// cached object, so a later fetch over `band.…` found the album without a band and failed.
+    @Test func aSavedObjectKeepsTheCachedRelationshipsItsAnswerDoesNotMention() async throws {
+        let store = try MusicFixture.store()
+        let album = ObjectID(entity: "Album", key: 10)
+        let terminal = RecordingResponder { request, context in
+            var response = try await store.respond(to: request, context: context)
+            if case .saved(var result) = response.result {
+                result.nodes = result.nodes.map { node in
+                    var node = node
+                    node.relationships = [:]
+                    return node
+                }
+                response.result = .saved(result)
+            }
+            return response
+        }
+        let memory = MemoryCache(model: store.model)
+        let chain = Chain(handlers: [memory], terminal: terminal)
+        _ = try await chain.send(.objectFault(album))
+        #expect(
+            await memory.storage.nodes([album])[album]?.relationships["band"]
+                == .toOne(ObjectID(entity: "Band", key: 1)))
+
+        _ = try await chain.send(.save(SaveChanges(updated: [Node(id: album, attributes: ["title": "Retitled"])])))
+        let cached = await memory.storage.nodes([album])[album]
+        #expect(cached?[attribute: "title"] == "Retitled")
+        #expect(cached?.relationships["band"] == .toOne(ObjectID(entity: "Band", key: 1)))
+    }
+
     /// Regression (found by the demo): a memory cache over a disk cache with
     /// stale-while-revalidate stored the disk's stale answer as fresh and hid that it was stale.
     @Test func aStaleAnswerFromBelowIsPassedUpAndNotStoredAsFresh() async throws {

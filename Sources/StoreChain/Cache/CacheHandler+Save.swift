@@ -1,7 +1,8 @@
 import Foundation
 
 extension CacheHandler {
-    /// Forwards a save; when it succeeds, stores the saved objects, removes the deleted ones,
+    /// Forwards a save; when it succeeds, stores the saved objects (keeping the cached
+    /// relationships the backend's answer does not mention), removes the deleted ones,
     /// forgets relationship lists the save may have changed on other objects, and drops cached
     /// queries and complete collections of every entity involved. (The chain publishes the
     /// save's change event.) A save an outbox acknowledged as pending stores its updates over
@@ -29,6 +30,11 @@ extension CacheHandler {
                 let freshness = freshness(
                     for: node.id.entity, response: response, now: now, validators: false)
             else { continue }
+            // What the backend answered may not mention every relationship (a PATCH of an
+            // album's title answers without its band): the cached ones it does not mention stay.
+            if let cached = before[node.id] {
+                node.relationships = cached.relationships.merging(node.relationships) { _, new in new }
+            }
             node.freshness = freshness
             nodes[node.id] = node
         }

@@ -56,18 +56,31 @@ extension ObjectContext {
         }
     }
 
-    /// Sets a relationship and, where the far side is known, its inverse.
+    /// Sets a relationship and its inverse. Between a to-one and a to-many, the to-one is what
+    /// changes (it is what a save sends; the to-many follows it when read, see
+    /// `ContextState.relationship(_:of:model:loaded:)`); otherwise both sides change where the
+    /// far side is known.
     private func apply(
         _ value: RelationshipValue, to relationship: Relationship, of object: ManagedObject,
         in state: inout ContextState
     ) {
         let id = object.objectID
-        let old = state.relationship(relationship.name, of: id)?.objectIDs ?? []
+        let old = state.relationship(relationship, of: id, model: model)?.objectIDs ?? []
         record(value, for: relationship.name, of: object, in: &state)
         guard let inverseName = relationship.inverse,
             let inverse = model.entity(named: relationship.destination)?.relationship(named: inverseName)
         else { return }
         let new = value.objectIDs
+        if !relationship.isToMany, inverse.isToMany { return }
+        if relationship.isToMany, !inverse.isToMany {
+            for member in old where !new.contains(member) {
+                record(.toOne(nil), for: inverseName, of: state.object(for: member, context: self), in: &state)
+            }
+            for member in new where !old.contains(member) {
+                record(.toOne(id), for: inverseName, of: state.object(for: member, context: self), in: &state)
+            }
+            return
+        }
         for target in old where !new.contains(target) {
             let targetObject = state.object(for: target, context: self)
             switch state.relationship(inverseName, of: target) {
@@ -79,21 +92,13 @@ extension ObjectContext {
         }
         for target in new where !old.contains(target) {
             let targetObject = state.object(for: target, context: self)
-            if inverse.isToMany {
-                if case .toMany(let ids)? = state.relationship(inverseName, of: target), !ids.contains(id) {
-                    record(.toMany(ids + [id]), for: inverseName, of: targetObject, in: &state)
-                }
+            guard inverse.isToMany else {
+                record(.toOne(id), for: inverseName, of: targetObject, in: &state)
                 continue
             }
-            // The target leaves its previous owner, whose list (when known) drops it.
-            if case .toOne(let previous?)? = state.relationship(inverseName, of: target), previous != id,
-                case .toMany(let siblings)? = state.relationship(relationship.name, of: previous)
-            {
-                let previousObject = state.object(for: previous, context: self)
-                record(
-                    .toMany(siblings.filter { $0 != target }), for: relationship.name, of: previousObject, in: &state)
+            if case .toMany(let ids)? = state.relationship(inverseName, of: target), !ids.contains(id) {
+                record(.toMany(ids + [id]), for: inverseName, of: targetObject, in: &state)
             }
-            record(.toOne(id), for: inverseName, of: targetObject, in: &state)
         }
     }
 

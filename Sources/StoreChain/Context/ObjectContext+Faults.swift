@@ -91,40 +91,51 @@ extension ObjectContext {
         }
     }
 
-    func related(_ name: String, of object: ManagedObject) async throws -> [ManagedObject] {
+    /// The objects relationship `name` of `object` holds, faulting it in when needed. Objects
+    /// deleted in this context (not saved yet) are left out unless `includingDeleted`: to the
+    /// app they are gone already, as the nullify rule will make them.
+    func related(_ name: String, of object: ManagedObject, includingDeleted: Bool = false) async throws
+        -> [ManagedObject]
+    {
+        let objects = try await loadRelated(name, of: object)
+        guard !includingDeleted else { return objects }
+        return state.withLock { state in objects.filter { !state.isPendingDeletion($0.objectID) } }
+    }
+
+    private func loadRelated(_ name: String, of object: ManagedObject) async throws -> [ManagedObject] {
         let entity = try object.entity
-        guard entity.relationship(named: name) != nil else {
+        guard let relationship = entity.relationship(named: name) else {
             throw StoreChainError(
                 .unknownKeyPath, "entity '\(entity.name)' has no relationship '\(name)'",
                 suggestion: Suggestion.didYouMean(name, in: entity.relationships.map(\.name)))
         }
-        if let objects = knownRelated(name, of: object) { return objects }
+        if let objects = knownRelated(relationship, of: object) { return objects }
         if isFault(object) {
             try await fault(object)
-            if let objects = knownRelated(name, of: object) { return objects }
+            if let objects = knownRelated(relationship, of: object) { return objects }
         }
         let id = object.objectID
-        if id.isTemporary { return [] }
         let response = try await chain.send(.relationshipFault(id, relationship: name), context: makeRequestContext())
         let value = try response.relationshipValue()
-        return state.withLock { state in
+        state.withLock { state in
             state.absorb(response.related)
             state.table.updateRow(for: id) { $0.relationships[name] = value }
+        }
+        return knownRelated(relationship, of: object, loaded: value) ?? []
+    }
+
+    /// The objects the relationship holds as this context sees it (see
+    /// `ContextState.relationship(_:of:model:)`), `nil` when it is not known; `loaded` is what
+    /// the chain just answered for it.
+    func knownRelated(_ relationship: Relationship, of object: ManagedObject, loaded: RelationshipValue? = nil)
+        -> [ManagedObject]?
+    {
+        state.withLock { state in
+            guard let value = state.relationship(relationship, of: object.objectID, model: model, loaded: loaded)
+            else { return nil }
             let objects = value.objectIDs.map { state.object(for: $0, context: self) }
             state.faultGroups.register(value.objectIDs.filter { state.isFault($0) })
             return objects
-        }
-    }
-
-    private func knownRelated(_ name: String, of object: ManagedObject) -> [ManagedObject]? {
-        state.withLock { state in
-            let id = object.objectID
-            if let value = state.relationship(name, of: id) {
-                let objects = value.objectIDs.map { state.object(for: $0, context: self) }
-                state.faultGroups.register(value.objectIDs.filter { state.isFault($0) })
-                return objects
-            }
-            return state.pending[id]?.kind == .inserted ? [] : nil
         }
     }
 }

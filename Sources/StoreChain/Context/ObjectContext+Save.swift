@@ -15,7 +15,8 @@ extension ObjectContext {
     @discardableResult
     public func save() async throws -> SaveResult {
         try await saveLock.withLock {
-            let (changes, sent) = try self.changesToSave()
+            let cascaded = try await self.objectsDeletedByRules()
+            let (changes, sent) = try self.changesToSave(cascaded: cascaded)
             guard !changes.isEmpty else { return SaveResult() }
             let (response, permanentIDs) = try await self.mergingEvents {
                 try await self.chain.send(.save(changes), context: self.makeRequestContext())
@@ -59,8 +60,16 @@ extension ObjectContext {
         for await event in events where event.source != name {
             permanentIDs.merge(event.permanentIDs) { _, new in new }
         }
-        await mergeProgress.wait(untilRead: chain.events.publishedCount)
+        await mergePublishedChanges()
         return (value, permanentIDs)
+    }
+
+    /// Waits until this context has merged every change event published so far (another
+    /// context's save, an outbox's replay, a deletion found upstream), so that what it reads
+    /// next shows them. Merging runs in the background on its own; call this where the app must
+    /// read what another context has just saved.
+    public func mergePublishedChanges() async {
+        await mergeProgress.wait(untilRead: chain.events.publishedCount)
     }
 
     /// Whether some saved changes have not reached the backend yet (an outbox holds them).
@@ -68,12 +77,24 @@ extension ObjectContext {
         state.withLock { !$0.unsent.isEmpty }
     }
 
-    /// The save request for the pending changes, and a copy of what it sends.
-    private func changesToSave() throws(StoreChainError) -> (SaveChanges, [ObjectID: PendingChange]) {
+    /// The save request for the pending changes and the deletions `cascaded` by delete rules,
+    /// and a copy of what it sends. No change sent names a deleted object in a relationship
+    /// (the nullify rule), and a new object a cascade deletes is not sent at all.
+    private func changesToSave(cascaded: [ObjectID: ManagedObject]) throws(StoreChainError) -> (
+        SaveChanges, [ObjectID: PendingChange]
+    ) {
         try state.withLock { state throws(StoreChainError) in
             var changes = SaveChanges()
-            for (id, change) in state.pending.sorted(by: { $0.key.description < $1.key.description }) {
+            var toSend = state.pending
+            for (id, object) in cascaded {
+                toSend[id] = PendingChange(kind: .deleted, object: object)
+            }
+            let deleted = Set(toSend.compactMap { $0.value.kind == .deleted ? $0.key : nil })
+            for (id, var change) in toSend.sorted(by: { $0.key.description < $1.key.description }) {
                 let entity = try model.requireEntity(id.entity)
+                if change.kind != .deleted, !deleted.isEmpty {
+                    change.relationships = change.relationships.mapValues { $0.removing(deleted) }
+                }
                 switch change.kind {
                 case .inserted:
                     for attribute in entity.attributes
@@ -96,11 +117,14 @@ extension ObjectContext {
                             id: id, attributes: AttributeValues(change.attributes), relationships: change.relationships,
                             version: state.table.row(for: id)?.version))
                 case .deleted:
+                    // A new object a cascade deletes before it was ever saved is not sent: it is
+                    // forgotten after the save. (One an outbox holds was saved: its deletion goes.)
+                    guard state.pending[id]?.kind != .inserted else { continue }
                     changes.deleted.append(id)
                     if let version = state.table.row(for: id)?.version { changes.deletedVersions[id] = version }
                 }
             }
-            return (changes, state.pending)
+            return (changes, toSend)
         }
     }
 
@@ -132,7 +156,17 @@ extension ObjectContext {
             }
             state.applyUnsent(sent, pending: result.pending, model: model)
             state.remap(result.permanentIDs)
-            for id in result.deleted { state.table.forget(id) }
+            // Everything this save deleted (a cascade's new objects, which were never sent,
+            // included) is forgotten and leaves every relationship that held it.
+            var deleted = Set(result.deleted)
+            for (id, change) in sent where change.kind == .deleted {
+                deleted.insert(id)
+                // A cascade deleted it: changes it had pending went with it.
+                state.pending.removeValue(forKey: id)
+            }
+            for id in deleted { state.table.forget(id) }
+            state.nullify(deleted)
+            state.keepInversesInStep(with: result.nodes, model: model)
             state.absorb(result.nodes)
         }
     }
@@ -163,6 +197,8 @@ extension ObjectContext {
             state.remap(event.permanentIDs)
             state.settleUnsent(sent: event.sent, rejected: event.rejected)
             for id in event.deleted { state.table.removeRow(for: id) }
+            state.nullify(Set(event.deleted))
+            state.keepInversesInStep(with: event.nodes, model: model)
             state.absorb(event.nodes.filter { state.table.knows($0.id) })
         }
     }

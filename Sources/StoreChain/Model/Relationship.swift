@@ -6,6 +6,17 @@ public struct Relationship: Sendable, Hashable {
         case toMany(ordered: Bool)
     }
 
+    /// What deleting an object does to the objects this relationship holds (Core Data's delete
+    /// rules).
+    public enum DeleteRule: String, Sendable, Hashable, CaseIterable {
+        /// They stay; the deleted object leaves their inverse relationship (the default).
+        case nullify
+        /// They are deleted with it.
+        case cascade
+        /// The delete fails while the relationship holds any object.
+        case deny
+    }
+
     public var name: String
     public var destination: String
     public var cardinality: Cardinality
@@ -13,16 +24,19 @@ public struct Relationship: Sendable, Hashable {
     public var inverse: String?
     /// For to-one relationships: whether the destination may be missing.
     public var isOptional: Bool
+    /// What deleting the source object does to the objects this relationship holds.
+    public var deleteRule: DeleteRule
 
     public init(
         _ name: String, _ cardinality: Cardinality, _ destination: String, inverse: String? = nil,
-        optional: Bool = false
+        optional: Bool = false, deleteRule: DeleteRule = .nullify
     ) {
         self.name = name
         self.cardinality = cardinality
         self.destination = destination
         self.inverse = inverse
         self.isOptional = optional
+        self.deleteRule = deleteRule
     }
 
     public var isToMany: Bool {
