@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The reliability suite: crash kills (of cache and store writers, and of saves and replays
 # through an outbox), damaged cache files, misbehaving backends, a concurrent
-# soak, fuzzing and, with TSAN=1, the whole test suite under ThreadSanitizer. Each part is a test
+# soak, the object-graph test against a reference graph, fuzzing and, with TSAN=1, the whole test suite under ThreadSanitizer. Each part is a test
 # that `swift test` also runs in a short form; this script runs them longer and prints a summary.
 #
 #   Scripts/reliability.sh                      # defaults below, about half an hour
 #   KILLS=1000 SOAK_OPERATIONS=2000 FUZZ_SECONDS=600 Scripts/reliability.sh
 #   CRASH_SEED=123 KILLS=1 Scripts/reliability.sh   # replay one crash run
+#   GRAPH_SEED=123 GRAPH_OPERATIONS=300 Scripts/reliability.sh  # replay one object-graph seed
 #   FUZZ_TARGETS="predicate records" Scripts/reliability.sh  # fuzz only what builds in a minute
 #   FUZZ_SECONDS=0 Scripts/reliability.sh       # no fuzzing
 #   FUZZ_MIN_EXECUTIONS=0 Scripts/reliability.sh  # one fuzzing round, however many executions
@@ -17,6 +18,8 @@ cd "$(dirname "$0")/.."
 KILLS=${KILLS:-200}
 DAMAGE_SEEDS=${DAMAGE_SEEDS:-200}
 SOAK_OPERATIONS=${SOAK_OPERATIONS:-300}
+# Steps of the object-graph test per seed and chain (3 seeds, 4 chains): 1,700 is 20,400 steps.
+GRAPH_OPERATIONS=${GRAPH_OPERATIONS:-1700}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 # Fuzzing goes on in rounds until the targets together have run this many inputs.
 FUZZ_MIN_EXECUTIONS=${FUZZ_MIN_EXECUTIONS:-10000000}
@@ -47,6 +50,8 @@ part "bad backends and hostile values" \
     swift test --skip-build --filter 'BadBackendTests|SecretsTests|RequestTemplateTests|SQLPredicateTests|JSONParserTests'
 part "soak ($SOAK_OPERATIONS operations per task)" STORECHAIN_SOAK_OPERATIONS="$SOAK_OPERATIONS" \
     swift test --skip-build --filter SoakTests
+part "object graph ($GRAPH_OPERATIONS steps a seed and chain)" STORECHAIN_GRAPH_OPERATIONS="$GRAPH_OPERATIONS" \
+    STORECHAIN_GRAPH_SEED="${GRAPH_SEED:-}" swift test --skip-build --filter ObjectGraphTests
 if [ "$FUZZ_SECONDS" != 0 ]; then
     part "fuzzing (${FUZZ_SECONDS}s a target a round, until $FUZZ_MIN_EXECUTIONS executions)" \
         FUZZ_SECONDS="$FUZZ_SECONDS" FUZZ_MIN_EXECUTIONS="$FUZZ_MIN_EXECUTIONS" bash Scripts/fuzz.sh

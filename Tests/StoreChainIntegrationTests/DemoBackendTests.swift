@@ -8,8 +8,10 @@ import Testing
 /// The remote adapter against the real demo backend over HTTP on loopback.
 @Suite(.serialized) struct DemoBackendTests {
     /// Starts a small backend (20 bands, ~150 albums, ~1,500 tracks) for one test.
-    func withBackend(quirks: DemoQuirks = .none, _ body: (DemoBackend, URL) async throws -> Void) async throws {
-        let backend = try DemoBackend(bands: 20, quirks: quirks)
+    func withBackend(
+        bands: Int = 20, quirks: DemoQuirks = .none, _ body: (DemoBackend, URL) async throws -> Void
+    ) async throws {
+        let backend = try DemoBackend(bands: bands, quirks: quirks)
         let port = try await backend.start()
         do {
             try await body(backend, URL(string: "http://127.0.0.1:\(port)")!)

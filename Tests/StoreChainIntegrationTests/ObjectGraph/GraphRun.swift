@@ -1,0 +1,378 @@
+import Foundation
+import StoreChain
+import Testing
+
+/// A chain under test for the object-graph test, and the backend data it is checked against.
+struct GraphSetup {
+    var name: String
+    var model: Model
+    /// A new chain over the same backend and (where there is one) the same disk cache: a new
+    /// run of the app.
+    var makeChain: () throws -> Chain
+    /// Everything the backend holds now.
+    var backendNodes: () -> [Node]
+    /// Whether a restart keeps something (a disk cache); without, a restart step does nothing.
+    var restarts: Bool
+}
+
+/// A read or a save that disagreed with the reference, with the step it happened at.
+struct GraphMismatch: Error, CustomStringConvertible {
+    var step: Int
+    var message: String
+    var description: String { "step \(step): \(message)" }
+}
+
+/// Runs operations against contexts over a chain and the reference side by side; the first
+/// disagreement ends the run.
+final class GraphRun {
+    struct ContextUnderTest {
+        var context: ObjectContext
+        var changes = ReferenceChanges()
+        /// The objects this context inserted and has not saved yet, by temporary ID.
+        var inserted: [ObjectID: ManagedObject] = [:]
+    }
+
+    let setup: GraphSetup
+    var chain: Chain
+    var committed: ReferenceGraph
+    var contexts: [ContextUnderTest]
+    var inserts = 0
+    /// What each step did, for the report of a failing run.
+    private(set) var log: [String] = []
+
+    init(setup: GraphSetup, contexts: Int) throws {
+        self.setup = setup
+        chain = try setup.makeChain()
+        committed = ReferenceGraph(setup.backendNodes())
+        let chain = self.chain
+        self.contexts = (0..<contexts).map { _ in
+            ContextUnderTest(context: ObjectContext(chain: chain, model: setup.model))
+        }
+    }
+
+    func finish() async {
+        await chain.shutdown()
+    }
+
+    /// Runs `operations` in order; throws the first mismatch.
+    func run(_ operations: [GraphOperation]) async throws {
+        for (step, operation) in operations.enumerated() {
+            do {
+                try await perform(operation, step: step)
+            } catch let mismatch as GraphMismatch {
+                throw mismatch
+            } catch {
+                var what = "\(operation)"
+                if [.fetch, .count, .objectIDs].contains(operation.kind),
+                    let query = try? GraphQuery.make(operation.first, operation.second)
+                {
+                    what += " [\(query)]"
+                }
+                throw GraphMismatch(step: step, message: "\(what) failed: \(error)")
+            }
+        }
+    }
+
+    private func fail(_ step: Int, _ message: String) -> GraphMismatch {
+        GraphMismatch(step: step, message: message)
+    }
+
+    /// The objects context `index` shows, in a stable order (new objects by when they were made).
+    private func visible(_ index: Int, entity: String? = nil) -> [ObjectID] {
+        let view = contexts[index].changes.applied(to: committed)
+        return view.objects.keys.filter { entity == nil || $0.entity == entity }.sorted { left, right in
+            (contexts[index].inserted[left].map { "~\(label(of: $0))" } ?? left.description)
+                < (contexts[index].inserted[right].map { "~\(label(of: $0))" } ?? right.description)
+        }
+    }
+
+    private var labels: [ObjectIdentifier: Int] = [:]
+    private func label(of object: ManagedObject) -> String {
+        let number = String(labels[ObjectIdentifier(object)] ?? 0)
+        return String(repeating: "0", count: max(0, 8 - number.count)) + number
+    }
+
+    private func pick(_ ids: [ObjectID], _ number: UInt64) -> ObjectID? {
+        ids.isEmpty ? nil : ids[Int(number % UInt64(ids.count))]
+    }
+
+    private func object(_ id: ObjectID, in index: Int) -> ManagedObject {
+        contexts[index].inserted[id] ?? contexts[index].context.object(with: id)
+    }
+
+    // MARK: Steps
+
+    private func perform(_ operation: GraphOperation, step: Int) async throws {
+        let index = operation.context
+        let context = contexts[index].context
+        var random = SplitMix64(seed: operation.second)
+        switch operation.kind {
+        case .insert:
+            let entity = ["Band", "Album", "Track"][Int(operation.first % 3)]
+            inserts += 1
+            var values: [String: Value] = [:]
+            var toOne: [String: ObjectID?] = [:]
+            switch entity {
+            case "Band":
+                values = [
+                    "name": .string("New band \(inserts)"), "country": GraphQuery.countries[Int(random.next() % 5)],
+                ]
+            case "Album":
+                values = ["title": .string("New album \(inserts)"), "year": .integer(1960 + Int(random.next() % 65))]
+            default:
+                values = [
+                    "title": .string("New track \(inserts)"), "number": .integer(Int(random.next() % 12)),
+                    "seconds": .integer(60 + Int(random.next() % 500)),
+                ]
+            }
+            let relationship = ReferenceGraph.toOne[entity]
+            if let relationship {
+                guard let target = pick(deletable(index, entity: relationship.destination), random.next()) else {
+                    log.append("\(step): insert \(entity) skipped (no \(relationship.destination))")
+                    return
+                }
+                toOne[relationship.name] = target
+            }
+            let inserted = try context.insert(entity, values: values)
+            labels[ObjectIdentifier(inserted)] = inserts
+            for case (let name, let target?) in toOne {
+                try inserted.setRelated(object(target, in: index), for: name)
+            }
+            contexts[index].inserted[inserted.objectID] = inserted
+            contexts[index].changes.inserted[inserted.objectID] = ReferenceGraph.Object(
+                attributes: values, toOne: toOne)
+            log.append("\(step): context \(index) inserts \(inserted.objectID) \(values) \(toOne)")
+
+        case .update:
+            guard let id = pick(visible(index), operation.first) else { return }
+            let (name, value): (String, Value) =
+                switch id.entity {
+                case "Band":
+                    random.next() % 2 == 0
+                        ? ("name", .string("Renamed \(random.next() % 1000)"))
+                        : ("country", GraphQuery.countries[Int(random.next() % 5)])
+                case "Album":
+                    random.next() % 2 == 0
+                        ? ("title", .string("Retitled \(random.next() % 1000)"))
+                        : ("year", .integer(1960 + Int(random.next() % 65)))
+                default:
+                    random.next() % 2 == 0
+                        ? ("seconds", .integer(60 + Int(random.next() % 500)))
+                        : ("number", .integer(Int(random.next() % 12)))
+                }
+            try object(id, in: index).set(value, for: name)
+            change(id, in: index) { $0.attributes[name] = value }
+            log.append("\(step): context \(index) sets \(id).\(name) = \(value)")
+
+        case .relate:
+            let movable = visible(index).filter { ReferenceGraph.toOne[$0.entity] != nil }
+            guard let id = pick(movable, operation.first), let relationship = ReferenceGraph.toOne[id.entity],
+                let target = pick(deletable(index, entity: relationship.destination), random.next())
+            else { return }
+            try object(id, in: index).setRelated(object(target, in: index), for: relationship.name)
+            change(id, in: index) { $0.toOne[relationship.name] = target }
+            log.append("\(step): context \(index) sets \(id).\(relationship.name) = \(target)")
+
+        case .delete:
+            // Saved objects only, and none that a change of this context points at: a new object
+            // is forgotten, not deleted, and a change pointing at a deleted object is refused.
+            let pointedAt = Set(
+                (Array(contexts[index].changes.inserted.values) + Array(contexts[index].changes.updated.values))
+                    .flatMap { $0.toOne.values.compactMap { $0 } })
+            // Nor a band with albums: they require it (nullify would leave them invalid, which
+            // a context refuses only when it knows the albums).
+            let view = contexts[index].changes.applied(to: committed)
+            let candidates = visible(index).filter {
+                !$0.isTemporary && !pointedAt.contains($0) && ($0.entity != "Band" || view.members(of: $0).isEmpty)
+            }
+            guard let id = pick(candidates, operation.first) else { return }
+            context.delete(object(id, in: index))
+            contexts[index].changes.deleted.insert(id)
+            log.append("\(step): context \(index) deletes \(id)")
+
+        case .save:
+            try await save(index, step: step)
+
+        case .rollback:
+            rollback(index)
+            log.append("\(step): context \(index) rolls back")
+
+        case .fetch, .objectIDs, .count:
+            let query = try GraphQuery.make(operation.first, operation.second)
+            await context.mergePublishedChanges()
+            let expected = query.answer(over: committed)
+            switch operation.kind {
+            case .count:
+                var request = query.request
+                request.fetchLimit = nil
+                request.fetchOffset = 0
+                let count = try await context.count(for: request)
+                let all = GraphQuery(request: request, matches: query.matches, sortKeys: query.sortKeys)
+                let expectedCount = all.answer(over: committed).count
+                log.append("\(step): context \(index) counts \(request) = \(count)")
+                if count != expectedCount {
+                    throw fail(step, "count \(request) = \(count), reference \(expectedCount)")
+                }
+            case .objectIDs:
+                let ids = try await context.objectIDs(for: query.request)
+                log.append("\(step): context \(index) fetches IDs \(query)")
+                if ids != expected { throw fail(step, "IDs \(query): \(ids), reference \(expected)") }
+            default:
+                let objects = try await context.fetch(query.request)
+                log.append("\(step): context \(index) fetches \(query)")
+                if objects.map(\.objectID) != expected {
+                    throw fail(step, "fetch \(query): \(objects.map(\.objectID)), reference \(expected)")
+                }
+                let view = contexts[index].changes.applied(to: committed)
+                for object in objects.prefix(5) {
+                    try await compareValues(of: object, with: view, step: step)
+                }
+            }
+
+        case .readValues:
+            guard let id = pick(visible(index), operation.first) else { return }
+            await context.mergePublishedChanges()
+            log.append("\(step): context \(index) reads \(id)")
+            try await compareValues(
+                of: object(id, in: index), with: contexts[index].changes.applied(to: committed), step: step)
+
+        case .readRelationship:
+            guard let id = pick(visible(index), operation.first) else { return }
+            await context.mergePublishedChanges()
+            let view = contexts[index].changes.applied(to: committed)
+            let object = object(id, in: index)
+            if let relationship = ReferenceGraph.toOne[id.entity] {
+                let found = try await object.related(relationship.name)?.objectID
+                log.append(
+                    "\(step): context \(index) reads \(id).\(relationship.name) = \(found?.description ?? "nil")")
+                if found != view.target(of: id) {
+                    throw fail(
+                        step,
+                        "\(id).\(relationship.name) = \(found?.description ?? "nil"), reference \(view.target(of: id)?.description ?? "nil")"
+                    )
+                }
+            }
+            if let relationship = ReferenceGraph.toMany[id.entity] {
+                let found = Set(try await object.relatedObjects(relationship.name).map(\.objectID))
+                log.append("\(step): context \(index) reads \(id).\(relationship.name) (\(found.count))")
+                let expected = view.members(of: id)
+                if found != expected {
+                    throw fail(
+                        step,
+                        "\(id).\(relationship.name): extra \(found.subtracting(expected).sorted { $0.description < $1.description }), missing \(expected.subtracting(found).sorted { $0.description < $1.description })"
+                    )
+                }
+            }
+
+        case .restart:
+            guard setup.restarts else { return }
+            await chain.shutdown()
+            chain = try setup.makeChain()
+            let chain = self.chain
+            contexts = contexts.map { _ in ContextUnderTest(context: ObjectContext(chain: chain, model: setup.model)) }
+            log.append("\(step): restart (a new chain over the same caches; unsaved changes are gone)")
+        }
+    }
+
+    /// Objects of `entity` that context `index` may point a relationship at: visible and not
+    /// deleted there.
+    private func deletable(_ index: Int, entity: String) -> [ObjectID] {
+        visible(index, entity: entity)
+    }
+
+    private func change(_ id: ObjectID, in index: Int, _ body: (inout ReferenceGraph.Object) -> Void) {
+        if var object = contexts[index].changes.inserted[id] {
+            body(&object)
+            contexts[index].changes.inserted[id] = object
+        } else {
+            body(&contexts[index].changes.updated[id, default: ReferenceGraph.Object(attributes: [:])])
+        }
+    }
+
+    private func rollback(_ index: Int) {
+        contexts[index].context.rollback()
+        contexts[index].changes = ReferenceChanges()
+        contexts[index].inserted = [:]
+    }
+
+    private func compareValues(of object: ManagedObject, with view: ReferenceGraph, step: Int) async throws {
+        let id = object.objectID
+        guard let expected = view.objects[id] else { return }
+        for attribute in try setup.model.requireEntity(id.entity).attributes
+        where attribute.name != "id" || !id.isTemporary {
+            let found = try await object.value(attribute.name)
+            let want = expected.attributes[attribute.name] ?? .null
+            if found != want {
+                throw fail(step, "\(id).\(attribute.name) = \(found), reference \(want)")
+            }
+        }
+    }
+
+    private func save(_ index: Int, step: Int) async throws {
+        let changes = contexts[index].changes
+        // A change that names an object another context deleted meanwhile cannot be saved: the
+        // test takes it back instead of predicting each backend's refusal.
+        let gone = changes.mentioned.filter { !$0.isTemporary && committed.objects[$0] == nil }
+        guard gone.isEmpty else {
+            rollback(index)
+            log.append("\(step): context \(index) rolls back (its changes name \(gone.count) deleted objects)")
+            return
+        }
+        let inserted = contexts[index].inserted
+        try await contexts[index].context.save()
+        var permanent: [ObjectID: ObjectID] = [:]
+        for (temporary, object) in inserted {
+            if object.objectID.isTemporary { throw fail(step, "\(temporary) still has a temporary ID after a save") }
+            permanent[temporary] = object.objectID
+        }
+        var next = changes.applied(to: committed)
+        var remapped = ReferenceGraph([])
+        for (id, var object) in next.objects {
+            let newID = permanent[id] ?? id
+            if permanent[id] != nil, let key = newID.key { object.attributes["id"] = key }
+            object.toOne = object.toOne.mapValues { $0.map { permanent[$0] ?? $0 } }
+            remapped.objects[newID] = object
+        }
+        next = remapped
+        let deleted = Set(committed.objects.keys).subtracting(next.objects.keys)
+        committed = next
+        contexts[index].changes = ReferenceChanges()
+        contexts[index].inserted = [:]
+        log.append(
+            "\(step): context \(index) saves (\(permanent.count) inserted as \(permanent.values.map(\.description).sorted()), \(deleted.count) deleted)"
+        )
+        // Other contexts' changes that name a deleted object are taken back.
+        for other in contexts.indices where other != index {
+            if !contexts[other].changes.mentioned.isDisjoint(with: deleted) {
+                rollback(other)
+                log.append("\(step): context \(other) rolls back (its changes name an object just deleted)")
+            }
+        }
+        try checkBackend(step: step)
+    }
+
+    /// The backend holds exactly the reference's objects, values and to-ones.
+    private func checkBackend(step: Int) throws {
+        let backend = ReferenceGraph(setup.backendNodes())
+        let ids = Set(backend.objects.keys)
+        let expected = Set(committed.objects.keys)
+        if ids != expected {
+            throw fail(
+                step,
+                "backend holds extra \(ids.subtracting(expected).sorted { $0.description < $1.description }), lacks \(expected.subtracting(ids).sorted { $0.description < $1.description })"
+            )
+        }
+        for (id, object) in committed.objects {
+            guard let held = backend.objects[id] else { continue }
+            for (name, value) in object.attributes where (held.attributes[name] ?? .null) != value {
+                throw fail(step, "backend \(id).\(name) = \(held.attributes[name] ?? .null), reference \(value)")
+            }
+            for (name, target) in object.toOne where held.toOne[name] ?? nil != target {
+                throw fail(
+                    step,
+                    "backend \(id).\(name) = \(String(describing: held.toOne[name] ?? nil)), reference \(String(describing: target))"
+                )
+            }
+        }
+    }
+}

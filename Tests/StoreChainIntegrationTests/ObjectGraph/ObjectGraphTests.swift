@@ -1,0 +1,170 @@
+import Foundation
+import StoreChain
+import StoreChainDemoBackend
+import StoreChainHTTP
+import StoreChainPipeline
+import StoreChainSQLite
+import Testing
+
+/// The object graph held to the standard of fetches: random sequences of inserts, updates,
+/// relationship changes, deletes (nullify, and cascade from an album to its tracks), saves,
+/// rollbacks, fetches with key paths, sorts and windows, counts, ID fetches, value and
+/// relationship reads, over three contexts, with restarts over the same disk cache; every read
+/// is compared with a plain reference graph, and after every save the backend's data too.
+///
+/// A new seed each run, printed; `STORECHAIN_GRAPH_SEED` replays one and
+/// `STORECHAIN_GRAPH_OPERATIONS` sets the steps per seed and chain (`Scripts/reliability.sh`
+/// runs a long form). A failing sequence is shortened before it is reported.
+@Suite struct ObjectGraphTests {
+    static let environment = ProcessInfo.processInfo.environment
+    static let operations = Int(environment["STORECHAIN_GRAPH_OPERATIONS"] ?? "") ?? 120
+    static let seeds: [UInt64] =
+        environment["STORECHAIN_GRAPH_SEED"].flatMap(UInt64.init).map { [$0] }
+        ?? (0..<3).map { _ in UInt64.random(in: 1...999_999) }
+    static let contexts = 3
+
+    /// The demo catalog's model, with an album's tracks deleted with it.
+    static func model() throws -> Model {
+        let tracks = "tracks: { to-many: Track, inverse: album, ordered: true }"
+        let text = DemoCatalogModel.text.replacingOccurrences(
+            of: tracks, with: "tracks: { to-many: Track, inverse: album, ordered: true, delete: cascade }")
+        #expect(text != DemoCatalogModel.text, "the demo model still declares an album's tracks as the test expects")
+        return try ModelFile.parse(text, source: "graph.model.yml")
+    }
+
+    static func nodes(of store: InMemoryStore) -> [Node] {
+        let snapshot = store.snapshot
+        return ["Band", "Album", "Track"].flatMap { snapshot.nodes(of: $0) }
+    }
+
+    /// Makes a setup, runs `body` with it, and cleans up.
+    typealias SetupMaker = (_ body: (GraphSetup) async throws -> Void) async throws -> Void
+
+    static func inMemory(caches: Bool) -> SetupMaker {
+        { body in
+            let model = try model()
+            let data = try DemoBackend(bands: 3).store.snapshot
+            let store = InMemoryStore(model: model, dataset: data)
+            try await body(
+                GraphSetup(
+                    name: caches ? "in-memory store with a memory cache" : "in-memory store",
+                    model: model,
+                    makeChain: {
+                        Chain(handlers: caches ? [MemoryCache(model: model)] : [], terminal: store)
+                    },
+                    backendNodes: { nodes(of: store) }, restarts: false))
+        }
+    }
+
+    static func demoV2(disk: Bool) -> SetupMaker {
+        { body in
+            let model = try model()
+            let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-graph-\(UUID())")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let path = folder.appending(path: "cache.sqlite").path
+            try await DemoBackendTests().withBackend(bands: 3) { backend, base in
+                try await body(
+                    GraphSetup(
+                        name: disk ? "demo v2 API with memory and disk caches" : "demo v2 API with a memory cache",
+                        model: model,
+                        makeChain: {
+                            let remote = try RemoteResponder(model: model, options: DemoRemoteOptions.v2(baseURL: base))
+                            var handlers: [any StoreHandler] = [MemoryCache(model: model)]
+                            if disk { handlers.append(DiskCache(model: model, path: path)) }
+                            handlers.append(PaginationHandler(model: model, options: PaginationOptions(pageSize: 100)))
+                            return Chain(handlers: handlers, terminal: remote)
+                        },
+                        backendNodes: { nodes(of: backend.store) }, restarts: disk))
+            }
+        }
+    }
+
+    static let setups = ["in-memory", "in-memory+memory-cache", "v2+memory-cache", "v2+memory+disk-cache"]
+
+    static func setup(named name: String) -> SetupMaker? {
+        switch name {
+        case "in-memory": inMemory(caches: false)
+        case "in-memory+memory-cache": inMemory(caches: true)
+        case "v2+memory-cache": demoV2(disk: false)
+        case "v2+memory+disk-cache": demoV2(disk: true)
+        default: nil
+        }
+    }
+
+    @Test(arguments: setups)
+    func randomOperationsAgreeWithTheReference(_ name: String) async throws {
+        let maker = try #require(Self.setup(named: name))
+        for seed in Self.seeds {
+            print("object graph: \(name) seed \(seed) (replay with STORECHAIN_GRAPH_SEED=\(seed))")
+            var random = SplitMix64(seed: seed)
+            let operations = (0..<Self.operations).map { _ in
+                GraphOperation.random(&random, contexts: Self.contexts)
+            }
+            guard let failure = try await Self.failure(of: operations, maker) else {
+                print("reliability: object graph \(name) seed \(seed): \(operations.count) steps, no mismatch")
+                continue
+            }
+            let (shortest, log, mismatch) = try await Self.shorten(operations, failure: failure, maker)
+            Issue.record(
+                """
+                object graph (\(name), seed \(seed)): \(mismatch)
+                shortest failing sequence (\(shortest.count) of \(operations.count) steps):
+                \(log.joined(separator: "\n"))
+                """)
+            return
+        }
+    }
+
+    /// The first mismatch of running `operations` on a new setup, with the run's log.
+    static func failure(of operations: [GraphOperation], _ maker: SetupMaker) async throws -> (
+        GraphMismatch, [String]
+    )? {
+        var result: (GraphMismatch, [String])?
+        try await maker { setup in
+            let run = try GraphRun(setup: setup, contexts: contexts)
+            do {
+                try await run.run(operations)
+            } catch let mismatch as GraphMismatch {
+                result = (mismatch, run.log)
+            }
+            await run.finish()
+        }
+        return result
+    }
+
+    /// Removes steps while the run still fails (halves, then smaller pieces), for at most 120
+    /// runs or two minutes.
+    static func shorten(
+        _ operations: [GraphOperation], failure first: (GraphMismatch, [String]), _ maker: SetupMaker
+    ) async throws -> ([GraphOperation], [String], GraphMismatch) {
+        var current = Array(operations.prefix(first.0.step + 1))
+        var best = first
+        var runs = 0
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .seconds(120))
+        func mayGoOn() -> Bool { runs < 120 && clock.now < deadline }
+        var chunk = max(1, current.count / 2)
+        while mayGoOn() {
+            var removedAny = false
+            var start = 0
+            while start < current.count, mayGoOn() {
+                var candidate = current
+                candidate.removeSubrange(start..<min(current.count, start + chunk))
+                runs += 1
+                if let found = try await failure(of: candidate, maker) {
+                    current = Array(candidate.prefix(found.0.step + 1))
+                    best = found
+                    removedAny = true
+                } else {
+                    start += chunk
+                }
+            }
+            if !removedAny {
+                if chunk == 1 { break }
+                chunk = max(1, chunk / 2)
+            }
+        }
+        return (current, best.1, best.0)
+    }
+}
