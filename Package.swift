@@ -56,10 +56,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Model files (and the located YAML reading pipeline files share), apart from the
+        // pipeline so that the model plugin's code generator builds without HTTP, SQLite and
+        // PostgreSQL: the plugin's tool is built for the host, a second copy of all it uses.
+        .target(
+            name: "StoreChainModelFile",
+            dependencies: ["StoreChain", .product(name: "Yams", package: "Yams")],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "StoreChainPipeline",
             dependencies: [
-                "StoreChain", "StoreChainHTTP", "StoreChainSQLite",
+                "StoreChain", "StoreChainModelFile", "StoreChainHTTP", "StoreChainSQLite",
                 .target(name: "StoreChainPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
@@ -152,7 +160,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "storechain-codegen",
-            dependencies: ["StoreChain", "StoreChainPipeline"],
+            dependencies: ["StoreChain", "StoreChainModelFile"],
             path: "Sources/StoreChainCodegen",
             swiftSettings: swiftSettings
         ),

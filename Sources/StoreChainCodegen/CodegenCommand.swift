@@ -1,6 +1,6 @@
 import Foundation
 import StoreChain
-import StoreChainPipeline
+import StoreChainModelFile
 
 /// `storechain-codegen MODEL-FILE OUTPUT.swift`: writes typed Swift for a model file (run by the
 /// StoreChainModelPlugin build-tool plugin).

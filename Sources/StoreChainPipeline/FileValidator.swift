@@ -1,5 +1,6 @@
 import Foundation
 import StoreChain
+import StoreChainModelFile
 import Yams
 
 /// Checks model and pipeline files, telling them apart by their top-level keys: a file with

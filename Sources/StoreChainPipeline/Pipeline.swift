@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import StoreChain
+import StoreChainModelFile
 import Tracing
 
 /// A chain described by a pipeline file: its model, its handlers in order, and its terminal.

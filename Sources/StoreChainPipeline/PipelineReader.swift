@@ -1,5 +1,6 @@
 import Foundation
 import StoreChain
+import StoreChainModelFile
 import Yams
 
 /// Walks a pipeline document: the model, the terminal and each handler, collecting every

@@ -1,5 +1,6 @@
 import Foundation
 import StoreChain
+import StoreChainModelFile
 import Yams
 
 /// What one decoding of a configuration file shares: the document (for locations), the

@@ -4,12 +4,12 @@ import Yams
 
 /// A YAML (or JSON) document read for configuration: each value with its line and column, and
 /// helpers that report problems with file, line and key path.
-struct YAMLDocument {
-    let source: String?
-    let root: Yams.Node?
+package struct YAMLDocument {
+    package let source: String?
+    package let root: Yams.Node?
 
     /// The text of a configuration file; `what` names it in the error ("the model file").
-    static func text(at url: URL, what: String) throws(StoreChainError) -> String {
+    package static func text(at url: URL, what: String) throws(StoreChainError) -> String {
         do {
             return try String(contentsOf: url, encoding: .utf8)
         } catch {
@@ -20,7 +20,7 @@ struct YAMLDocument {
     }
 
     /// Parses `text`; JSON is read by the same parser, so it gets line numbers too.
-    init(text: String, source: String?) throws(StoreChainError) {
+    package init(text: String, source: String?) throws(StoreChainError) {
         self.source = source
         do {
             root = try Yams.compose(yaml: text)
@@ -56,18 +56,18 @@ struct YAMLDocument {
             suggestion: "fix the syntax at that line (check indentation, colons and quotes)")
     }
 
-    func location(_ node: Yams.Node?, _ path: String) -> StoreChainError.Location {
+    package func location(_ node: Yams.Node?, _ path: String) -> StoreChainError.Location {
         .init(file: source, line: node?.mark?.line, column: node?.mark?.column, path: path)
     }
 
-    func problem(_ node: Yams.Node?, _ path: String, _ message: String, _ suggestion: String? = nil)
+    package func problem(_ node: Yams.Node?, _ path: String, _ message: String, _ suggestion: String? = nil)
         -> StoreChainError
     {
         StoreChainError(.invalidModel, message, at: location(node, path), suggestion: suggestion)
     }
 
     /// The pairs of a mapping, checking for non-string keys. (Yams already rejects duplicates.)
-    func pairs(_ node: Yams.Node, _ path: String, problems: inout [StoreChainError]) -> [(
+    package func pairs(_ node: Yams.Node, _ path: String, problems: inout [StoreChainError]) -> [(
         key: String, keyNode: Yams.Node, value: Yams.Node
     )]? {
         guard case .mapping(let mapping) = node else {
@@ -87,7 +87,7 @@ struct YAMLDocument {
 
     /// The key (or list item) a key path such as `entities.Band.fetch[0].request` names under
     /// `node`, or the deepest one found on the way; `nil` when not even its first key is there.
-    func node(at path: String, under node: Yams.Node) -> Yams.Node? {
+    package func node(at path: String, under node: Yams.Node) -> Yams.Node? {
         var steps: [(key: String?, index: Int?)] = []
         for component in path.split(separator: ".") {
             var name = component
@@ -118,7 +118,7 @@ struct YAMLDocument {
     }
 
     /// The string of a scalar, or a problem.
-    func string(_ node: Yams.Node, _ path: String, problems: inout [StoreChainError]) -> String? {
+    package func string(_ node: Yams.Node, _ path: String, problems: inout [StoreChainError]) -> String? {
         guard case .scalar(let scalar) = node else {
             problems.append(problem(node, path, "expected a name, found \(describe(node))"))
             return nil
@@ -127,7 +127,7 @@ struct YAMLDocument {
     }
 
     /// A scalar as JSON, by its resolved YAML tag (`3` integer, `1.5` double, `true`, `null`).
-    func json(_ node: Yams.Node) -> JSONValue? {
+    package func json(_ node: Yams.Node) -> JSONValue? {
         switch node {
         case .scalar(let scalar):
             if scalar.style == .plain {
@@ -156,7 +156,7 @@ struct YAMLDocument {
         }
     }
 
-    func describe(_ node: Yams.Node) -> String {
+    package func describe(_ node: Yams.Node) -> String {
         switch node {
         case .scalar(let scalar): "'\(scalar.string)'"
         case .mapping: "a mapping"
@@ -165,7 +165,7 @@ struct YAMLDocument {
         }
     }
 
-    func join(_ path: String, _ key: String) -> String {
+    package func join(_ path: String, _ key: String) -> String {
         path.isEmpty ? key : "\(path).\(key)"
     }
 }
