@@ -78,14 +78,17 @@ package struct StoredQuery: Codable {
     package var request: FetchRequest
     package var ids: [StoredNode.Reference]
     package var reachesEnd: Bool
+    /// A counted query's count (absent in files written before counts were stored).
+    package var count: Int?
 
     package init(_ query: CachedQuery) throws(StoreChainSQLiteError) {
         request = query.request
         ids = try query.ids.map { id throws(StoreChainSQLiteError) in try .init(id) }
         reachesEnd = query.reachesEnd
+        count = query.count
     }
 
     package func cachedQuery(freshness: Freshness) -> CachedQuery {
-        CachedQuery(request: request, ids: ids.map(\.id), reachesEnd: reachesEnd, freshness: freshness)
+        CachedQuery(request: request, ids: ids.map(\.id), reachesEnd: reachesEnd, freshness: freshness, count: count)
     }
 }

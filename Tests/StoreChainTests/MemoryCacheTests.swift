@@ -66,6 +66,32 @@ import Testing
         #expect(cached?.relationships["band"] == .toOne(ObjectID(entity: "Band", key: 1)))
     }
 
+    /// The reported contradiction: "answered by disk-cache, cache miss, 0 exchanges". A cache
+    /// that misses and forwards to a cache below that holds the answer reports that cache's hit,
+    /// for fetches, counts and faults.
+    @Test func aMissAnsweredByACacheBelowIsAHit() async throws {
+        let store = try MusicFixture.store()
+        let below = CacheHandler(name: "lower-cache", model: store.model, storage: MemoryCacheStorage())
+        var count = try TestData.fetch("Band")
+        count.resultType = .count
+        // None answers another: an album, the bands, the tracks.
+        let requests: [StoreRequest] = [
+            .objectFault(ObjectID(entity: "Album", key: 10)), .fetch(count), .fetch(try TestData.fetch("Track")),
+        ]
+        let cold = Chain(handlers: [MemoryCache(model: store.model), below], terminal: store)
+        for request in requests {
+            let info = try await cold.send(request).info
+            #expect(info.cacheStatus == .miss, "\(request): \(info.answeredBy)")
+        }
+        // A new top cache (a new process over the same lower cache).
+        let warm = Chain(handlers: [MemoryCache(model: store.model), below], terminal: store)
+        for request in requests {
+            let info = try await warm.send(request).info
+            #expect(info.cacheStatus == .hit, "\(request)")
+            #expect(info.answeredBy == "lower-cache", "\(request)")
+        }
+    }
+
     /// Regression (found by the demo): a memory cache over a disk cache with
     /// stale-while-revalidate stored the disk's stale answer as fresh and hid that it was stale.
     @Test func aStaleAnswerFromBelowIsPassedUpAndNotStoredAsFresh() async throws {

@@ -13,13 +13,16 @@ private final class PagedBands: StoreResponder {
     let style: PageInfo.Style
     let size: Int
     let reportsTotal: Bool
+    /// Whether pages say where the last page starts, as a `Link: rel="last"` header does.
+    let reportsLastPage: Bool
     let filters: Bool
     let sorts: Bool
     private let log = Locked<[PageRequest.Position]>([])
 
-    init(style: PageInfo.Style, size: Int = 10, reportsTotal: Bool = true, filters: Bool = true, sorts: Bool = true)
-        throws
-    {
+    init(
+        style: PageInfo.Style, size: Int = 10, reportsTotal: Bool = true, reportsLastPage: Bool = false,
+        filters: Bool = true, sorts: Bool = true
+    ) throws {
         model = try MusicFixture.model()
         let countries = ["UK", "IS", "US", "DE"]
         let ordered = (1...100).map { key in
@@ -41,6 +44,7 @@ private final class PagedBands: StoreResponder {
         self.style = style
         self.size = size
         self.reportsTotal = reportsTotal
+        self.reportsLastPage = reportsLastPage
         self.filters = filters
         self.sorts = sorts
     }
@@ -72,7 +76,8 @@ private final class PagedBands: StoreResponder {
         info.applied = .init(predicate: filters, sort: sorts, window: false)
         info.page = PageInfo(
             style: style, size: size, start: start, records: slice.count, next: next,
-            total: reportsTotal ? listing.count : nil)
+            total: reportsTotal ? listing.count : nil,
+            lastStart: reportsLastPage ? max(0, listing.count - 1) / size * size : nil)
         return StoreResponse(.fetched(.objects(slice.filter(matches))), info: info)
     }
 
@@ -190,6 +195,14 @@ private final class PagedBands: StoreResponder {
         let request = try bands(offset: 10, limit: 200, where: "country == 'UK'", result: .count)
         #expect(try await chain(terminal).fetch(request) == .count(15))
         #expect(terminal.positions.count == 1)
+    }
+
+    @Test(arguments: [("country == 'UK'", 25), ("country == 'UK' AND id < 30", 7), ("id == 1", 1), ("id < 0", 0)])
+    func aCountComesFromTheLastPageWhenOnlyThatIsKnown(predicate: String, expected: Int) async throws {
+        let terminal = try PagedBands(style: .pageNumber, reportsTotal: false, reportsLastPage: true)
+        #expect(try await chain(terminal).fetch(try bands(where: predicate, result: .count)) == .count(expected))
+        #expect(
+            terminal.positions.count == (expected > 10 ? 2 : 1), "the first page and the last: \(terminal.positions)")
     }
 
     @Test func progressCountsPagesAndRecordsAfterEveryPage() async throws {

@@ -67,7 +67,7 @@ extension CacheHandler {
             }
         }
         var response = forwarded.response
-        response.info.cacheStatus = forwarded.isStored ? .hit : .miss
+        response.info.cacheStatus = Self.status(forwarded.isStored ? .hit : .miss, below: response.info.cacheStatus)
         return response
     }
 

@@ -16,7 +16,7 @@ extension CacheHandler {
         var scoped = context
         if scoped.cachePolicy == nil { scoped.cachePolicy = request.cachePolicy }
         let plan = try plans.plan(for: request)
-        let normalized = plan.normalized
+        let forwarded = plan.forwarded
         let cached = await perform("read", context: scoped) { try await lookup(plan, now: scoped.clock.now) } ?? nil
         return try await serve(
             .fetch(request), cached: cached, context: scoped,
@@ -35,14 +35,14 @@ extension CacheHandler {
                 }
                 // Not stored (no-store, a failing disk): the refresh itself answers when it
                 // asked the same question.
-                if let refreshed, cached.source == .fetch(normalized) {
+                if let refreshed, cached.source == .fetch(forwarded) {
                     return try self.answer(fromForwarded: refreshed, plan: plan.fetch, status: .refreshed)
                 }
-                return try await self.forwardFetch(normalized, plan: plan.fetch, context: context, next: next)
+                return try await self.forwardFetch(forwarded, plan: plan.fetch, context: context, next: next)
             },
             forward: { [scoped] in
                 try await self.forwardFetch(
-                    normalized, ifChangedSince: validators, plan: plan.fetch, context: scoped, next: next)
+                    forwarded, ifChangedSince: validators, plan: plan.fetch, context: scoped, next: next)
             })
     }
 
@@ -52,8 +52,9 @@ extension CacheHandler {
         return true
     }
 
-    /// Forwards the normalized fetch (objects, so it can be stored; a revalidation with
-    /// `validators`), stores the answer and puts it in the form the request asked for.
+    /// Forwards the fetch in the form a cache stores (`FetchRequest.forwardedForCache`: objects,
+    /// or the count of every match; a revalidation with `validators`), stores the answer and puts
+    /// it in the form the request asked for.
     func forwardFetch(
         _ normalized: FetchRequest, ifChangedSince validators: Validators? = nil, plan: FetchPlan,
         context: RequestContext, next: NextResponder
@@ -76,6 +77,13 @@ extension CacheHandler {
     func answer(fromForwarded response: StoreResponse, plan: FetchPlan, status: CacheStatus) throws(StoreChainError)
         -> StoreResponse
     {
+        if case .fetched(.count(let total)) = response.result, plan.request.resultType == .count {
+            // The count of every match: the window is applied here.
+            var response = response
+            response.result = .fetched(.count(plan.request.windowedCount(matching: total)))
+            response.info.cacheStatus = Self.status(status, below: response.info.cacheStatus)
+            return response
+        }
         guard !response.info.notModified, case .fetched(.objects(let nodes)) = response.result else { return response }
         var source = Dictionary(response.related.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         for node in nodes { source[node.id] = node }
@@ -85,7 +93,7 @@ extension CacheHandler {
             window = plan.select(from: nodes, source: source)
         }
         var info = response.info
-        info.cacheStatus = status
+        info.cacheStatus = Self.status(status, below: info.cacheStatus)
         info.completeCollections = []
         info.applied = .all
         return StoreResponse(
@@ -96,6 +104,9 @@ extension CacheHandler {
     /// What to store of a fetch's answer: its nodes, the window of IDs, and the collections it
     /// holds whole.
     func fetchWrite(_ request: FetchRequest, result: FetchResult, response: StoreResponse, now: Date) -> CacheWrite? {
+        if case .count(let total) = result, request.resultType == .count {
+            return countWrite(request, total: total, response: response, now: now)
+        }
         guard !response.info.notModified, response.info.applied == .all, case .objects(let nodes) = result,
             var freshness = freshness(for: request.entity, response: response, now: now, validators: true)
         else { return nil }
@@ -131,19 +142,54 @@ extension CacheHandler {
         return write
     }
 
-    /// The freshest answer the storage can give: from complete collections, or from a cached
-    /// window of the same query.
+    /// What to store of a count's answer: the count (of every match: `forwardedForCache`), and
+    /// the collections a terminal read whole to work it out, with their nodes.
+    private func countWrite(_ request: FetchRequest, total: Int, response: StoreResponse, now: Date) -> CacheWrite? {
+        guard !response.info.notModified,
+            let freshness = freshness(for: request.entity, response: response, now: now, validators: false)
+        else { return nil }
+        var write = CacheWrite()
+        write.nodes = relatedNodes(response.related, response: response, now: now)
+        write.query = CachedQuery(request: request, ids: [], reachesEnd: true, freshness: freshness, count: total)
+        for entity in response.info.completeCollections {
+            write.collections[entity] = self.freshness(for: entity, response: response, now: now, validators: false)
+        }
+        return write
+    }
+
+    /// The freshest answer the storage can give: from complete collections, from a cached
+    /// window of the same query, or for a count, from a stored count.
     func lookup(_ plan: CachePlan, now: Date) async throws -> CachedAnswer? {
         if let byKey = try await keyAnswer(plan, now: now) { return byKey }
-        let collection = try await collectionAnswer(plan)
-        if let collection, collection.freshness.isFresh(at: now) { return collection }
-        let query = try await queryAnswer(plan)
-        if let query, query.freshness.isFresh(at: now) { return query }
-        // Neither is fresh: the one fetched last (a refresh that just stored an already
-        // expired answer must find that answer).
-        guard let collection, let query else { return collection ?? query }
-        return (query.freshness.fetchedAt ?? .distantPast) > (collection.freshness.fetchedAt ?? .distantPast)
-            ? query : collection
+        var stale: [CachedAnswer] = []
+        if let collection = try await collectionAnswer(plan) {
+            if collection.freshness.isFresh(at: now) { return collection }
+            stale.append(collection)
+        }
+        if let query = try await queryAnswer(plan) {
+            if query.freshness.isFresh(at: now) { return query }
+            stale.append(query)
+        }
+        if let count = try await countAnswer(plan) {
+            if count.freshness.isFresh(at: now) { return count }
+            stale.append(count)
+        }
+        // None is fresh: the one fetched last (a refresh that just stored an already expired
+        // answer must find that answer); the first of those fetched at the same time.
+        return stale.max { ($0.freshness.fetchedAt ?? .distantPast) < ($1.freshness.fetchedAt ?? .distantPast) }
+    }
+
+    /// Answers a count from the count a terminal gave for the same predicate.
+    private func countAnswer(_ plan: CachePlan) async throws -> CachedAnswer? {
+        guard plan.fetch.request.resultType == .count else { return nil }
+        let counted = try await storage.queries(shape: CachedQuery.shape(of: plan.forwarded))
+        guard let stored = counted.first(where: { $0.count != nil }), let total = stored.count else { return nil }
+        let response = StoreResponse(
+            .fetched(.count(plan.fetch.request.windowedCount(matching: total))),
+            info: ResponseInfo(answeredBy: name, origin: storage.origin))
+        return CachedAnswer(
+            response: response, freshness: stored.freshness, source: .fetch(stored.request),
+            target: .query(key: stored.key))
     }
 
     /// Answers a fetch by key (`id IN {…}`, `id == 3`: a batch of faults, the related objects a

@@ -61,6 +61,16 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         }
     }
 
+    /// What a cache reports for an answer it forwarded for: when a cache below answered from
+    /// what it holds, that cache's status (the answer did come from a cache, and says which in
+    /// `answeredBy`), else `status`.
+    static func status(_ status: CacheStatus, below: CacheStatus?) -> CacheStatus {
+        switch below {
+        case .hit?, .stale?, .revalidated?: below ?? status
+        default: status
+        }
+    }
+
     /// Brings a cached answer up to date.
     typealias Refresh = @Sendable (CachedAnswer, RequestContext) async throws -> StoreResponse
 
@@ -205,7 +215,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     static func targets(of request: StoreRequest) -> [CacheTarget] {
         switch request {
         case .fetch(let fetch):
-            let window = CacheTarget.query(key: fetch.normalizedForCache.description)
+            let window = CacheTarget.query(key: fetch.forwardedForCache.description)
             let whole = fetch.predicate == nil && fetch.fetchOffset == 0 && fetch.fetchLimit == nil
             return whole ? [window, .collections([fetch.entity])] : [window]
         case .objectFault(let id): return [.node(id)]

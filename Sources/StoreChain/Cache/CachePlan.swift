@@ -4,8 +4,11 @@
 /// these again.
 struct CachePlan: Sendable {
     let fetch: FetchPlan
-    /// The request as the cache stores and forwards it (`FetchRequest.normalizedForCache`).
+    /// The request as the cache stores its windows (`FetchRequest.normalizedForCache`).
     let normalized: FetchRequest
+    /// What the cache forwards and stores the answer of (`FetchRequest.forwardedForCache`): the
+    /// normalized request, or for a count, the count of every match.
+    let forwarded: FetchRequest
     /// `CachedQuery.shape` of the normalized request: which stored windows can answer it.
     let shape: String
     /// The entity and every entity whose objects its predicate and sort read, in name order;
@@ -19,6 +22,7 @@ struct CachePlan: Sendable {
     init(_ request: FetchRequest, model: Model) throws(StoreChainError) {
         fetch = try FetchPlan(request, model: model)
         normalized = request.normalizedForCache
+        forwarded = request.forwardedForCache
         shape = CachedQuery.shape(of: normalized)
         reachedEntities = Self.reachedEntities(request, entity: fetch.entity, model: model)
         readsOwnAttributesOnly = Self.readsOwnAttributesOnly(request, entity: fetch.entity)

@@ -103,13 +103,17 @@ public struct CachedQuery: Sendable, Hashable {
     /// Whether the window reaches the end of the results (fewer objects than the limit).
     public var reachesEnd: Bool
     public var freshness: Freshness
+    /// For a counted query (`request` asks for a count, `FetchRequest.forwardedForCache`): how
+    /// many objects match. Its `ids` are empty.
+    public var count: Int?
 
-    public init(request: FetchRequest, ids: [ObjectID], reachesEnd: Bool, freshness: Freshness) {
+    public init(request: FetchRequest, ids: [ObjectID], reachesEnd: Bool, freshness: Freshness, count: Int? = nil) {
         self.request = request
         self.key = request.description
         self.ids = ids
         self.reachesEnd = reachesEnd
         self.freshness = freshness
+        self.count = count
     }
 
     /// Identifies this window: the request's description, worked out once.
@@ -146,6 +150,26 @@ extension FetchRequest {
         request.resultType = .objects
         request.cachePolicy = .useCache
         return request
+    }
+
+    /// What a cache forwards, and stores the answer of: a count stays a count (of every match,
+    /// so that a terminal that knows the backend's total answers it with one request, and one
+    /// stored count answers every window), anything else is `normalizedForCache`.
+    var forwardedForCache: FetchRequest {
+        guard resultType == .count else { return normalizedForCache }
+        var request = self
+        request.cachePolicy = .useCache
+        request.fetchOffset = 0
+        request.fetchLimit = nil
+        // Neither changes how many objects match.
+        request.sortDescriptors = []
+        request.relationshipKeyPathsForPrefetching = []
+        return request
+    }
+
+    /// The count of this request's window when `total` objects match the predicate.
+    func windowedCount(matching total: Int) -> Int {
+        max(0, min(total - fetchOffset, fetchLimit ?? .max))
     }
 }
 

@@ -40,7 +40,9 @@ public struct ResponseInfo: Sendable, Hashable {
     public var applied: Applied
     /// Whether the backend has more pages than this answer holds, when known.
     public var hasMorePages: Bool?
-    /// What the closest cache to the caller did with the request; `nil` when no cache saw it.
+    /// What the caches did with the request: the status of the cache that answered from what it
+    /// holds (`hit`, `stale`, `revalidated`; `answeredBy` names it), else of the closest cache to
+    /// the caller (`miss`, `refreshed`, `bypassed`); `nil` when no cache saw it.
     public var cacheStatus: CacheStatus?
     /// The backend said the cached answer is still current (HTTP 304); the result is empty.
     public var notModified: Bool

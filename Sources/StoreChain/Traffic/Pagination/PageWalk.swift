@@ -88,7 +88,7 @@ struct PageWalk {
             first = try await read(.record(0), after: nil, validators: nil)
         }
         add([first])
-        if request.resultType == .count, exact, let total {
+        if request.resultType == .count, exact, let total = try await listingSize() {
             return countAnswer(total: total)
         }
         let mode: Mode =
@@ -259,11 +259,26 @@ struct PageWalk {
             FetchProgress(entity: plan.entity.name, pages: pagesRead, records: recordsRead, totalRecords: total))
     }
 
+    /// How many records a listing the backend filters holds, when it says so without being read
+    /// whole: its total (`X-Total-Count`), or where its last page starts (`Link: rel="last"` on
+    /// a listing by page number or offset) and how many records that page holds.
+    private mutating func listingSize() async throws -> Int? {
+        if let total { return total }
+        guard let lastStart, pages.first?.info.page?.style.isRandomAccess == true else { return nil }
+        if let page = pages.first(where: { $0.start == lastStart }) {
+            return lastStart + (page.info.page?.records ?? page.nodes.count)
+        }
+        try reserve(1)
+        let last = try await read(.record(lastStart), after: nil, validators: nil)
+        // Only a page that starts there and is the last answers; else the walk reads on.
+        guard last.start == lastStart, last.info.page?.next == nil else { return nil }
+        add([last])
+        return lastStart + (last.info.page?.records ?? last.nodes.count)
+    }
+
     /// The count the backend's total gives without reading the matches.
     private func countAnswer(total: Int) -> StoreResponse {
-        let request = plan.request
-        let count = max(0, min(total - request.fetchOffset, request.fetchLimit ?? .max))
-        return StoreResponse(.fetched(.count(count)), info: answerInfo())
+        StoreResponse(.fetched(.count(plan.request.windowedCount(matching: total))), info: answerInfo())
     }
 
     /// Applies the request to the pages' objects; `offset` counts from the first page read.
