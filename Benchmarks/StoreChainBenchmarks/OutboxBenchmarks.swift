@@ -2,6 +2,8 @@ import Benchmark
 import Foundation
 import GRDB
 import StoreChain
+import StoreChainDemoBackend
+import StoreChainHTTP
 import StoreChainSQLite
 
 /// A backend that cannot be reached: every save through the outbox is acknowledged as pending.
@@ -67,6 +69,29 @@ func outboxBenchmarks() {
             options: OutboxOptions(
                 path: folder.appending(path: "outbox-\(UUID()).sqlite").path, retryDelay: .seconds(3600)))
         let chain = Chain(handlers: [outbox], terminal: UnreachableBackend(), tracing: nil)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try await chain.send(.save(SaveChanges(updated: [update]))))
+        }
+        benchmark.stopMeasurement()
+        await chain.shutdown(cancelling: true)
+    }
+
+    // The reported case: a backend that refuses connections, reached through the remote
+    // adapter with its default HTTP client and a retry handler (which does not retry saves).
+    // The acknowledgement waited out AsyncHTTPClient's own connection retries, 10 s.
+    Benchmark("Offline save: acknowledged as pending, the backend refusing connections", configuration: saves) {
+        benchmark in
+        let backend = try DemoBackend(bands: 2)
+        let port = try await backend.start()
+        await backend.stop()
+        let remote = try RemoteResponder(
+            model: backend.model, options: DemoRemoteOptions.v2(baseURL: URL(string: "http://127.0.0.1:\(port)")!))
+        let outbox = try OutboxHandler(
+            model: backend.model,
+            options: OutboxOptions(
+                path: folder.appending(path: "outbox-\(UUID()).sqlite").path, retryDelay: .seconds(3600)))
+        let chain = Chain(handlers: [outbox, RetryHandler()], terminal: remote, tracing: nil)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             blackHole(try await chain.send(.save(SaveChanges(updated: [update]))))

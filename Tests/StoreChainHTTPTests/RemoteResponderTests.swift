@@ -196,6 +196,14 @@ import Testing
         #expect(refused.traffic.requests == 1, "an exchange that failed still counts (storechain query --stats)")
     }
 
+    /// The reported case: with the backend down, an offline save was acknowledged after 10 s,
+    /// AsyncHTTPClient retrying the refused connection inside the client until its connect
+    /// timeout. The default client fails the request at once; the chain's retry handler retries
+    /// (with backoff, logged), and an outbox acknowledges the save as pending.
+    @Test func theDefaultClientLeavesRetryingConnectionsToTheChain() {
+        #expect(AsyncHTTPClientTransport.defaultConfiguration.connectionPool.retryConnectionEstablishment == false)
+    }
+
     @Test func bearerTokenIsSentButNeverShown() async throws {
         var options = RemoteFixtures.options()
         options.bearerTokenVariable = "MUSIC_TOKEN"

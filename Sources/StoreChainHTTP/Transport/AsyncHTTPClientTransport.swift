@@ -26,10 +26,20 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
     }
 
     /// The default client: the shared event loops, body decompression with a ratio limit
-    /// against decompression bombs.
+    /// against decompression bombs, and connections not retried inside the client.
     public static let decompressingClient = HTTPClient(
-        eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-        configuration: HTTPClient.Configuration(decompression: .enabled(limit: .ratio(100))))
+        eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: defaultConfiguration)
+
+    /// The default client's configuration. A connection that cannot be made (refused, no route,
+    /// a name that does not resolve) fails the request at once with a transport error, which
+    /// the chain's retry handler sees, logs and retries with backoff; AsyncHTTPClient's own
+    /// retries would hide it until the connect timeout (10 s), and an offline save waited for
+    /// them before it was acknowledged as pending.
+    public static var defaultConfiguration: HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration(decompression: .enabled(limit: .ratio(100)))
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return configuration
+    }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
