@@ -66,6 +66,61 @@ import Testing
         #expect(cached?.relationships["band"] == .toOne(ObjectID(entity: "Band", key: 1)))
     }
 
+    /// Found by the object-graph test (seed 662459, after a restart over a disk cache): saving a
+    /// band whose albums the cache knew took `band` off every one of those albums, so a later
+    /// fetch over `album.band.…` failed with "cannot read 'Album.band' from the backend". A save
+    /// changes the other side of the relationships it changed, and only those: a renamed band
+    /// keeps its albums' `band`; a moved album is in its new band's list and not the old one's; a
+    /// deleted album's tracks hold no album.
+    @Test func aSaveChangesOnlyTheOtherSideOfRelationshipsItChanged() async throws {
+        let store = try MusicFixture.store()
+        // Answers saves as a REST backend does: the objects sent, without the lists they hold.
+        let terminal = RecordingResponder { request, context in
+            var response = try await store.respond(to: request, context: context)
+            if case .saved(var result) = response.result {
+                result.nodes = result.nodes.map { node in
+                    var node = node
+                    node.relationships = node.relationships.filter { name, _ in name == "band" || name == "album" }
+                    return node
+                }
+                response.result = .saved(result)
+            }
+            return response
+        }
+        let memory = MemoryCache(model: store.model)
+        let chain = Chain(handlers: [memory], terminal: terminal)
+        let band1 = ObjectID(entity: "Band", key: 1)
+        let band2 = ObjectID(entity: "Band", key: 2)
+        let album10 = ObjectID(entity: "Album", key: 10)
+        let album11 = ObjectID(entity: "Album", key: 11)
+        for band in [band1, band2] { _ = try await chain.send(.objectFault(band)) }
+        _ = try await chain.send(.relationshipFault(band1, relationship: "albums"))
+        _ = try await chain.send(.relationshipFault(band2, relationship: "albums"))
+        _ = try await chain.send(.relationshipFault(album11, relationship: "tracks"))
+        for album in [album10, album11] { _ = try await chain.send(.objectFault(album)) }
+        func cached(_ id: ObjectID) async -> Node? { await memory.storage.nodes([id])[id] }
+        #expect(await cached(album10)?.relationships["band"] == .toOne(band1))
+
+        _ = try await chain.send(.save(SaveChanges(updated: [Node(id: band1, attributes: ["name": "Renamed"])])))
+        #expect(await cached(album10)?.relationships["band"] == .toOne(band1), "a renamed band keeps its albums")
+        #expect(await cached(album11)?.relationships["band"] == .toOne(band1))
+        #expect(await cached(band1)?.relationships["albums"] != nil, "nor does it lose its own list")
+
+        _ = try await chain.send(
+            .save(SaveChanges(updated: [Node(id: album10, attributes: [:], relationships: ["band": .toOne(band2)])])))
+        #expect(await cached(album10)?.relationships["band"] == .toOne(band2))
+        #expect(await cached(band1)?.relationships["albums"] == nil, "the old band's list is read again")
+        #expect(await cached(band2)?.relationships["albums"] == nil, "and the new band's")
+        #expect(await cached(album11)?.relationships["band"] == .toOne(band1), "its other album stays")
+
+        let track110 = ObjectID(entity: "Track", key: 110)
+        _ = try await chain.send(.objectFault(track110))
+        #expect(await cached(track110)?.relationships["album"] == .toOne(album11))
+        _ = try await chain.send(.save(SaveChanges(updated: [Node(id: track110, attributes: ["seconds": 151])])))
+        #expect(await cached(track110)?.relationships["album"] == .toOne(album11))
+        #expect(await cached(album11)?.relationships["tracks"] == .toMany([track110]), "an attribute moves nothing")
+    }
+
     /// The reported contradiction: "answered by disk-cache, cache miss, 0 exchanges". A cache
     /// that misses and forwards to a cache below that holds the answer reports that cache's hit,
     /// for fetches, counts and faults.

@@ -3,7 +3,7 @@ import Foundation
 extension CacheHandler {
     /// Forwards a save; when it succeeds, stores the saved objects (keeping the cached
     /// relationships the backend's answer does not mention), removes the deleted ones,
-    /// forgets relationship lists the save may have changed on other objects, and drops cached
+    /// brings the other side of every relationship it changed up to date, and drops cached
     /// queries and complete collections of every entity involved. (The chain publishes the
     /// save's change event.) A save an outbox acknowledged as pending stores its updates over
     /// the cached objects, so the app reads its own writes.
@@ -44,24 +44,70 @@ extension CacheHandler {
             node.apply(change)
             nodes[node.id] = node
         }
-        // Objects on the other side of a changed relationship hold a list that may now be wrong.
-        var stale: [ObjectID: Set<String>] = [:]
-        for node in Array(before.values) + Array(nodes.values) {
-            guard let entity = model.entity(named: node.id.entity) else { continue }
-            for relationship in entity.relationships {
-                guard let inverse = relationship.inverse else { continue }
-                for target in node.relationships[relationship.name]?.objectIDs ?? [] {
-                    stale[target, default: []].insert(inverse)
-                }
-            }
-        }
-        let targets = await perform("read", context: context) { try await storage.nodes(Array(stale.keys)) } ?? [:]
+        let across = relationshipsAcross(before: before, saved: nodes, deleted: write.removed)
+        let targets =
+            await perform("read", context: context) { try await storage.nodes(Array(across.targets)) } ?? [:]
         for (id, var target) in targets where nodes[id] == nil && !write.removed.contains(id) {
-            for name in stale[id] ?? [] { target.relationships[name] = nil }
+            for name in across.lists[id] ?? [] { target.relationships[name] = nil }
+            for (name, value) in across.toOnes[id] ?? [:] { target.relationships[name] = .toOne(value) }
             nodes[id] = target
         }
         write.nodes = Array(nodes.values)
         await store(write, context: context)
+        let unknown = across.unknown.filter { nodes[$0] == nil && !write.removed.contains($0) }
+        if !unknown.isEmpty {
+            await perform("forget", context: context) {
+                for id in unknown { try await storage.refresh(.node(id), freshness: Self.unusable) }
+            }
+        }
         return response
     }
+
+    /// What a save changed on the other side of the relationships it changed. A to-many list
+    /// there may now be wrong: it is dropped (and read again when asked for). A to-one there is
+    /// known: the saved object, when its relationship now holds the target; none, when the saved
+    /// object was deleted. When a saved object let a target go (a band's list without an
+    /// album), where the target's to-one points now is not known: the target must be read again.
+    /// Relationships the save did not change are left alone (a band renamed keeps its albums'
+    /// `band`; dropping it left albums no fetch over `band.…` could use).
+    private func relationshipsAcross(before: [ObjectID: Node], saved: [ObjectID: Node], deleted: Set<ObjectID>)
+        -> RelationshipsAcross
+    {
+        var across = RelationshipsAcross()
+        for id in Set(before.keys).union(saved.keys) {
+            guard let entity = model.entity(named: id.entity) else { continue }
+            let isDeleted = deleted.contains(id)
+            for relationship in entity.relationships {
+                guard let inverseName = relationship.inverse,
+                    let inverse = model.entity(named: relationship.destination)?.relationship(named: inverseName)
+                else { continue }
+                let was = Set(before[id]?.relationships[relationship.name]?.objectIDs ?? [])
+                let now = isDeleted ? [] : Set(saved[id]?.relationships[relationship.name]?.objectIDs ?? [])
+                for target in was.symmetricDifference(now) {
+                    if inverse.isToMany {
+                        across.lists[target, default: []].insert(inverseName)
+                    } else if now.contains(target) {
+                        across.toOnes[target, default: [:]][inverseName] = .some(id)
+                    } else if isDeleted {
+                        across.toOnes[target, default: [:]][inverseName] = .some(nil)
+                    } else {
+                        across.unknown.insert(target)
+                    }
+                }
+            }
+        }
+        return across
+    }
+}
+
+/// Changes a save makes to cached objects it did not send (`relationshipsAcross`).
+private struct RelationshipsAcross {
+    /// To-many lists that may be wrong now, by object.
+    var lists: [ObjectID: Set<String>] = [:]
+    /// To-one values now known, by object and relationship.
+    var toOnes: [ObjectID: [String: ObjectID?]] = [:]
+    /// Objects whose to-one is no longer known.
+    var unknown: Set<ObjectID> = []
+
+    var targets: Set<ObjectID> { Set(lists.keys).union(toOnes.keys) }
 }

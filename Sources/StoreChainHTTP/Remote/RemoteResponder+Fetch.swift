@@ -488,8 +488,11 @@ extension RemoteResponder {
         guard let inverseName = relationship.inverse, let inverse = destination.relationship(named: inverseName),
             !inverse.isToMany
         else {
+            let named = owners.prefix(3).map(\.description).joined(separator: ", ")
             throw StoreChainError(
-                .noEndpoint, "cannot read '\(entity.name).\(name)' from the backend",
+                .noEndpoint,
+                "cannot read '\(entity.name).\(name)' from the backend (needed for \(named)"
+                    + (owners.count > 3 ? " and \(owners.count - 3) more)" : ")"),
                 suggestion: "map it as a foreign key, an embedded record or its own endpoint")
         }
         let members = try await fetchWhere(
