@@ -121,6 +121,39 @@ import Testing
         #expect(await cached(album11)?.relationships["tracks"] == .toMany([track110]), "an attribute moves nothing")
     }
 
+    /// Found by the object-graph test (seed 396430, after a restart over a disk cache): an album
+    /// inserted for a band and the band's own change, saved in one request, left the band's
+    /// cached `albums` without the new album (the band, being saved, kept its cached list).
+    @Test func anObjectSavedWithANewMemberDoesNotKeepItsOldList() async throws {
+        let store = try MusicFixture.store()
+        let terminal = RecordingResponder { request, context in
+            var response = try await store.respond(to: request, context: context)
+            if case .saved(var result) = response.result {
+                result.nodes = result.nodes.map { node in
+                    var node = node
+                    node.relationships = node.relationships.filter { name, _ in name == "band" }
+                    return node
+                }
+                response.result = .saved(result)
+            }
+            return response
+        }
+        let memory = MemoryCache(model: store.model)
+        let chain = Chain(handlers: [memory], terminal: terminal)
+        let band = ObjectID(entity: "Band", key: 1)
+        _ = try await chain.send(.objectFault(band))
+        let before = try await chain.send(.relationshipFault(band, relationship: "albums")).relationshipValue()
+        let album = ObjectID.temporary(entity: "Album")
+        let saved = try await chain.send(
+            .save(
+                SaveChanges(
+                    inserted: [Node(id: album, attributes: ["title": "New"], relationships: ["band": .toOne(band)])],
+                    updated: [Node(id: band, attributes: ["name": "Renamed"])])))
+        let permanent = try #require(try saved.saveResult().permanentIDs[album])
+        let after = try await chain.send(.relationshipFault(band, relationship: "albums")).relationshipValue()
+        #expect(Set(after.objectIDs) == Set(before.objectIDs).union([permanent]))
+    }
+
     /// The reported contradiction: "answered by disk-cache, cache miss, 0 exchanges". A cache
     /// that misses and forwards to a cache below that holds the answer reports that cache's hit,
     /// for fetches, counts and faults.

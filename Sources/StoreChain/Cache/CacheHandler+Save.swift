@@ -25,11 +25,14 @@ extension CacheHandler {
         write.invalidated = touched
         write.removed = Set(result.deleted + changes.deleted)
         var nodes: [ObjectID: Node] = [:]
+        // The relationships each saved object's answer (or pending change) gives.
+        var given: [ObjectID: Set<String>] = [:]
         for var node in result.nodes where !node.id.isTemporary {
             guard
                 let freshness = freshness(
                     for: node.id.entity, response: response, now: now, validators: false)
             else { continue }
+            given[node.id] = Set(node.relationships.keys)
             // What the backend answered may not mention every relationship (a PATCH of an
             // album's title answers without its band): the cached ones it does not mention stay.
             if let cached = before[node.id] {
@@ -42,14 +45,21 @@ extension CacheHandler {
         for change in changes.updated where result.pending.contains(change.id) {
             guard var node = before[change.id] else { continue }
             node.apply(change)
+            given[node.id] = Set(change.relationships.keys)
             nodes[node.id] = node
         }
         let across = relationshipsAcross(before: before, saved: nodes, deleted: write.removed)
-        let targets =
-            await perform("read", context: context) { try await storage.nodes(Array(across.targets)) } ?? [:]
-        for (id, var target) in targets where nodes[id] == nil && !write.removed.contains(id) {
-            for name in across.lists[id] ?? [] { target.relationships[name] = nil }
-            for (name, value) in across.toOnes[id] ?? [:] { target.relationships[name] = .toOne(value) }
+        let unsaved = across.targets.filter { nodes[$0] == nil && !write.removed.contains($0) }
+        let targets = await perform("read", context: context) { try await storage.nodes(Array(unsaved)) } ?? [:]
+        for id in across.targets where !write.removed.contains(id) {
+            // A saved object takes the change too, for the relationships its answer did not give
+            // (an album inserted for a band saved in the same request: the band's cached list).
+            guard var target = nodes[id] ?? targets[id] else { continue }
+            let answered = nodes[id] == nil ? [] : given[id] ?? []
+            for name in across.lists[id] ?? [] where !answered.contains(name) { target.relationships[name] = nil }
+            for (name, value) in across.toOnes[id] ?? [:] where !answered.contains(name) {
+                target.relationships[name] = .toOne(value)
+            }
             nodes[id] = target
         }
         write.nodes = Array(nodes.values)

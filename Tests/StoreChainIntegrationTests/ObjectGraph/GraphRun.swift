@@ -318,6 +318,17 @@ final class GraphRun {
             log.append("\(step): context \(index) rolls back (its changes name \(gone.count) deleted objects)")
             return
         }
+        // Nor can a band's deletion once another context's save gave the band albums, which
+        // require it: a context that knows them refuses, one that does not yet sends it.
+        var keeping = changes
+        keeping.deleted = []
+        let kept = keeping.applied(to: committed)
+        let orphaned = changes.deleted.filter { $0.entity == "Band" && !kept.members(of: $0).isEmpty }
+        guard orphaned.isEmpty else {
+            rollback(index)
+            log.append("\(step): context \(index) rolls back (it deletes \(orphaned.count) bands that now have albums)")
+            return
+        }
         let inserted = contexts[index].inserted
         try await contexts[index].context.save()
         var permanent: [ObjectID: ObjectID] = [:]
