@@ -24,6 +24,23 @@ import Testing
         return (0..<count).filter { found[ObjectID(entity: "Track", key: .integer($0))] != nil }
     }
 
+    /// `store`, answering saves as a REST backend does: the objects sent with their foreign keys
+    /// (the relationships in `keeping`), without the lists they hold.
+    private static func answeringSavesAsREST(_ store: InMemoryStore, keeping: Set<String>) -> RecordingResponder {
+        RecordingResponder { request, context in
+            var response = try await store.respond(to: request, context: context)
+            if case .saved(var result) = response.result {
+                result.nodes = result.nodes.map { node in
+                    var node = node
+                    node.relationships = node.relationships.filter { name, _ in keeping.contains(name) }
+                    return node
+                }
+                response.result = .saved(result)
+            }
+            return response
+        }
+    }
+
     @Test func theObjectsOfOneAnswerShareOneFreshness() async throws {
         let store = try MusicFixture.store()
         let memory = MemoryCache(model: store.model)
@@ -74,19 +91,7 @@ import Testing
     /// deleted album's tracks hold no album.
     @Test func aSaveChangesOnlyTheOtherSideOfRelationshipsItChanged() async throws {
         let store = try MusicFixture.store()
-        // Answers saves as a REST backend does: the objects sent, without the lists they hold.
-        let terminal = RecordingResponder { request, context in
-            var response = try await store.respond(to: request, context: context)
-            if case .saved(var result) = response.result {
-                result.nodes = result.nodes.map { node in
-                    var node = node
-                    node.relationships = node.relationships.filter { name, _ in name == "band" || name == "album" }
-                    return node
-                }
-                response.result = .saved(result)
-            }
-            return response
-        }
+        let terminal = Self.answeringSavesAsREST(store, keeping: ["band", "album"])
         let memory = MemoryCache(model: store.model)
         let chain = Chain(handlers: [memory], terminal: terminal)
         let band1 = ObjectID(entity: "Band", key: 1)
@@ -126,18 +131,7 @@ import Testing
     /// cached `albums` without the new album (the band, being saved, kept its cached list).
     @Test func anObjectSavedWithANewMemberDoesNotKeepItsOldList() async throws {
         let store = try MusicFixture.store()
-        let terminal = RecordingResponder { request, context in
-            var response = try await store.respond(to: request, context: context)
-            if case .saved(var result) = response.result {
-                result.nodes = result.nodes.map { node in
-                    var node = node
-                    node.relationships = node.relationships.filter { name, _ in name == "band" }
-                    return node
-                }
-                response.result = .saved(result)
-            }
-            return response
-        }
+        let terminal = Self.answeringSavesAsREST(store, keeping: ["band"])
         let memory = MemoryCache(model: store.model)
         let chain = Chain(handlers: [memory], terminal: terminal)
         let band = ObjectID(entity: "Band", key: 1)
