@@ -47,9 +47,9 @@ extension CacheHandler {
         }
     }
 
-    /// The stored answer to a normalized fetch, when it is fresh.
-    func storedAnswer(to normalized: FetchRequest, context: RequestContext) async -> StoreResponse? {
-        guard let plan = try? plans.plan(for: normalized) else { return nil }
+    /// The stored answer to a fetch in its forwarded form, when it is fresh.
+    func storedAnswer(to forwarded: FetchRequest, context: RequestContext) async -> StoreResponse? {
+        guard let plan = try? plans.plan(for: forwarded) else { return nil }
         let now = context.clock.now
         guard let cached = await perform("read", context: context, { try await lookup(plan, now: now) }) ?? nil,
             cached.freshness.isFresh(at: now)

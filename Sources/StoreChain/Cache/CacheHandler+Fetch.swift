@@ -12,7 +12,7 @@ extension CacheHandler {
             response.info.cacheStatus = .bypassed
             return response
         }
-        // What goes down is the normalized request, so the policy travels in the context.
+        // What goes down is the forwarded form of the request, so the policy travels in the context.
         var scoped = context
         if scoped.cachePolicy == nil { scoped.cachePolicy = request.cachePolicy }
         let plan = try plans.plan(for: request)
@@ -56,17 +56,17 @@ extension CacheHandler {
     /// or the count of every match; a revalidation with `validators`), stores the answer and puts
     /// it in the form the request asked for.
     func forwardFetch(
-        _ normalized: FetchRequest, ifChangedSince validators: Validators? = nil, plan: FetchPlan,
+        _ forwarded: FetchRequest, ifChangedSince validators: Validators? = nil, plan: FetchPlan,
         context: RequestContext, next: NextResponder
     ) async throws -> StoreResponse {
-        let request = Self.conditional(.fetch(normalized), ifChangedSince: validators)
+        let request = Self.conditional(.fetch(forwarded), ifChangedSince: validators)
         let key = "\(request)"
         let forwarded = try await inFlight.run(key) {
             try await forwardOnce(
-                key, context: context, stored: { await storedAnswer(to: normalized, context: context) }
+                key, context: context, stored: { await storedAnswer(to: forwarded, context: context) }
             ) {
                 let response = try await next(request, context)
-                await keep(response, of: .fetch(normalized), context: context)
+                await keep(response, of: .fetch(forwarded), context: context)
                 return response
             }
         }
