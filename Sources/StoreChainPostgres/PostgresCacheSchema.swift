@@ -8,7 +8,7 @@ import StoreChain
 /// schema version are dropped and made again.
 struct PostgresCacheSchema: Sendable {
     /// The layout this code writes.
-    static let version = 1
+    static let version = 2
 
     /// The schema's name, checked to be a plain identifier.
     let name: String
@@ -94,11 +94,11 @@ struct PostgresCacheSchema: Sendable {
             "CREATE INDEX ON \(nodes) (namespace, last_used)",
             """
             CREATE TABLE \(queries) (namespace text NOT NULL, key text NOT NULL, shape text NOT NULL, \
-            entity text NOT NULL, payload bytea NOT NULL, freshness text NOT NULL, size integer NOT NULL, \
-            last_used double precision NOT NULL, PRIMARY KEY (namespace, key))
+            entity text NOT NULL, reads text[] NOT NULL, payload bytea NOT NULL, freshness text NOT NULL, \
+            size integer NOT NULL, last_used double precision NOT NULL, PRIMARY KEY (namespace, key))
             """,
             "CREATE INDEX ON \(queries) (namespace, shape)",
-            "CREATE INDEX ON \(queries) (namespace, entity)",
+            "CREATE INDEX ON \(queries) USING gin (reads)",
             """
             CREATE TABLE \(collections) (namespace text NOT NULL, entity text NOT NULL, freshness text NOT NULL, \
             PRIMARY KEY (namespace, entity))

@@ -182,7 +182,7 @@ public final class PostgresCacheStorage: CacheStorage {
             if !write.invalidated.isEmpty {
                 let entities = write.invalidated.sorted()
                 try await connection.query(
-                    "DELETE FROM \(unescaped: schema.queries) WHERE namespace = \(namespace) AND entity = ANY(\(entities))",
+                    "DELETE FROM \(unescaped: schema.queries) WHERE namespace = \(namespace) AND reads && \(entities)",
                     logger: logger)
                 try await connection.query(
                     "DELETE FROM \(unescaped: schema.collections) WHERE namespace = \(namespace) AND entity = ANY(\(entities))",
@@ -234,10 +234,13 @@ public final class PostgresCacheStorage: CacheStorage {
             if let query {
                 try await connection.query(
                     """
-                    INSERT INTO \(unescaped: schema.queries) (namespace, key, shape, entity, payload, freshness, size, last_used)
-                    VALUES (\(namespace), \(query.0.key), \(query.0.shape), \(query.0.request.entity), \(query.payload),
-                            \(query.freshness), \(query.payload.count), extract(epoch FROM clock_timestamp()))
+                    INSERT INTO \(unescaped: schema.queries) (namespace, key, shape, entity, reads, payload, freshness, size,
+                                                            last_used)
+                    VALUES (\(namespace), \(query.0.key), \(query.0.shape), \(query.0.request.entity),
+                            \(query.0.reads.sorted()), \(query.payload), \(query.freshness), \(query.payload.count),
+                            extract(epoch FROM clock_timestamp()))
                     ON CONFLICT (namespace, key) DO UPDATE SET shape = excluded.shape, entity = excluded.entity,
+                        reads = excluded.reads,
                         payload = excluded.payload, freshness = excluded.freshness, size = excluded.size,
                         last_used = excluded.last_used
                     """, logger: logger)

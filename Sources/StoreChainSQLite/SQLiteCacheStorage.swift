@@ -18,7 +18,7 @@ import Synchronization
 /// handler carries on without it, from the backend.
 public final class SQLiteCacheStorage: CacheStorage {
     /// The schema this code writes; a file with another version is rebuilt.
-    public static let schemaVersion = 5
+    public static let schemaVersion = 6
 
     public let path: String
     /// What the cached data comes from; `nil` takes the file as it is, whatever wrote it.
@@ -247,7 +247,7 @@ public final class SQLiteCacheStorage: CacheStorage {
             let decoder = RowDecoder()
             var removed = Set<ObjectID>()
             for entity in write.invalidated {
-                try db.execute(sql: "DELETE FROM queries WHERE entity = ?", arguments: [entity])
+                try db.execute(sql: "DELETE FROM queries WHERE instr(reads, ?) > 0", arguments: [" \(entity) "])
                 try db.execute(sql: "DELETE FROM collections WHERE entity = ?", arguments: [entity])
             }
             for id in write.removed {
@@ -294,12 +294,13 @@ public final class SQLiteCacheStorage: CacheStorage {
             if let query = write.query, let queryPayload {
                 try db.execute(
                     sql: """
-                        INSERT OR REPLACE INTO queries (key, shape, entity, payload, compressed, raw_size, size,
-                                                        fetched_at, expires_at, etag, last_modified, page_validators,
-                                                        rules, last_used)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        INSERT OR REPLACE INTO queries (key, shape, entity, reads, payload, compressed, raw_size,
+                                                        size, fetched_at, expires_at, etag, last_modified,
+                                                        page_validators, rules, last_used)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
-                    arguments: [query.key, query.shape, query.request.entity] + queryPayload.arguments
+                    arguments: [query.key, query.shape, query.request.entity, Self.readsColumn(query.reads)]
+                        + queryPayload.arguments
                         + Self.arguments(query.freshness) + [nextUse()])
             }
             try evict(db)
@@ -731,6 +732,12 @@ public final class SQLiteCacheStorage: CacheStorage {
         try db.execute(sql: "PRAGMA user_version = \(Self.schemaVersion)")
     }
 
+    /// `CachedQuery.reads` as stored: the entity names (identifiers), each between spaces, so
+    /// `instr(reads, ' Band ')` finds the queries that read `Band`.
+    private static func readsColumn(_ reads: Set<String>) -> String {
+        " " + reads.sorted().joined(separator: " ") + " "
+    }
+
     /// Every table and index of this schema version, exactly as SQLite keeps their definitions.
     private static let schema = [
         """
@@ -742,11 +749,10 @@ public final class SQLiteCacheStorage: CacheStorage {
         "CREATE INDEX nodes_by_use ON nodes (last_used)",
         """
         CREATE TABLE queries (key TEXT PRIMARY KEY NOT NULL, shape TEXT NOT NULL, entity TEXT NOT NULL, \
-        payload BLOB NOT NULL, compressed INTEGER NOT NULL, raw_size INTEGER NOT NULL, size INTEGER NOT NULL, \
+        reads TEXT NOT NULL, payload BLOB NOT NULL, compressed INTEGER NOT NULL, raw_size INTEGER NOT NULL, size INTEGER NOT NULL, \
         fetched_at REAL, expires_at REAL, etag TEXT, last_modified TEXT, page_validators TEXT, rules TEXT, last_used INTEGER NOT NULL)
         """,
         "CREATE INDEX queries_by_shape ON queries (shape)",
-        "CREATE INDEX queries_by_entity ON queries (entity)",
         "CREATE INDEX queries_by_use ON queries (last_used)",
         """
         CREATE TABLE collections (entity TEXT PRIMARY KEY NOT NULL, fetched_at REAL, expires_at REAL, etag TEXT, \

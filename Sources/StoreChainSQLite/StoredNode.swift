@@ -80,15 +80,20 @@ package struct StoredQuery: Codable {
     package var reachesEnd: Bool
     /// A counted query's count (absent in files written before counts were stored).
     package var count: Int?
+    /// The entities its answer reads (`CachedQuery.reads`).
+    package var reads: Set<String>
 
     package init(_ query: CachedQuery) throws(StoreChainSQLiteError) {
         request = query.request
         ids = try query.ids.map { id throws(StoreChainSQLiteError) in try .init(id) }
         reachesEnd = query.reachesEnd
         count = query.count
+        reads = query.reads
     }
 
     package func cachedQuery(freshness: Freshness) -> CachedQuery {
-        CachedQuery(request: request, ids: ids.map(\.id), reachesEnd: reachesEnd, freshness: freshness, count: count)
+        CachedQuery(
+            request: request, ids: ids.map(\.id), reachesEnd: reachesEnd, freshness: freshness, count: count,
+            reads: reads)
     }
 }

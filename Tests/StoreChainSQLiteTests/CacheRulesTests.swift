@@ -265,6 +265,44 @@ import Testing
         #expect(try fault.objectNode()?[attribute: "title"] == "Zzz")
     }
 
+    /// A silent wrong answer found by reading the cache's invalidation: windows were dropped by
+    /// the entity they fetch and its neighbours only, so tracks fetched by their album's band's
+    /// name stayed empty after the band was renamed to match. A save drops every window that
+    /// reads a saved entity, however far along its key paths, and windows that do not stay.
+    @Test(arguments: CacheKind.allCases)
+    func aSaveDropsEveryWindowThatReadsWhatItChanged(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind)
+        let tracksOfRenamed = try TestData.fetch("Track", where: "album.band.name == 'Renamed'")
+        var countOfRenamed = tracksOfRenamed
+        countOfRenamed.resultType = .count
+        let bandsWithShortTracks = try TestData.fetch("Band", where: "ANY albums.tracks.seconds < 100")
+        let recentAlbums = try TestData.fetch("Album", where: "year > 2000")
+        var before: [FetchRequest: FetchResult] = [:]
+        for request in [tracksOfRenamed, countOfRenamed, bandsWithShortTracks, recentAlbums] {
+            before[request] = try await harness.fetch(request).fetchResult()
+            #expect(try before[request] == harness.expected(request))
+        }
+        func expectDropped(_ requests: [FetchRequest], after save: SaveChanges) async throws {
+            _ = try await harness.chain.send(.save(save))
+            for request in requests {
+                #expect(try harness.expected(request) != before[request], "the save changes \(request)")
+                let after = try await harness.fetch(request)
+                #expect(after.cacheStatus == "miss", "\(request)")
+                #expect(try after.fetchResult() == harness.expected(request), "\(request)")
+            }
+        }
+        try await expectDropped(
+            // The count first: the objects' window, fetched again, answers it.
+            [countOfRenamed, tracksOfRenamed],
+            after: SaveChanges(updated: [Node(id: ObjectID(entity: "Band", key: 1), attributes: ["name": "Renamed"])]))
+        try await expectDropped(
+            [bandsWithShortTracks],
+            after: SaveChanges(updated: [Node(id: ObjectID(entity: "Track", key: 300), attributes: ["seconds": 90])]))
+        let kept = try await harness.fetch(recentAlbums)
+        #expect(kept.cacheStatus == "hit", "a window that reads neither bands nor tracks stays")
+        #expect(try kept.fetchResult() == harness.expected(recentAlbums))
+    }
+
     @Test(arguments: CacheKind.allCases)
     func faultsAreCachedAndAGoneObjectIsRemovedWithAnEvent(_ kind: CacheKind) async throws {
         let harness = try CacheHarness.make(kind, ttl: .seconds(60))

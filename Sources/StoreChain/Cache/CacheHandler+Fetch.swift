@@ -123,7 +123,7 @@ extension CacheHandler {
         write.query = CachedQuery(
             request: request.normalizedForCache, ids: nodes.map(\.id),
             reachesEnd: request.fetchLimit.map { nodes.count < $0 } ?? true,
-            freshness: freshness)
+            freshness: freshness, reads: entitiesRead(by: request))
         var complete = response.info.completeCollections
         // Objects an outbox holds back (temporary IDs) are not stored, so a listing that shows
         // them is not the whole collection as stored.
@@ -142,6 +142,15 @@ extension CacheHandler {
         return write
     }
 
+    /// The entities whose changes can change the answer to `request` (`CachePlan.reachedEntities`);
+    /// every entity when a key path cannot be followed.
+    private func entitiesRead(by request: FetchRequest) -> Set<String> {
+        guard let reached = (try? plans.plan(for: request))?.reachedEntities else {
+            return Set(model.entities.map(\.name))
+        }
+        return Set(reached)
+    }
+
     /// What to store of a count's answer: the count (of every match: `forwardedForCache`), and
     /// the collections a terminal read whole to work it out, with their nodes.
     private func countWrite(_ request: FetchRequest, total: Int, response: StoreResponse, now: Date) -> CacheWrite? {
@@ -150,7 +159,9 @@ extension CacheHandler {
         else { return nil }
         var write = CacheWrite()
         write.nodes = relatedNodes(response.related, response: response, now: now)
-        write.query = CachedQuery(request: request, ids: [], reachesEnd: true, freshness: freshness, count: total)
+        write.query = CachedQuery(
+            request: request, ids: [], reachesEnd: true, freshness: freshness, count: total,
+            reads: entitiesRead(by: request))
         for entity in response.info.completeCollections {
             write.collections[entity] = self.freshness(for: entity, response: response, now: now, validators: false)
         }

@@ -18,11 +18,6 @@ extension CacheHandler {
                 try await storage.nodes(changes.updated.map(\.id) + changes.deleted)
             } ?? [:]
         var write = CacheWrite()
-        var touched = changes.entities.union(result.nodes.map(\.id.entity))
-        for entity in touched.compactMap({ model.entity(named: $0) }) {
-            touched.formUnion(entity.relationships.filter { $0.inverse != nil }.map(\.destination))
-        }
-        write.invalidated = touched
         write.removed = Set(result.deleted + changes.deleted)
         var nodes: [ObjectID: Node] = [:]
         // The relationships each saved object's answer (or pending change) gives.
@@ -49,6 +44,7 @@ extension CacheHandler {
             nodes[node.id] = node
         }
         let across = relationshipsAcross(before: before, saved: nodes, deleted: write.removed)
+        write.invalidated = entitiesChanged(by: changes, result: result, across: across)
         let unsaved = across.targets.filter { nodes[$0] == nil && !write.removed.contains($0) }
         let targets = await perform("read", context: context) { try await storage.nodes(Array(unsaved)) } ?? [:]
         for id in across.targets where !write.removed.contains(id) {
@@ -73,6 +69,29 @@ extension CacheHandler {
         return response
     }
 
+    /// The entities a save changed objects of: those it saved, and those on the other side of
+    /// every relationship (with an inverse) it set, that an object it deleted held, or whose
+    /// cached value its answer changed (`across`). Cached queries
+    /// that read any of them are dropped; the others stay (a renamed band leaves the windows of
+    /// albums by year).
+    private func entitiesChanged(by changes: SaveChanges, result: SaveResult, across: RelationshipsAcross)
+        -> Set<String>
+    {
+        var changed = changes.entities.union(result.nodes.map(\.id.entity))
+        changed.formUnion(across.changedEntities)
+        func otherSides(of entityName: String, relationships names: [String]?) {
+            guard let entity = model.entity(named: entityName) else { return }
+            for relationship in entity.relationships where relationship.inverse != nil {
+                if names?.contains(relationship.name) ?? true { changed.insert(relationship.destination) }
+            }
+        }
+        for node in changes.inserted + changes.updated {
+            otherSides(of: node.id.entity, relationships: Array(node.relationships.keys))
+        }
+        for id in changes.deleted + result.deleted { otherSides(of: id.entity, relationships: nil) }
+        return changed
+    }
+
     /// What a save changed on the other side of the relationships it changed. A to-many list
     /// there may now be wrong: it is dropped (and read again when asked for). A to-one there is
     /// known: the saved object, when its relationship now holds the target; none, when the saved
@@ -91,8 +110,10 @@ extension CacheHandler {
                 guard let inverseName = relationship.inverse,
                     let inverse = model.entity(named: relationship.destination)?.relationship(named: inverseName)
                 else { continue }
-                let was = Set(before[id]?.relationships[relationship.name]?.objectIDs ?? [])
+                let cached = before[id]?.relationships[relationship.name]
+                let was = Set(cached?.objectIDs ?? [])
                 let now = isDeleted ? [] : Set(saved[id]?.relationships[relationship.name]?.objectIDs ?? [])
+                if cached != nil, was != now { across.changedEntities.insert(relationship.destination) }
                 for target in was.symmetricDifference(now) {
                     if inverse.isToMany {
                         across.lists[target, default: []].insert(inverseName)
@@ -118,6 +139,8 @@ private struct RelationshipsAcross {
     var toOnes: [ObjectID: [String: ObjectID?]] = [:]
     /// Objects whose to-one is no longer known.
     var unknown: Set<ObjectID> = []
+    /// The entities on the other side of relationships whose cached value the save changed.
+    var changedEntities: Set<String> = []
 
     var targets: Set<ObjectID> { Set(lists.keys).union(toOnes.keys) }
 }

@@ -106,14 +106,22 @@ public struct CachedQuery: Sendable, Hashable {
     /// For a counted query (`request` asks for a count, `FetchRequest.forwardedForCache`): how
     /// many objects match. Its `ids` are empty.
     public var count: Int?
+    /// The entities whose objects its answer depends on: its own, and every one its predicate
+    /// and sort reach. A change to any of them drops the window (`CacheWrite.invalidated`).
+    public var reads: Set<String>
 
-    public init(request: FetchRequest, ids: [ObjectID], reachesEnd: Bool, freshness: Freshness, count: Int? = nil) {
+    /// A window of `request`; `reads` defaults to the request's entity alone.
+    public init(
+        request: FetchRequest, ids: [ObjectID], reachesEnd: Bool, freshness: Freshness, count: Int? = nil,
+        reads: Set<String> = []
+    ) {
         self.request = request
         self.key = request.description
         self.ids = ids
         self.reachesEnd = reachesEnd
         self.freshness = freshness
         self.count = count
+        self.reads = reads.union([request.entity])
     }
 
     /// Identifies this window: the request's description, worked out once.
@@ -183,8 +191,8 @@ public struct CacheWrite: Sendable {
     /// entities that the write does not hold are removed.
     public var collections: [String: Freshness] = [:]
     public var removed: Set<ObjectID> = []
-    /// Entities whose cached queries and complete collections are dropped (before the write's
-    /// own query and collections are stored).
+    /// Entities whose complete collections are dropped, with every cached query that reads them
+    /// (`CachedQuery.reads`), before the write's own query and collections are stored.
     public var invalidated: Set<String> = []
     /// Whether the nodes are news, not just answers being kept: a background refresh found them
     /// changed. A storage shared by processes tells the others of news, as of removals and

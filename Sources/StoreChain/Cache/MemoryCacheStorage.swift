@@ -44,6 +44,7 @@ public final class MemoryCacheStorage: CacheStorage {
         var windows: [String: Window] = [:]
         var windowBytes = 0
         var queries: [String: CachedQuery] = [:]
+        /// Each cached query's key under every entity it reads (`CachedQuery.reads`).
         var queryKeysByEntity: [String: Set<String>] = [:]
         var keysByShape: [String: Set<String>] = [:]
         var collections: [String: Freshness] = [:]
@@ -161,7 +162,7 @@ public final class MemoryCacheStorage: CacheStorage {
                 Self.remove(.query(query.key), from: &state)
                 state.queries[query.key] = query
                 state.keysByShape[query.shape, default: []].insert(query.key)
-                state.queryKeysByEntity[query.request.entity, default: []].insert(query.key)
+                for entity in query.reads { state.queryKeysByEntity[entity, default: []].insert(query.key) }
                 Self.account(.query(query.key), size: 64 + query.key.utf8.count + query.ids.count * 40, in: &state)
             }
             evict(&state)
@@ -218,9 +219,9 @@ public final class MemoryCacheStorage: CacheStorage {
             if let window = state.windows.removeValue(forKey: key) { state.windowBytes -= window.byteCount }
             state.keysByShape[query.shape]?.remove(key)
             if state.keysByShape[query.shape]?.isEmpty == true { state.keysByShape[query.shape] = nil }
-            state.queryKeysByEntity[query.request.entity]?.remove(key)
-            if state.queryKeysByEntity[query.request.entity]?.isEmpty == true {
-                state.queryKeysByEntity[query.request.entity] = nil
+            for entity in query.reads {
+                state.queryKeysByEntity[entity]?.remove(key)
+                if state.queryKeysByEntity[entity]?.isEmpty == true { state.queryKeysByEntity[entity] = nil }
             }
         }
         state.bytes -= state.order.remove(entry)

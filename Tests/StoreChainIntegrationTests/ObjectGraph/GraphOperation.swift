@@ -8,6 +8,9 @@ struct GraphOperation: CustomStringConvertible {
     enum Kind: CaseIterable {
         case insert, update, relate, delete, save, rollback, fetch, count, objectIDs, readValues, readRelationship,
             restart
+        /// Asks one of the last queries again (a fetch or a count): what the caches kept of its
+        /// first answer must still be right after the saves since.
+        case refetch
     }
 
     var kind: Kind
@@ -17,11 +20,12 @@ struct GraphOperation: CustomStringConvertible {
 
     var description: String { "\(kind) in context \(context) (\(first), \(second))" }
 
-    /// Reads are about half the steps, changes a third, saves one in eight.
+    /// Reads are about half the steps, changes a third, saves one in nine.
     static func random(_ random: inout SplitMix64, contexts: Int) -> GraphOperation {
         let weights: [(Kind, Int)] = [
             (.insert, 8), (.update, 8), (.relate, 6), (.delete, 6), (.save, 12), (.rollback, 1), (.fetch, 16),
             (.count, 8), (.objectIDs, 6), (.readValues, 10), (.readRelationship, 14), (.restart, 2),
+            (.refetch, 10),
         ]
         var roll = Int(random.next() % UInt64(weights.reduce(0) { $0 + $1.1 }))
         var kind = Kind.fetch

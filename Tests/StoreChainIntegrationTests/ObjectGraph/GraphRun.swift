@@ -37,6 +37,8 @@ final class GraphRun {
     var committed: ReferenceGraph
     var contexts: [ContextUnderTest]
     var inserts = 0
+    /// The last three queries asked (their two random numbers), for `.refetch`.
+    private var asked: [(first: UInt64, second: UInt64)] = []
     /// What each step did, for the report of a failing run.
     private(set) var log: [String] = []
 
@@ -57,6 +59,7 @@ final class GraphRun {
     /// Runs `operations` in order; throws the first mismatch.
     func run(_ operations: [GraphOperation]) async throws {
         for (step, operation) in operations.enumerated() {
+            let operation = repeated(operation)
             do {
                 try await perform(operation, step: step)
             } catch let mismatch as GraphMismatch {
@@ -71,6 +74,18 @@ final class GraphRun {
                 throw GraphMismatch(step: step, message: "\(what) failed: \(error)")
             }
         }
+    }
+
+    /// A `.refetch` as the fetch or count it repeats (of the last queries, chosen modulo how
+    /// many there are; a new query before any); any other step as it is.
+    private func repeated(_ operation: GraphOperation) -> GraphOperation {
+        guard operation.kind == .refetch else { return operation }
+        let query =
+            asked.isEmpty
+            ? (first: operation.first, second: operation.second) : asked[Int(operation.first % UInt64(asked.count))]
+        return GraphOperation(
+            kind: operation.second % 3 == 0 ? .count : .fetch, context: operation.context, first: query.first,
+            second: query.second)
     }
 
     private func fail(_ step: Int, _ message: String) -> GraphMismatch {
@@ -197,8 +212,9 @@ final class GraphRun {
             rollback(index)
             log.append("\(step): context \(index) rolls back")
 
-        case .fetch, .objectIDs, .count:
+        case .fetch, .objectIDs, .count, .refetch:
             let query = try GraphQuery.make(operation.first, operation.second)
+            asked = Array((asked + [(operation.first, operation.second)]).suffix(3))
             await context.mergePublishedChanges()
             let expected = query.answer(over: committed)
             switch operation.kind {
