@@ -174,8 +174,9 @@ let package = Package(
             capability: .command(
                 intent: .custom(
                     verb: "storechain-validate", description: "Check every pipeline and model file in the package")
-            ),
-            dependencies: ["storechain"]
+            )
+            // No dependency on `storechain`: a plugin's dependencies are built for the host with every
+            // build, a second copy of the whole package. The plugin builds the tool when it runs.
         ),
         .executableTarget(
             name: "BandcampExample",

@@ -5,10 +5,14 @@ import PackagePlugin
 /// pipeline and model file in the package (`*.pipeline.yml`, `*.pipeline.json`, `*.model.yml`,
 /// `*.model.json`, outside `.build`) with `storechain validate`, and fails when any has a problem.
 /// The arguments are passed on to `storechain validate`.
+///
+/// The plugin builds `storechain` when it runs (`packageManager.build`) instead of depending on
+/// it: SwiftPM builds a plugin's dependencies for the host with every build of the package, a
+/// second copy of everything the tool uses.
 @main
 struct StoreChainValidatePlugin: CommandPlugin {
     func performCommand(context: PluginContext, arguments: [String]) async throws {
-        let tool = try context.tool(named: "storechain")
+        let tool = try buildTool()
         let root = context.package.directoryURL
         var files: [String] = []
         let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)
@@ -21,7 +25,7 @@ struct StoreChainValidatePlugin: CommandPlugin {
             }
         }
         let process = Process()
-        process.executableURL = tool.url
+        process.executableURL = tool
         process.arguments = ["validate"] + arguments + files.sorted()
         try process.run()
         process.waitUntilExit()
@@ -29,6 +33,20 @@ struct StoreChainValidatePlugin: CommandPlugin {
             Diagnostics.error("storechain validate found problems (see above)")
             throw ExitCode(process.terminationStatus)
         }
+    }
+
+    /// Builds the `storechain` product and returns its executable.
+    private func buildTool() throws -> URL {
+        let result = try packageManager.build(.product("storechain"), parameters: .init(configuration: .debug))
+        guard result.succeeded,
+            let tool = result.builtArtifacts.first(where: {
+                $0.kind == .executable && $0.url.lastPathComponent == "storechain"
+            })
+        else {
+            Diagnostics.error("building storechain for storechain-validate failed:\n\(result.logText)")
+            throw ExitCode(1)
+        }
+        return tool.url
     }
 }
 
