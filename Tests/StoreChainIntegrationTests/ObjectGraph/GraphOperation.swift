@@ -8,8 +8,8 @@ struct GraphOperation: CustomStringConvertible {
     enum Kind: CaseIterable {
         case insert, update, relate, delete, save, rollback, fetch, count, objectIDs, readValues, readRelationship,
             restart
-        /// Asks one of the last queries again (a fetch or a count): what the caches kept of its
-        /// first answer must still be right after the saves since.
+        /// Asks the last three queries again (as fetches or as counts): what the caches kept of
+        /// their first answers must still be right after the saves since.
         case refetch
     }
 

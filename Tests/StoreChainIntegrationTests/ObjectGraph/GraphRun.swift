@@ -58,34 +58,35 @@ final class GraphRun {
 
     /// Runs `operations` in order; throws the first mismatch.
     func run(_ operations: [GraphOperation]) async throws {
-        for (step, operation) in operations.enumerated() {
-            let operation = repeated(operation)
-            do {
-                try await perform(operation, step: step)
-            } catch let mismatch as GraphMismatch {
-                throw mismatch
-            } catch {
-                var what = "\(operation)"
-                if [.fetch, .count, .objectIDs].contains(operation.kind),
-                    let query = try? GraphQuery.make(operation.first, operation.second)
-                {
-                    what += " [\(query)]"
+        for (step, planned) in operations.enumerated() {
+            for operation in repeated(planned) {
+                do {
+                    try await perform(operation, step: step)
+                } catch let mismatch as GraphMismatch {
+                    throw mismatch
+                } catch {
+                    var what = "\(operation)"
+                    if [.fetch, .count, .objectIDs].contains(operation.kind),
+                        let query = try? GraphQuery.make(operation.first, operation.second)
+                    {
+                        what += " [\(query)]"
+                    }
+                    throw GraphMismatch(step: step, message: "\(what) failed: \(error)")
                 }
-                throw GraphMismatch(step: step, message: "\(what) failed: \(error)")
             }
         }
     }
 
-    /// A `.refetch` as the fetch or count it repeats (of the last queries, chosen modulo how
-    /// many there are; a new query before any); any other step as it is.
-    private func repeated(_ operation: GraphOperation) -> GraphOperation {
-        guard operation.kind == .refetch else { return operation }
-        let query =
-            asked.isEmpty
-            ? (first: operation.first, second: operation.second) : asked[Int(operation.first % UInt64(asked.count))]
-        return GraphOperation(
-            kind: operation.second % 3 == 0 ? .count : .fetch, context: operation.context, first: query.first,
-            second: query.second)
+    /// A `.refetch` as the fetches (or counts) of the last queries asked, oldest first (a new
+    /// query before any); any other step as it is.
+    private func repeated(_ operation: GraphOperation) -> [GraphOperation] {
+        guard operation.kind == .refetch else { return [operation] }
+        let queries = asked.isEmpty ? [(first: operation.first, second: operation.second)] : asked
+        return queries.map { query in
+            GraphOperation(
+                kind: operation.second % 3 == 0 ? .count : .fetch, context: operation.context, first: query.first,
+                second: query.second)
+        }
     }
 
     private func fail(_ step: Int, _ message: String) -> GraphMismatch {
@@ -159,7 +160,10 @@ final class GraphRun {
             log.append("\(step): context \(index) inserts \(inserted.objectID) \(values) \(toOne)")
 
         case .update:
-            guard let id = pick(visible(index), operation.first) else { return }
+            // The entity first: picked among all objects, nearly every change was to a track, and
+            // a cached query over `album.band.…` was almost never tested against a band's change.
+            let entity = ["Band", "Album", "Track"][Int(operation.first % 3)]
+            guard let id = pick(visible(index, entity: entity), operation.first / 3) else { return }
             let (name, value): (String, Value) =
                 switch id.entity {
                 case "Band":
