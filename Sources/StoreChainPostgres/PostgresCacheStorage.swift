@@ -184,6 +184,9 @@ public final class PostgresCacheStorage: CacheStorage {
                 try await connection.query(
                     "DELETE FROM \(unescaped: schema.queries) WHERE namespace = \(namespace) AND reads && \(entities)",
                     logger: logger)
+            }
+            if !write.incomplete.isEmpty {
+                let entities = write.incomplete.sorted()
                 try await connection.query(
                     "DELETE FROM \(unescaped: schema.collections) WHERE namespace = \(namespace) AND entity = ANY(\(entities))",
                     logger: logger)

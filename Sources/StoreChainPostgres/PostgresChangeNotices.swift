@@ -25,9 +25,10 @@ struct PostgresChangeNotice: Codable, Hashable {
     /// The notices that tell `write` (which removed `removed`), each small enough to send;
     /// none when the write changes nothing others hold.
     static func notices(for write: CacheWrite, removed: Set<ObjectID>, from: String, namespace: String) -> [String] {
-        let updated = write.isRefresh || !write.invalidated.isEmpty ? write.nodes.map(\.id) : []
-        guard !write.invalidated.isEmpty || !removed.isEmpty || !updated.isEmpty else { return [] }
-        let entities = write.invalidated.union(removed.map(\.entity)).union(updated.map(\.entity)).sorted()
+        let changed = write.invalidated.union(write.incomplete)
+        let updated = write.isRefresh || !changed.isEmpty ? write.nodes.map(\.id) : []
+        guard !changed.isEmpty || !removed.isEmpty || !updated.isEmpty else { return [] }
+        let entities = changed.union(removed.map(\.entity)).union(updated.map(\.entity)).sorted()
         // Sizes are measured with the encoder that writes the notice, so they are exact.
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

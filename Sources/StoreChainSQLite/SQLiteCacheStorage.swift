@@ -248,6 +248,8 @@ public final class SQLiteCacheStorage: CacheStorage {
             var removed = Set<ObjectID>()
             for entity in write.invalidated {
                 try db.execute(sql: "DELETE FROM queries WHERE instr(reads, ?) > 0", arguments: [" \(entity) "])
+            }
+            for entity in write.incomplete {
                 try db.execute(sql: "DELETE FROM collections WHERE entity = ?", arguments: [entity])
             }
             for id in write.removed {

@@ -303,6 +303,32 @@ import Testing
         #expect(try kept.fetchResult() == harness.expected(recentAlbums))
     }
 
+    /// A save threw away the complete collections of every entity it touched, so after an app's
+    /// saves the next process read every object again. A save whose changes the cache holds (the
+    /// updated and inserted objects as the backend answered, the deleted ones gone) keeps the
+    /// collection complete, and fetches over it stay local and right.
+    @Test(arguments: CacheKind.allCases)
+    func aSaveKeepsACompleteCollectionComplete(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind)
+        let allBands = try TestData.fetch("Band", sort: [FetchSortDescriptor("id")])
+        _ = try await harness.fetch(allBands)
+        let inserted = ObjectID.temporary(entity: "Band")
+        let saved = try await harness.chain.send(
+            .save(
+                SaveChanges(
+                    inserted: [Node(id: inserted, attributes: ["name": "Rookies"])],
+                    updated: [Node(id: ObjectID(entity: "Band", key: 1), attributes: ["name": "Renamed"])],
+                    deleted: [ObjectID(entity: "Band", key: 4)])))
+        #expect(try saved.saveResult().permanentIDs[inserted] != nil)
+        let startingWithR = try TestData.fetch("Band", where: "name BEGINSWITH 'R'", sort: [FetchSortDescriptor("id")])
+        for request in [allBands, startingWithR] {
+            let answer = try await harness.fetch(request)
+            #expect(answer.cacheStatus == "hit", "\(request)")
+            #expect(try answer.fetchResult() == harness.expected(request), "\(request)")
+        }
+        #expect(harness.backend.count(.fetch) == 1)
+    }
+
     @Test(arguments: CacheKind.allCases)
     func faultsAreCachedAndAGoneObjectIsRemovedWithAnEvent(_ kind: CacheKind) async throws {
         let harness = try CacheHarness.make(kind, ttl: .seconds(60))

@@ -52,6 +52,30 @@ import Testing
         #expect(boxes.allSatisfy { $0.isSameBox(as: boxes[0]) })
     }
 
+    /// A complete collection stays complete only when the cache holds what the save changed in
+    /// it: an inserted object the backend answered without (only its new key) leaves the
+    /// collection incomplete, and the next fetch of it asks the backend.
+    @Test func anInsertTheCacheDoesNotHoldLeavesTheCollectionIncomplete() async throws {
+        let store = try MusicFixture.store()
+        let terminal = RecordingResponder { request, context in
+            var response = try await store.respond(to: request, context: context)
+            if case .saved(var result) = response.result {
+                result.nodes = []
+                response.result = .saved(result)
+            }
+            return response
+        }
+        let chain = Chain(handlers: [MemoryCache(model: store.model)], terminal: terminal)
+        let allBands = try TestData.fetch("Band", sort: [FetchSortDescriptor("id")])
+        _ = try await chain.send(.fetch(allBands))
+        _ = try await chain.send(
+            .save(SaveChanges(inserted: [Node(id: .temporary(entity: "Band"), attributes: ["name": "Rookies"])])))
+        let after = try await chain.send(.fetch(allBands))
+        #expect(after.info.cacheStatus == .miss)
+        #expect(try after.fetchResult() == store.fetch(allBands))
+        #expect(terminal.requests.filter { $0.kind == .fetch }.count == 2)
+    }
+
     /// Found by the object-graph test: a save's answer that did not mention a relationship (a
     /// REST backend's answer to a PATCH of an album's title may not carry its band) replaced the
     /// cached object, so a later fetch over `band.…` found the album without a band and failed.

@@ -9,6 +9,7 @@ extension CacheHandler: CachingHandler {
         var write = CacheWrite()
         write.removed = change.inserted.union(change.updated).union(change.deleted)
         write.invalidated = change.entities
+        write.incomplete = change.entities
         await perform("write", context: context) { [write] in try await storage.write(write) }
     }
 }

@@ -1,12 +1,13 @@
 import Foundation
 
 extension CacheHandler {
-    /// Forwards a save; when it succeeds, stores the saved objects (keeping the cached
-    /// relationships the backend's answer does not mention), removes the deleted ones,
-    /// brings the other side of every relationship it changed up to date, and drops cached
-    /// queries and complete collections of every entity involved. (The chain publishes the
-    /// save's change event.) A save an outbox acknowledged as pending stores its updates over
-    /// the cached objects, so the app reads its own writes.
+    /// Forwards a save; when it succeeds, stores the saved objects (keeping what the cached
+    /// object and the save give for what the backend's answer does not mention), removes the
+    /// deleted ones, brings the other side of every relationship it changed up to date, drops
+    /// the cached queries that read an entity it changed, and keeps complete collections
+    /// complete where it knows all it changed in them. (The chain publishes the save's change
+    /// event.) A save an outbox acknowledged as pending stores its updates over the cached
+    /// objects, so the app reads its own writes.
     func save(_ changes: SaveChanges, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
@@ -22,17 +23,25 @@ extension CacheHandler {
         var nodes: [ObjectID: Node] = [:]
         // The relationships each saved object's answer (or pending change) gives.
         var given: [ObjectID: Set<String>] = [:]
+        // What the save sent, under the IDs its objects are stored by.
+        var sent: [ObjectID: Node] = [:]
+        for node in changes.inserted {
+            sent[result.permanentIDs[node.id] ?? node.id] = node.remapping(result.permanentIDs)
+        }
+        for node in changes.updated { sent[node.id] = node }
         for var node in result.nodes where !node.id.isTemporary {
             guard
                 let freshness = freshness(
                     for: node.id.entity, response: response, now: now, validators: false)
             else { continue }
             given[node.id] = Set(node.relationships.keys)
-            // What the backend answered may not mention every relationship (a PATCH of an
-            // album's title answers without its band): the cached ones it does not mention stay.
-            if let cached = before[node.id] {
-                node.relationships = cached.relationships.merging(node.relationships) { _, new in new }
-            }
+            // What the backend answered may not mention every value (a PATCH of an album's title
+            // may answer without its band): the cached object with the save's changes gives them.
+            var known = before[node.id] ?? Node(id: node.id)
+            if let change = sent[node.id] { known.apply(change) }
+            known.apply(node)
+            node.attributes = known.attributes
+            node.relationships = known.relationships
             node.freshness = freshness
             nodes[node.id] = node
         }
@@ -45,6 +54,7 @@ extension CacheHandler {
         }
         let across = relationshipsAcross(before: before, saved: nodes, deleted: write.removed)
         write.invalidated = entitiesChanged(by: changes, result: result, across: across)
+        write.incomplete = entitiesLeftIncomplete(stored: nodes, sent: sent, deleted: write.removed, across: across)
         let unsaved = across.targets.filter { nodes[$0] == nil && !write.removed.contains($0) }
         let targets = await perform("read", context: context) { try await storage.nodes(Array(unsaved)) } ?? [:]
         for id in across.targets where !write.removed.contains(id) {
@@ -90,6 +100,22 @@ extension CacheHandler {
         }
         for id in changes.deleted + result.deleted { otherSides(of: id.entity, relationships: nil) }
         return changed
+    }
+
+    /// The entities whose complete collections the save leaves incomplete as cached: those of a
+    /// saved object not stored (an insert an outbox holds under a temporary ID, an answer not to
+    /// be stored), of an object whose to-one is no longer known, and on the other side of a
+    /// deleted object's relationships (a backend may delete or change what held it). The others
+    /// stay complete: their saved objects are stored, their deleted ones removed.
+    private func entitiesLeftIncomplete(
+        stored: [ObjectID: Node], sent: [ObjectID: Node], deleted: Set<ObjectID>, across: RelationshipsAcross
+    ) -> Set<String> {
+        var incomplete = Set(across.unknown.map(\.entity))
+        for id in sent.keys where stored[id] == nil { incomplete.insert(id.entity) }
+        for entity in Set(deleted.map(\.entity)).compactMap({ model.entity(named: $0) }) {
+            incomplete.formUnion(entity.relationships.filter { $0.inverse != nil }.map(\.destination))
+        }
+        return incomplete
     }
 
     /// What a save changed on the other side of the relationships it changed. A to-many list

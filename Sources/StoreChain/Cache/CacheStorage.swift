@@ -191,9 +191,12 @@ public struct CacheWrite: Sendable {
     /// entities that the write does not hold are removed.
     public var collections: [String: Freshness] = [:]
     public var removed: Set<ObjectID> = []
-    /// Entities whose complete collections are dropped, with every cached query that reads them
-    /// (`CachedQuery.reads`), before the write's own query and collections are stored.
+    /// Entities whose changes drop every cached query that reads them (`CachedQuery.reads`),
+    /// before the write's own query is stored.
     public var invalidated: Set<String> = []
+    /// Entities whose complete collections are dropped (before the write's own collections are
+    /// stored): the storage no longer holds every one of their objects as they are.
+    public var incomplete: Set<String> = []
     /// Whether the nodes are news, not just answers being kept: a background refresh found them
     /// changed. A storage shared by processes tells the others of news, as of removals and
     /// invalidations.

@@ -139,9 +139,9 @@ public final class MemoryCacheStorage: CacheStorage {
     public func write(_ write: CacheWrite) async -> Set<ObjectID> {
         state.withLock { state in
             for entity in write.invalidated {
-                state.collections[entity] = nil
                 for key in state.queryKeysByEntity[entity] ?? [] { Self.remove(.query(key), from: &state) }
             }
+            for entity in write.incomplete { state.collections[entity] = nil }
             var removed = Set<ObjectID>()
             for id in write.removed where state.nodes.node(for: id) != nil {
                 Self.remove(.node(id), from: &state)
