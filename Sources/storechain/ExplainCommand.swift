@@ -41,15 +41,11 @@ struct ExplainCommand: AsyncParsableCommand {
         var lines = ["fetch \(request)", "", "handlers that see it:"]
         var pager: PaginationOptions?
         for (index, stage) in pipeline.stages.enumerated() {
-            var handler = stage.handler
-            if let scoped = handler as? ScopedHandler {
-                let kindsMatch = scoped.kinds?.contains(.fetch) ?? true
-                let entityMatches = scoped.entities?.contains(request.entity) ?? true
-                guard kindsMatch && entityMatches else {
-                    lines.append("  \(index + 1). \(stage.type) — passed by (scoped to other requests)")
-                    continue
-                }
-                handler = scoped.wrapped
+            guard
+                let handler = stage.handler.unscoped(as: (any StoreHandler).self, for: .fetch, entity: request.entity)
+            else {
+                lines.append("  \(index + 1). \(stage.type) — passed by (scoped to other requests)")
+                continue
             }
             if let handler = handler as? PaginationHandler { pager = handler.options }
             lines.append("  \(index + 1). \(stage.type)")

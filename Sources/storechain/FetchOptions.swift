@@ -54,9 +54,7 @@ struct PipelineOption: ParsableArguments {
         throws(StoreChainError)
         -> [H]
     {
-        let found = pipeline.handlers.compactMap { handler in
-            (handler as? H) ?? ((handler as? ScopedHandler)?.wrapped as? H)
-        }
+        let found = pipeline.handlers.compactMap { $0.unscoped(as: H.self) }
         guard !found.isEmpty else {
             throw StoreChainError(
                 .invalidRequest, "\(self.pipeline) has no \(name) handler",

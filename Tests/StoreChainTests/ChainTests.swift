@@ -44,6 +44,19 @@ import Testing
         terminal = RecordingResponder(forwardingTo: try Fixtures.store())
     }
 
+    /// Finding a handler of a type looks through a scope only when the scope takes the request.
+    @Test func aScopedHandlerIsFoundOnlyForTheRequestsItsScopeTakes() throws {
+        let cache = MemoryCache(model: try MusicFixture.model())
+        let scoped: any StoreHandler = ScopedHandler(cache, kinds: [.fetch], entities: ["Album"])
+        #expect(scoped.unscoped(as: MemoryCache.self) === cache)
+        #expect(scoped.unscoped(as: MemoryCache.self, for: .fetch, entity: "Album") === cache)
+        #expect(scoped.unscoped(as: MemoryCache.self, for: .objectFault, entity: "Album") == nil)
+        #expect(scoped.unscoped(as: MemoryCache.self, for: .fetch, entity: "Band") == nil)
+        #expect(scoped.unscoped(as: (any CachingHandler).self, for: .fetch) != nil)
+        #expect((cache as any StoreHandler).unscoped(as: MemoryCache.self, for: .save, entity: "Band") === cache)
+        #expect(scoped.unscoped(as: BatchingHandler.self) == nil)
+    }
+
     @Test func aHandlerAnswersOrForwards() async throws {
         let chain = Chain(terminal: terminal) { BandAnswerer() }
         let bands = try await chain.send(.fetch(FetchRequest(entity: "Band")))

@@ -16,8 +16,7 @@ extension Chain {
     public func sync() async throws -> Int {
         var remaining = 0
         for handler in handlers {
-            let handler = (handler as? ScopedHandler)?.wrapped ?? handler
-            guard let syncing = handler as? any SyncingHandler else { continue }
+            guard let syncing = handler.unscoped(as: (any SyncingHandler).self) else { continue }
             remaining += try await syncing.sync(context: makeContext())
         }
         return remaining

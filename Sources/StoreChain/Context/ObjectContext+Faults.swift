@@ -11,14 +11,9 @@ extension ObjectContext {
     func faultBatchSize(for entity: String) -> Int {
         if let faultBatchSize { return faultBatchSize }
         for handler in chain.handlers {
-            var handler = handler
-            if let scoped = handler as? ScopedHandler {
-                guard scoped.kinds?.contains(.objectFault) ?? true, scoped.entities?.contains(entity) ?? true else {
-                    continue
-                }
-                handler = scoped.wrapped
-            }
-            if let batching = handler as? BatchingHandler, batching.options.entities.contains(entity) {
+            if let batching = handler.unscoped(as: BatchingHandler.self, for: .objectFault, entity: entity),
+                batching.options.entities.contains(entity)
+            {
                 return batching.options.maxBatch
             }
         }
