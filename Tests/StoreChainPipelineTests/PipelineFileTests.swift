@@ -25,6 +25,7 @@ import Testing
         let outbox = try #require(pipeline.handlers[1] as? OutboxHandler)
         #expect(outbox.options.retryDelay == .seconds(5) && outbox.options.maxRetryDelay == .seconds(60))
         #expect(!outbox.options.coalescesUpdates && outbox.options.parallelReplay == 2)
+        #expect(outbox.options.acknowledgeAfter == .milliseconds(500))
         #expect(outbox.options.path == folder.appending(path: "data/outbox.sqlite").path)
         #expect(FileManager.default.fileExists(atPath: outbox.options.path))
         #expect(try await outbox.entries().isEmpty)

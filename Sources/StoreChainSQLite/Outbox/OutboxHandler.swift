@@ -70,6 +70,10 @@ public final class OutboxHandler: SyncingHandler {
         var permanentIDs: [ObjectID: ObjectID] = [:]
         /// The saves not sent yet, for reads to show.
         var writes = PendingWrites()
+        /// Saves' exchanges going on after the app was answered `pending` (one at most: it holds
+        /// `sending` until it ends). A count, not a flag: the exchange may end, and count itself
+        /// out, before the save that stopped waiting for it counts it in.
+        var lingering = 0
 
         mutating func setScheduled(_ immediate: Bool, _ value: Bool) {
             if immediate { sendScheduled = value } else { retryScheduled = value }
@@ -174,8 +178,17 @@ public final class OutboxHandler: SyncingHandler {
             // A recorded save this outbox is sending through the chain.
             return try await next(request, context)
         }
+        if state.withLock({ $0.lingering > 0 }) {
+            // A save acknowledged earlier is still being sent, and this one would wait behind it:
+            // it is recorded and acknowledged at once, and sent after it.
+            var changes = changes.remapping(state.withLock { $0.permanentIDs })
+            changes.idempotencyKey = UUID().uuidString
+            let entry = try await record(changes, context: context)
+            scheduleSend(after: nil, context: context)
+            return pending(entry)
+        }
         await sending.lock()
-        defer { sending.unlock() }
+        // `save` unlocks: at once, or when an exchange it stopped waiting for ends.
         return try await save(changes, context: context, next: next)
     }
 
@@ -189,16 +202,17 @@ public final class OutboxHandler: SyncingHandler {
     // MARK: Saving
 
     /// Records the save, sends the saves before it, then sends it; answers pending when the
-    /// backend cannot be reached.
+    /// backend cannot be reached, or has not answered within `acknowledgeAfter` (the exchange
+    /// goes on, and records its outcome when it ends). Called holding `sending`, which it
+    /// releases when the exchange ends.
     private func save(_ changes: SaveChanges, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
+        var exchangeGoesOn = false
+        defer { if !exchangeGoesOn { sending.unlock() } }
         var changes = changes.remapping(state.withLock { $0.permanentIDs })
         changes.idempotencyKey = UUID().uuidString
-        let now = context.clock.now
-        let recorded = try await withFile { [changes] file in try file.append(changes, created: now) }
-        state.withLock { $0.writes.add(recorded.id, recorded.changes) }
-        try await countPending()
+        let recorded = try await record(changes, context: context)
         let blocked = try await sendRecorded(before: recorded.id, context: context, next: next)
         // Sending the saves before it may have given its temporary IDs permanent ones.
         guard var entry = try await withFile({ file in try file.entry(recorded.id) }) else {
@@ -207,9 +221,37 @@ public final class OutboxHandler: SyncingHandler {
         if blocked { return pending(entry) }
         let key = entry.changes.idempotencyKey ?? ""
         state.withLock { _ = $0.inFlight.insert(key) }
-        defer { state.withLock { _ = $0.inFlight.remove(key) } }
+        defer { if !exchangeGoesOn { state.withLock { _ = $0.inFlight.remove(key) } } }
+        let exchange = SaveExchange()
+        let sent = entry
+        let started = context.background.run { [self] in
+            guard let outcome = await exchange.run({ try await next(.save(sent.changes), context) }) else { return }
+            await recordLate(sent, outcome, context: context)
+            state.withLock { state in
+                state.inFlight.remove(key)
+                state.lingering -= 1
+            }
+            sending.unlock()
+            // Saves recorded while it went on follow it.
+            scheduleSend(after: nil, context: context)
+        }
+        let outcome: Result<StoreResponse, any Error>
+        if started {
+            guard let answered = await exchange.outcome(within: options.acknowledgeAfter, clock: context.clock) else {
+                exchangeGoesOn = true
+                state.withLock { $0.lingering += 1 }
+                context.logger.notice(
+                    "outbox: the backend has not answered a save yet; it is acknowledged as pending and goes on",
+                    metadata: ["entry": "\(entry.id)"])
+                return pending(entry)
+            }
+            outcome = answered
+        } else {
+            // The chain is shutting down: no exchange outlives it, so this one is awaited.
+            do { outcome = .success(try await next(.save(entry.changes), context)) } catch { outcome = .failure(error) }
+        }
         do {
-            let response = try await next(.save(entry.changes), context)
+            let response = try outcome.get()
             let result = try response.saveResult()
             try await completed([entry], result)
             return response
@@ -229,6 +271,46 @@ public final class OutboxHandler: SyncingHandler {
             state.withLock { $0.writes.remove(id) }
             try await countPending()
             throw error
+        }
+    }
+
+    /// Records a save in the file, where reads see it until it is sent.
+    private func record(_ changes: SaveChanges, context: RequestContext) async throws -> OutboxEntry {
+        let now = context.clock.now
+        let recorded = try await withFile { file in try file.append(changes, created: now) }
+        state.withLock { $0.writes.add(recorded.id, recorded.changes) }
+        try await countPending()
+        return recorded
+    }
+
+    /// Records the outcome of a save's exchange that ended after the app was answered
+    /// `pending`, as a replay's would be: sent (the change event tells the app the permanent IDs),
+    /// kept for another attempt, or refused and marked failed.
+    private func recordLate(_ entry: OutboxEntry, _ outcome: Result<StoreResponse, any Error>, context: RequestContext)
+        async
+    {
+        var entry = entry
+        do {
+            let result: SaveResult
+            do {
+                result = try outcome.get().saveResult()
+            } catch let error as StoreChainError where error.isTransient {
+                try await attempted(&entry, error, context: context)
+                backendUnavailable(error, context: context)
+                return
+            } catch is CancellationError {
+                scheduleSend(after: options.retryDelay, context: context)
+                return
+            } catch {
+                try await refused(&entry, error, context: context)
+                return
+            }
+            try await completed([entry], result)
+            context.events.publish(sentEvent(entry, result))
+        } catch {
+            context.logger.warning(
+                "outbox: recording the outcome of a save failed; it is sent again",
+                metadata: ["entry": "\(entry.id)", "error": "\(error)"])
         }
     }
 

@@ -4,7 +4,7 @@ import StoreChain
 ///
 /// Pipeline files write it as the handler's options:
 /// `outbox: { path: outbox.sqlite, retry-delay: 2s, max-retry-delay: 5m, coalesce-updates: true,
-/// conflict-policy: merge, parallel-replay: 4 }`.
+/// conflict-policy: merge, parallel-replay: 4, acknowledge-after: 2s }`.
 public struct OutboxOptions: Sendable, Hashable, Decodable {
     /// The SQLite file (created owner-only, with its directory).
     public var path: String
@@ -24,10 +24,15 @@ public struct OutboxOptions: Sendable, Hashable, Decodable {
     /// depend on each other (a common object, or a delete and the entities it may reach) are
     /// always in one lane, in the order made; 1 sends every save in the order made.
     public var parallelReplay: Int
+    /// How long a save waits for a backend that is slow to answer before it is acknowledged as
+    /// pending; the exchange goes on and its outcome is recorded when it ends (sent, kept for
+    /// another attempt, or refused). A backend out of reach is known at once and waits nothing.
+    public var acknowledgeAfter: Duration
 
     public init(
         path: String, retryDelay: Duration = .seconds(2), maxRetryDelay: Duration = .seconds(300),
-        coalescesUpdates: Bool = true, conflictPolicy: ConflictPolicy = .merge, parallelReplay: Int = 4
+        coalescesUpdates: Bool = true, conflictPolicy: ConflictPolicy = .merge, parallelReplay: Int = 4,
+        acknowledgeAfter: Duration = .seconds(2)
     ) {
         self.path = path
         self.retryDelay = retryDelay
@@ -35,16 +40,18 @@ public struct OutboxOptions: Sendable, Hashable, Decodable {
         self.coalescesUpdates = coalescesUpdates
         self.conflictPolicy = conflictPolicy
         self.parallelReplay = max(1, parallelReplay)
+        self.acknowledgeAfter = max(.zero, acknowledgeAfter)
     }
 
     private enum CodingKeys: String, CodingKey {
         case path, retryDelay, maxRetryDelay
         case coalescesUpdates = "coalesceUpdates"
-        case conflictPolicy, parallelReplay
+        case conflictPolicy, parallelReplay, acknowledgeAfter
     }
 
     /// Reads `path` (required), `retry-delay`, `max-retry-delay`, `coalesce-updates`,
-    /// `conflict-policy` and `parallel-replay`; a key left out keeps the default of `init`.
+    /// `conflict-policy`, `parallel-replay` and `acknowledge-after`; a key left out keeps the
+    /// default of `init`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = OutboxOptions(path: try container.decode(String.self, forKey: .path))
@@ -59,7 +66,9 @@ public struct OutboxOptions: Sendable, Hashable, Decodable {
             conflictPolicy: try container.decodeIfPresent(String.self, forKey: .conflictPolicy).map(
                 ConflictPolicy.init) ?? defaults.conflictPolicy,
             parallelReplay: try container.decodeIfPresent(PositiveCount.self, forKey: .parallelReplay)?.value
-                ?? defaults.parallelReplay)
+                ?? defaults.parallelReplay,
+            acknowledgeAfter: try container.decodeIfPresent(TimeSpan.self, forKey: .acknowledgeAfter)?.duration
+                ?? defaults.acknowledgeAfter)
     }
 
     /// The wait before the next attempt after `failures` failures in a row.

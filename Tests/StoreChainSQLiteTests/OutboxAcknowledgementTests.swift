@@ -1,0 +1,67 @@
+import Foundation
+import StoreChain
+import StoreChainSQLite
+import StoreChainTesting
+import Testing
+
+/// A backend slow to answer a save: the app hears `pending` after `acknowledge-after`, the
+/// exchange goes on, and its outcome is recorded when it ends.
+@Suite struct OutboxAcknowledgementTests {
+    let model: Model
+    let backend: ScriptedBackend
+    let path = outboxPath()
+    let clock = ManualClock()
+
+    init() throws {
+        model = try MusicFixture.model()
+        backend = try ScriptedBackend()
+        backend.mode = .holding
+    }
+
+    private func slowSave(_ name: String, through chain: Chain) async throws -> (SaveResult, Node) {
+        let band = newBand(name)
+        let saving = Task { try await chain.send(.save(SaveChanges(inserted: [band]))).saveResult() }
+        #expect(await eventually { backend.held == 1 })
+        await clock.waitForSleepers(1)
+        await clock.advance(by: .milliseconds(1_999))
+        #expect(backend.held == 1, "the app still waits before the acknowledgement")
+        await clock.advance(by: .milliseconds(1))
+        return (try await saving.value, band)
+    }
+
+    @Test func aSlowSaveIsPendingAfterTheWaitAndIsSentWhenTheBackendAnswers() async throws {
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path))
+        let chain = Chain(handlers: [outbox], terminal: backend, clock: clock, tracing: nil)
+        let events = chain.events.subscribe()
+        let (first, band) = try await slowSave("Grouper", through: chain)
+        #expect(first.pending == [band.id])
+        #expect(backend.held == 1, "the exchange goes on")
+        // A save made meanwhile would wait behind it: it is recorded and pending at once.
+        let second = try await chain.send(.save(SaveChanges(inserted: [newBand("Low")]))).saveResult()
+        #expect(second.isPending)
+        #expect(outbox.pendingCount == 2)
+        backend.mode = .up
+        backend.release()
+        let sent = try #require(await events.first { !$0.sent.isEmpty })
+        #expect(sent.permanentIDs[band.id]?.isTemporary == false)
+        #expect(await eventually { outbox.pendingCount == 0 })
+        #expect(try backend.objects("Band", "name == 'Grouper' OR name == 'Low'").count == 2)
+        #expect(backend.applied == 2, "each save reached the backend once")
+        await chain.shutdown()
+    }
+
+    @Test func aSlowSaveTheBackendThenRefusesIsKeptAsFailed() async throws {
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path))
+        let chain = Chain(handlers: [outbox], terminal: backend, clock: clock, tracing: nil)
+        let events = chain.events.subscribe()
+        let (result, band) = try await slowSave("Grouper", through: chain)
+        #expect(result.isPending)
+        backend.mode = .refusing(["Band"])
+        backend.release()
+        let rejection = try #require(await events.first { !$0.rejected.isEmpty })
+        #expect(rejection.rejected == [band.id] && rejection.rejection?.contains("422") == true)
+        #expect(try await outbox.entries().map(\.state) == [.failed])
+        #expect(backend.applied == 0)
+        await chain.shutdown()
+    }
+}
