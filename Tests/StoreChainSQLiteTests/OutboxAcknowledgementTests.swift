@@ -50,6 +50,33 @@ import Testing
         await chain.shutdown()
     }
 
+    /// The backend answers the slow save 409: someone else changed the album meanwhile. As for a
+    /// replay, the conflict policy settles it (`merge`: the title goes again, on the new version).
+    @Test func aSlowSaveThatConflictsIsSettledByThePolicy() async throws {
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, conflictPolicy: .merge))
+        let chain = Chain(handlers: [outbox], terminal: backend, clock: clock, tracing: nil)
+        let album = id("Album", 10)
+        let saving = Task {
+            try await chain.send(
+                .save(SaveChanges(updated: [Node(id: album, attributes: ["title": "Mine"], version: "0")]))
+            ).saveResult()
+        }
+        #expect(await eventually { backend.held == 1 })
+        await clock.waitForSleepers(1)
+        await clock.advance(by: .seconds(2))
+        #expect(try await saving.value.isPending)
+        _ = try backend.store.save(SaveChanges(updated: [Node(id: album, attributes: ["year": 1999])]))
+        backend.mode = .up
+        backend.release()
+        #expect(await eventually { outbox.pendingCount == 0 })
+        let stored = backend.store.node(for: album)
+        #expect(stored?[attribute: "title"] == "Mine" && stored?[attribute: "year"] == 1999)
+        #expect(try await outbox.entries().isEmpty)
+        #expect(backend.saves.count == 2, "refused 409 once, then sent again on the new version")
+        #expect(backend.saves.last?.updated.first?.version != "0")
+        await chain.shutdown()
+    }
+
     @Test func aSlowSaveTheBackendThenRefusesIsKeptAsFailed() async throws {
         let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path))
         let chain = Chain(handlers: [outbox], terminal: backend, clock: clock, tracing: nil)

@@ -285,7 +285,7 @@ public final class OutboxHandler: SyncingHandler {
 
     /// Records the outcome of a save's exchange that ended after the app was answered
     /// `pending`, as a replay's would be: sent (the change event tells the app the permanent IDs),
-    /// kept for another attempt, or refused and marked failed.
+    /// kept for another attempt, settled by the conflict policy, or refused and marked failed.
     private func recordLate(_ entry: OutboxEntry, _ outcome: Result<StoreResponse, any Error>, context: RequestContext)
         async
     {
@@ -300,6 +300,10 @@ public final class OutboxHandler: SyncingHandler {
                 return
             } catch is CancellationError {
                 scheduleSend(after: options.retryDelay, context: context)
+                return
+            } catch let error as StoreChainError where error.isConflict {
+                // Settled by the conflict policy; a save left to send goes with the next send.
+                _ = try await resolveConflict(&entry, error, context: context)
                 return
             } catch {
                 try await refused(&entry, error, context: context)
