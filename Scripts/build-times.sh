@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# What a newcomer and an app developer wait for, measured from a fresh clone on this machine:
+# the README's two commands, switching between build, test and run with nothing changed, and an
+# app package (one executable using the model plugin and a pipeline file, one test target) that
+# depends on this clone by path. Prints each figure beside its target. Not part of CI (it takes
+# about 20 minutes on 2 cores); run it after a change to Package.swift or the plugins.
+#
+#   Scripts/build-times.sh
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/storechain-build-times.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+timed() {
+    local label=$1 target=$2
+    shift 2
+    local start=$SECONDS
+    if ! "$@" >"$work/last.log" 2>&1; then
+        local kept="${TMPDIR:-/tmp}/storechain-build-times-failed.log"
+        cp "$work/last.log" "$kept"
+        grep -E '✘|error:' "$kept" | head -20 || true
+        echo "FAILED: $label ($*); its whole output is in $kept"
+        exit 1
+    fi
+    local took=$((SECONDS - start))
+    printf '%-66s %3dm%02ds   target %s\n' "$label" $((took / 60)) $((took % 60)) "$target"
+}
+
+git clone -q "$root" "$work/StoreChain"
+cd "$work/StoreChain"
+timed "swift run storechain demo, fresh clone" "7m" swift run storechain demo
+timed "swift test after it" "4m" swift test
+timed "swift build after swift test, nothing changed" "30s" swift build
+timed "swift test after swift build, nothing changed" "30s" swift test
+timed "swift run storechain demo after swift test, nothing changed" "30s" swift run storechain demo
+
+app="$work/App"
+mkdir -p "$app/Sources/App" "$app/Tests/AppTests"
+cp Examples/Bandcamp/music.model.yml "$app/Sources/App/"
+cp Examples/Bandcamp/music.model.yml "$app/Tests/AppTests/"
+cat >"$app/Sources/App/app.pipeline.yml" <<'YAML'
+model: music.model.yml
+handlers:
+  - memory-cache: { ttl: 5m }
+terminal:
+  json-file: { path: music.json }
+YAML
+cat >"$app/Package.swift" <<SWIFT
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "App",
+    platforms: [.macOS(.v15)],
+    dependencies: [.package(path: "$work/StoreChain")],
+    targets: [
+        .executableTarget(
+            name: "App",
+            dependencies: [
+                .product(name: "StoreChain", package: "StoreChain"),
+                .product(name: "StoreChainPipeline", package: "StoreChain"),
+            ],
+            resources: [.copy("music.model.yml"), .copy("app.pipeline.yml")],
+            plugins: [.plugin(name: "StoreChainModelPlugin", package: "StoreChain")]),
+        .testTarget(
+            name: "AppTests", dependencies: [.product(name: "StoreChain", package: "StoreChain")],
+            resources: [.copy("music.model.yml")],
+            plugins: [.plugin(name: "StoreChainModelPlugin", package: "StoreChain")]),
+    ]
+)
+SWIFT
+cat >"$app/Sources/App/main.swift" <<'SWIFT'
+import Foundation
+import StoreChain
+import StoreChainPipeline
+
+let file = Bundle.module.url(forResource: "app", withExtension: "pipeline.yml")
+print(Band.entityName, file?.lastPathComponent ?? "no pipeline", Pipeline.self)
+SWIFT
+cat >"$app/Tests/AppTests/AppTests.swift" <<'SWIFT'
+import StoreChain
+import Testing
+
+@Test func theModelPluginGeneratedTheTypes() { #expect(Band.entityName == "Band") }
+SWIFT
+cd "$app"
+timed "app package: first swift build" "5m" swift build
+timed "app package: swift test after it" "30s" swift test
+timed "app package: swift build after swift test, nothing changed" "30s" swift build
+timed "app package: swift test after swift build, nothing changed" "30s" swift test
