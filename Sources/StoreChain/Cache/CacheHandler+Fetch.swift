@@ -23,15 +23,27 @@ extension CacheHandler {
             refresh: { cached, context in
                 let started = context.clock.now
                 let refreshed = try await self.revalidate(cached, context: context, next: next)
+                var revalidated = [cached.source]
+                var anyRefreshed = refreshed != nil
                 // Answer from what is stored now: fresh, or just revalidated or rewritten by this
                 // refresh (a response stored already expired, `no-cache` or `max-age=0`, still
                 // answers the request that fetched it); forward the request itself when that cannot.
-                let now = context.clock.now
-                if let current = await self.perform("read", context: context, { try await self.lookup(plan, now: now) })
-                    ?? nil,
-                    current.freshness.isFresh(at: now) || (current.freshness.fetchedAt.map { $0 >= started } ?? false)
-                {
-                    return self.answer(current, status: refreshed == nil ? .revalidated : .refreshed)
+                while true {
+                    let now = context.clock.now
+                    guard
+                        let current = await self.perform(
+                            "read", context: context, { try await self.lookup(plan, now: now) }) ?? nil
+                    else { break }
+                    if current.freshness.isFresh(at: now)
+                        || (current.freshness.fetchedAt.map { $0 >= started } ?? false)
+                    {
+                        return self.answer(current, status: anyRefreshed ? .refreshed : .revalidated)
+                    }
+                    // An answer from several collections is as fresh as the stalest: revalidate
+                    // each in turn, rather than forward a fetch they answer once current.
+                    guard case .collections = current.target, !revalidated.contains(current.source) else { break }
+                    revalidated.append(current.source)
+                    if try await self.revalidate(current, context: context, next: next) != nil { anyRefreshed = true }
                 }
                 // Not stored (no-store, a failing disk): the refresh itself answers when it
                 // asked the same question.
@@ -41,7 +53,12 @@ extension CacheHandler {
                 return try await self.forwardFetch(forwarded, plan: plan.fetch, context: context, next: next)
             },
             forward: { [scoped] in
-                try await self.forwardFetch(
+                if validators == nil, scoped.effectiveCachePolicy(for: .fetch(request)) != .reload,
+                    let answered = try await self.answerLoadingReachedCollections(plan, context: scoped)
+                {
+                    return answered
+                }
+                return try await self.forwardFetch(
                     forwarded, ifChangedSince: validators, plan: plan.fetch, context: scoped, next: next)
             })
     }
@@ -263,8 +280,22 @@ extension CacheHandler {
         } else {
             nodes = []
             for entity in entities { nodes += try await storage.nodes(of: entity, matching: nil) }
-            nodes = model.fillingMissingInverses(of: nodes, completeEntities: Set(entities))
         }
+        return try await collectionAnswer(
+            cachePlan, fromWhole: nodes, of: entities, freshness: stalest.freshness, named: stalest.entity)
+    }
+
+    /// Answers a fetch from `nodes`, the whole collections of `entities` (of the fetched entity
+    /// alone, they may be only those its predicate matches); `nil` when they name objects they
+    /// do not hold. `named` is the collection whose freshness the answer has.
+    func collectionAnswer(
+        _ cachePlan: CachePlan, fromWhole nodes: [Node], of entities: [String], freshness: Freshness,
+        named collection: String
+    ) async throws -> CachedAnswer? {
+        let plan = cachePlan.fetch
+        let request = plan.request
+        var nodes = nodes
+        if entities.count > 1 { nodes = model.fillingMissingInverses(of: nodes, completeEntities: Set(entities)) }
         // Following relationships needs the objects indexed by ID; a fetch that reads only the
         // entity's own attributes does not (indexing them cost a third of answering it).
         let source = cachePlan.readsOwnAttributesOnly ? Dataset() : Dataset(nodes)
@@ -275,8 +306,8 @@ extension CacheHandler {
         guard plan.firstUnloaded(candidates, source: source) == nil else { return nil }
         let window = plan.select(from: candidates, source: source)
         return try await cachedFetch(
-            window, plan: plan, source: source, freshness: stalest.freshness,
-            from: .fetch(FetchRequest(entity: stalest.entity)), target: .collections([stalest.entity]))
+            window, plan: plan, source: source, freshness: freshness,
+            from: .fetch(FetchRequest(entity: collection)), target: .collections([collection]))
     }
 
     private func cachedFetch(
