@@ -11,6 +11,10 @@ struct GraphOperation: CustomStringConvertible {
         /// Asks the last three queries again (as fetches or as counts): what the caches kept of
         /// their first answers must still be right after the saves since.
         case refetch
+        /// Changes one band or album, saves, and asks the last three queries again: a cached
+        /// answer that reads it through a key path (`Track where album.band.name …`) must not
+        /// outlive the change.
+        case changeAndRefetch
     }
 
     var kind: Kind
@@ -25,7 +29,7 @@ struct GraphOperation: CustomStringConvertible {
         let weights: [(Kind, Int)] = [
             (.insert, 8), (.update, 8), (.relate, 6), (.delete, 6), (.save, 12), (.rollback, 1), (.fetch, 16),
             (.count, 8), (.objectIDs, 6), (.readValues, 10), (.readRelationship, 14), (.restart, 2),
-            (.refetch, 10),
+            (.refetch, 10), (.changeAndRefetch, 6),
         ]
         var roll = Int(random.next() % UInt64(weights.reduce(0) { $0 + $1.1 }))
         var kind = Kind.fetch
@@ -52,8 +56,9 @@ struct GraphQuery: CustomStringConvertible {
 
     static let countries: [Value] = ["UK", "US", "IS", "DE", "SE"]
 
-    /// A query over `entity` from two random numbers.
-    static func make(_ first: UInt64, _ second: UInt64) throws -> GraphQuery {
+    /// A query over `entity` from two random numbers; one in five has no predicate unless
+    /// `whole` is false.
+    static func make(_ first: UInt64, _ second: UInt64, whole: Bool = true) throws -> GraphQuery {
         var random = SplitMix64(seed: first)
         let entities = ["Band", "Album", "Track"]
         let entity = entities[Int(random.next() % 3)]
@@ -103,7 +108,7 @@ struct GraphQuery: CustomStringConvertible {
         ]
         var request = FetchRequest(entity: entity)
         var matches: (ReferenceGraph, ObjectID) -> Bool = { _, _ in true }
-        if random.next() % 5 != 0, let (format, argument, test) = templates[entity].map(pick) {
+        if random.next() % 5 != 0 || !whole, let (format, argument, test) = templates[entity].map(pick) {
             request.predicate = try argument.map { try FetchPredicate(format, $0) } ?? FetchPredicate(format)
             matches = test
         }

@@ -13,6 +13,10 @@ struct GraphSetup {
     var backendNodes: () -> [Node]
     /// Whether a restart keeps something (a disk cache); without, a restart step does nothing.
     var restarts: Bool
+    /// Whether queries may fetch an entity whole (no predicate, no window). Without, the caches
+    /// never hold a complete collection, and every repeated query is answered from a cached
+    /// window: the part of the caches a save must invalidate rather than update.
+    var wholeFetches = true
 }
 
 /// A read or a save that disagreed with the reference, with the step it happened at.
@@ -67,7 +71,7 @@ final class GraphRun {
                 } catch {
                     var what = "\(operation)"
                     if [.fetch, .count, .objectIDs].contains(operation.kind),
-                        let query = try? GraphQuery.make(operation.first, operation.second)
+                        let query = try? GraphQuery.make(operation.first, operation.second, whole: setup.wholeFetches)
                     {
                         what += " [\(query)]"
                     }
@@ -78,8 +82,20 @@ final class GraphRun {
     }
 
     /// A `.refetch` as the fetches (or counts) of the last queries asked, oldest first (a new
-    /// query before any); any other step as it is.
+    /// query before any); a `.changeAndRefetch` as an update of a band or album, a save and a
+    /// `.refetch`; any other step as it is.
     private func repeated(_ operation: GraphOperation) -> [GraphOperation] {
+        if operation.kind == .changeAndRefetch {
+            // `.update` picks the entity by `first % 3`: a band (0) or an album (1).
+            var update = operation
+            update.kind = .update
+            update.first = operation.first / 6 * 3 + operation.first % 2
+            var save = operation
+            save.kind = .save
+            var refetch = operation
+            refetch.kind = .refetch
+            return [update, save] + repeated(refetch)
+        }
         guard operation.kind == .refetch else { return [operation] }
         let queries = asked.isEmpty ? [(first: operation.first, second: operation.second)] : asked
         return queries.map { query in
@@ -216,8 +232,8 @@ final class GraphRun {
             rollback(index)
             log.append("\(step): context \(index) rolls back")
 
-        case .fetch, .objectIDs, .count, .refetch:
-            let query = try GraphQuery.make(operation.first, operation.second)
+        case .fetch, .objectIDs, .count, .refetch, .changeAndRefetch:
+            let query = try GraphQuery.make(operation.first, operation.second, whole: setup.wholeFetches)
             asked = Array((asked + [(operation.first, operation.second)]).suffix(3))
             await context.mergePublishedChanges()
             let expected = query.answer(over: committed)

@@ -40,19 +40,21 @@ import Testing
     /// Makes a setup, runs `body` with it, and cleans up.
     typealias SetupMaker = (_ body: (GraphSetup) async throws -> Void) async throws -> Void
 
-    static func inMemory(caches: Bool) -> SetupMaker {
+    static func inMemory(caches: Bool, wholeFetches: Bool = true) -> SetupMaker {
         { body in
             let model = try model()
             let data = try DemoBackend(bands: 3).store.snapshot
             let store = InMemoryStore(model: model, dataset: data)
             try await body(
                 GraphSetup(
-                    name: caches ? "in-memory store with a memory cache" : "in-memory store",
+                    name: caches
+                        ? "in-memory store with a memory cache" + (wholeFetches ? "" : ", windows only")
+                        : "in-memory store",
                     model: model,
                     makeChain: {
                         Chain(handlers: caches ? [MemoryCache(model: model)] : [], terminal: store)
                     },
-                    backendNodes: { nodes(of: store) }, restarts: false))
+                    backendNodes: { nodes(of: store) }, restarts: false, wholeFetches: wholeFetches))
         }
     }
 
@@ -80,12 +82,16 @@ import Testing
         }
     }
 
-    static let setups = ["in-memory", "in-memory+memory-cache", "v2+memory-cache", "v2+memory+disk-cache"]
+    static let setups = [
+        "in-memory", "in-memory+memory-cache", "in-memory+memory-cache, windows only", "v2+memory-cache",
+        "v2+memory+disk-cache",
+    ]
 
     static func setup(named name: String) -> SetupMaker? {
         switch name {
         case "in-memory": inMemory(caches: false)
         case "in-memory+memory-cache": inMemory(caches: true)
+        case "in-memory+memory-cache, windows only": inMemory(caches: true, wholeFetches: false)
         case "v2+memory-cache": demoV2(disk: false)
         case "v2+memory+disk-cache": demoV2(disk: true)
         default: nil
