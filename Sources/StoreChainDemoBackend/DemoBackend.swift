@@ -48,12 +48,17 @@ public final class DemoBackend: Sendable {
         /// The most requests counted in any one second of the wall clock (from a whole second to
         /// the next): what a backend's own per-second rate limit would see.
         public var busiestSecond = 0
+        /// When the first and the last request counted arrived (wall clock).
+        public var firstRequestAt: Date?
+        public var lastRequestAt: Date?
         var currentSecond = 0
         var currentSecondCount = 0
         var windowStart = Date.distantPast
         var windowCount = 0
 
         mutating func countInItsSecond(_ now: Date) {
+            if firstRequestAt == nil { firstRequestAt = now }
+            lastRequestAt = now
             let second = Int(now.timeIntervalSince1970.rounded(.down))
             if second != currentSecond {
                 currentSecond = second
