@@ -15,6 +15,9 @@ struct GraphOperation: CustomStringConvertible {
         /// answer that reads it through a key path (`Track where album.band.name …`) must not
         /// outlive the change.
         case changeAndRefetch
+        /// Observes a query (`ObjectContext.observe`) in place of the context's last one: after
+        /// every save, what it delivers must come to the reference's answer.
+        case observe
     }
 
     var kind: Kind
@@ -29,7 +32,7 @@ struct GraphOperation: CustomStringConvertible {
         let weights: [(Kind, Int)] = [
             (.insert, 8), (.update, 8), (.relate, 6), (.delete, 6), (.save, 12), (.rollback, 1), (.fetch, 16),
             (.count, 8), (.objectIDs, 6), (.readValues, 10), (.readRelationship, 14), (.restart, 2),
-            (.refetch, 10), (.changeAndRefetch, 6),
+            (.refetch, 10), (.changeAndRefetch, 6), (.observe, 3),
         ]
         var roll = Int(random.next() % UInt64(weights.reduce(0) { $0 + $1.1 }))
         var kind = Kind.fetch

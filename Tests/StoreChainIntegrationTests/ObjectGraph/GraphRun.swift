@@ -34,6 +34,8 @@ final class GraphRun {
         var changes = ReferenceChanges()
         /// The objects this context inserted and has not saved yet, by temporary ID.
         var inserted: [ObjectID: ManagedObject] = [:]
+        /// The query this context observes, and how many results of it the test has checked.
+        var observed: (query: GraphQuery, observation: GraphObservation, checked: Int)?
     }
 
     let setup: GraphSetup
@@ -57,6 +59,7 @@ final class GraphRun {
     }
 
     func finish() async {
+        for context in contexts { context.observed?.observation.stop() }
         await chain.shutdown()
     }
 
@@ -300,8 +303,17 @@ final class GraphRun {
                 }
             }
 
+        case .observe:
+            let query = try GraphQuery.make(operation.first, operation.second, whole: setup.wholeFetches)
+            contexts[index].observed?.observation.stop()
+            await context.mergePublishedChanges()
+            contexts[index].observed = (query, GraphObservation(query.request, in: context), 0)
+            log.append("\(step): context \(index) observes \(query)")
+            try await checkObservation(of: index, step: step)
+
         case .restart:
             guard setup.restarts else { return }
+            for context in contexts { context.observed?.observation.stop() }
             await chain.shutdown()
             chain = try setup.makeChain()
             let chain = self.chain
@@ -396,6 +408,24 @@ final class GraphRun {
             }
         }
         try checkBackend(step: step)
+        for observing in contexts.indices { try await checkObservation(of: observing, step: step) }
+    }
+
+    /// What context `index`'s observation delivered since the last check comes to the
+    /// reference's answer. Results on the way are logged, not judged: an observation delivers
+    /// when its objects' values change too, and a check that found the IDs already right does
+    /// not wait for that delivery, so it arrives on the way to the next save's result.
+    private func checkObservation(of index: Int, step: Int) async throws {
+        guard let (query, observation, checked) = contexts[index].observed else { return }
+        let expected = query.answer(over: committed)
+        let (results, error) = await observation.waitFor(expected, after: checked)
+        contexts[index].observed?.checked = checked + results.count
+        log.append("\(step): context \(index)'s observation delivered \(results)")
+        if let error {
+            throw fail(
+                step,
+                "observation of \(query) in context \(index): \(error); delivered \(results), reference \(expected)")
+        }
     }
 
     /// The backend holds exactly the reference's objects, values and to-ones.
