@@ -169,4 +169,36 @@ extension OutboxReadYourWritesTests {
             FetchRequest(entity: "Album", predicate: try FetchPredicate("band.name == 'Night Tide'")))
         #expect(answer == .objects([album]))
     }
+
+    /// An album moved to another band, and that band renamed, by a save the outbox holds: the
+    /// bands' lists and the name show it at once, in the saving context and in another that
+    /// merges its event (found by the object-graph test: the new band's list lacked the album
+    /// until the save was sent).
+    @Test func aMoveTheOutboxHoldsShowsInBothBandsLists() async throws {
+        backend.mode = .readOnly
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
+        let chain = Chain(
+            handlers: [MemoryCache(model: model), outbox], terminal: backend, clock: ManualClock(), tracing: nil)
+        let saving = ObjectContext(chain: chain, model: model)
+        let watching = ObjectContext(chain: chain, model: model)
+        func lists(in context: ObjectContext) async throws -> (first: Set<ObjectID>, second: Set<ObjectID>) {
+            (
+                Set(try await context.object(with: id("Band", 1)).relatedObjects("albums").map(\.objectID)),
+                Set(try await context.object(with: id("Band", 2)).relatedObjects("albums").map(\.objectID))
+            )
+        }
+        let before = try await lists(in: saving)
+        _ = try await lists(in: watching)
+        let moved = try #require(before.second.first)
+        try saving.object(with: moved).setRelated(saving.object(with: id("Band", 1)), for: "band")
+        try saving.object(with: id("Band", 2)).set("Renamed", for: "name")
+        #expect(try await saving.save().isPending)
+        await watching.mergePublishedChanges()
+        for context in [saving, watching] {
+            let after = try await lists(in: context)
+            #expect(after.first == before.first.union([moved]))
+            #expect(after.second == before.second.subtracting([moved]))
+            #expect(try await context.object(with: id("Band", 2)).value("name") == "Renamed")
+        }
+    }
 }

@@ -25,12 +25,15 @@ public struct ChangeEvent: Sendable, Hashable {
     /// Objects whose pending update met a conflict (someone else changed them first), with the
     /// policy that settled it; `nodes` holds the backend's current object.
     public var resolved: [ObjectID: ConflictPolicy]
+    /// The updates of a save an outbox holds, as sent: the attributes and relationships each
+    /// sets, not the whole object (`nodes` has no state for them until they reach the backend).
+    public var unsentUpdates: [Node]
 
     public init(
         inserted: Set<ObjectID> = [], updated: Set<ObjectID> = [], deleted: Set<ObjectID> = [],
         invalidatedEntities: Set<String> = [], nodes: [Node] = [], permanentIDs: [ObjectID: ObjectID] = [:],
         source: String, sent: Set<ObjectID> = [], rejected: Set<ObjectID> = [], rejection: String? = nil,
-        resolved: [ObjectID: ConflictPolicy] = [:]
+        resolved: [ObjectID: ConflictPolicy] = [:], unsentUpdates: [Node] = []
     ) {
         self.inserted = inserted
         self.updated = updated
@@ -43,6 +46,7 @@ public struct ChangeEvent: Sendable, Hashable {
         self.rejected = rejected
         self.rejection = rejection
         self.resolved = resolved
+        self.unsentUpdates = unsentUpdates
     }
 
     /// Every entity the event touches.

@@ -2,9 +2,13 @@ extension ObjectContext {
     /// The current result of `request`, then the result again after every change that may
     /// affect it (saves through the chain, events from handlers), when it differs.
     ///
-    /// The first result comes even when nothing is cached yet: it is fetched through the chain.
-    /// The observation ends when its iterator is dropped, its task is cancelled, or the chain
-    /// shuts down.
+    /// The first result comes even when nothing is cached yet: it is fetched through the chain;
+    /// when that fails, the observation ends with the error. A later refetch that fails
+    /// transiently (the backend out of reach, a timeout: `StoreChainError.isTransient`) is
+    /// logged and delivers nothing: the last result stands until the next change, whose refetch
+    /// tries again (a save an outbox keeps while offline does not end the observation). Other
+    /// errors end it. The observation also ends when its iterator is dropped, its task is
+    /// cancelled, or the chain shuts down.
     ///
     /// ```swift
     /// for try await bands in context.observe(FetchRequest(entity: "Band")) { render(bands) }
@@ -20,7 +24,14 @@ extension ObjectContext {
                     var last = try await snapshot(request)
                     continuation.yield(last.objects)
                     for await event in events where !event.entities.isDisjoint(with: relevant) {
-                        let next = try await snapshot(request)
+                        let next: (objects: [ManagedObject], nodes: [Node])
+                        do {
+                            next = try await snapshot(request)
+                        } catch let error as StoreChainError where error.isTransient {
+                            chain.logger.warning(
+                                "observation of \(request): refetch failed, the last result stands: \(error)")
+                            continue
+                        }
                         if next.nodes != last.nodes {
                             continuation.yield(next.objects)
                             last = next

@@ -166,7 +166,13 @@ extension ObjectContext {
             }
             for id in deleted { state.table.forget(id) }
             state.nullify(deleted)
-            state.keepInversesInStep(with: result.nodes, model: model)
+            // A save an outbox holds answers with the objects it inserts only; the relationships
+            // its updates set move objects between lists too.
+            let unsentUpdates = sent.compactMap { id, change in
+                result.pending.contains(id) && change.kind == .updated && !change.relationships.isEmpty
+                    ? Node(id: id, relationships: change.relationships) : nil
+            }
+            state.keepInversesInStep(with: result.nodes + unsentUpdates, model: model)
             state.absorb(result.nodes)
         }
     }
@@ -198,8 +204,9 @@ extension ObjectContext {
             state.settleUnsent(sent: event.sent, rejected: event.rejected)
             for id in event.deleted { state.table.removeRow(for: id) }
             state.nullify(Set(event.deleted))
-            state.keepInversesInStep(with: event.nodes, model: model)
+            state.keepInversesInStep(with: event.nodes + event.unsentUpdates, model: model)
             state.absorb(event.nodes.filter { state.table.knows($0.id) })
+            for update in event.unsentUpdates { state.table.updateRow(for: update.id) { $0.apply(update) } }
         }
     }
 }

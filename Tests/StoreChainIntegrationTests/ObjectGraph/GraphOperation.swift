@@ -18,6 +18,12 @@ struct GraphOperation: CustomStringConvertible {
         /// Observes a query (`ObjectContext.observe`) in place of the context's last one: after
         /// every save, what it delivers must come to the reference's answer.
         case observe
+        /// Takes the backend down (a setup with an outbox; elsewhere nothing): saves are
+        /// pending, reads are answered by the caches or fail.
+        case goOffline
+        /// Brings it back and sends what the outbox holds (`sync`): the backend must then hold
+        /// the reference, with the permanent IDs of the objects inserted meanwhile.
+        case goOnline
     }
 
     var kind: Kind
@@ -32,7 +38,8 @@ struct GraphOperation: CustomStringConvertible {
         let weights: [(Kind, Int)] = [
             (.insert, 8), (.update, 8), (.relate, 6), (.delete, 6), (.save, 12), (.rollback, 1), (.fetch, 16),
             (.count, 8), (.objectIDs, 6), (.readValues, 10), (.readRelationship, 14), (.restart, 2),
-            (.refetch, 10), (.changeAndRefetch, 6), (.observe, 3),
+            (.refetch, 10), (.changeAndRefetch, 6), (.observe, 3), (.goOffline, 2),
+            (.goOnline, 3),
         ]
         var roll = Int(random.next() % UInt64(weights.reduce(0) { $0 + $1.1 }))
         var kind = Kind.fetch

@@ -17,6 +17,10 @@ struct GraphSetup {
     /// never hold a complete collection, and every repeated query is answered from a cached
     /// window: the part of the caches a save must invalidate rather than update.
     var wholeFetches = true
+    /// The network below the chain's outbox, for the offline and online steps; `nil`: no outbox.
+    var network: GraphNetwork?
+    /// How many saves the outbox holds.
+    var pendingSaves: () -> Int = { 0 }
 }
 
 /// A read or a save that disagreed with the reference, with the step it happened at.
@@ -43,6 +47,9 @@ final class GraphRun {
     var committed: ReferenceGraph
     var contexts: [ContextUnderTest]
     var inserts = 0
+    /// Objects inserted by saves the outbox holds, by their temporary IDs (which the reference
+    /// uses for them until they reach the backend).
+    private var unsent: [ObjectID: ManagedObject] = [:]
     /// The last three queries asked (their two random numbers), for `.refetch`.
     private var asked: [(first: UInt64, second: UInt64)] = []
     /// What each step did, for the report of a failing run.
@@ -71,6 +78,13 @@ final class GraphRun {
                     try await perform(operation, step: step)
                 } catch let mismatch as GraphMismatch {
                     throw mismatch
+                } catch let error as StoreChainError
+                    where setup.network?.isDown == true && operation.kind != .save
+                    && (error.isTransient || error.code == .notCached)
+                {
+                    // With the backend down, a read the caches cannot answer fails; one they
+                    // answer is compared as always.
+                    log.append("\(step): \(operation) failed with the backend down: \(error.message)")
                 } catch {
                     var what = "\(operation)"
                     if [.fetch, .count, .objectIDs].contains(operation.kind),
@@ -115,7 +129,11 @@ final class GraphRun {
     /// The objects context `index` shows, in a stable order (new objects by when they were made).
     private func visible(_ index: Int, entity: String? = nil) -> [ObjectID] {
         let view = contexts[index].changes.applied(to: committed)
-        return view.objects.keys.filter { entity == nil || $0.entity == entity }.sorted { left, right in
+        // An object a pending save inserted is shown by reads, but the steps change only
+        // objects with permanent IDs and their own context's new ones.
+        return view.objects.keys.filter {
+            (entity == nil || $0.entity == entity) && (unsent[$0] == nil)
+        }.sorted { left, right in
             (contexts[index].inserted[left].map { "~\(label(of: $0))" } ?? left.description)
                 < (contexts[index].inserted[right].map { "~\(label(of: $0))" } ?? right.description)
         }
@@ -311,6 +329,19 @@ final class GraphRun {
             log.append("\(step): context \(index) observes \(query)")
             try await checkObservation(of: index, step: step)
 
+        case .goOffline:
+            guard let network = setup.network, !network.isDown else { return }
+            network.isDown = true
+            log.append("\(step): the backend goes down")
+
+        case .goOnline:
+            guard let network = setup.network, network.isDown else { return }
+            network.isDown = false
+            let left = try await chain.sync()
+            log.append("\(step): the backend comes back; the outbox sent its saves (\(left) left)")
+            if left != 0 { throw fail(step, "\(left) saves still pending after a sync with the backend up") }
+            try await settleUnsent(step: step)
+
         case .restart:
             guard setup.restarts else { return }
             for context in contexts { context.observed?.observation.stop() }
@@ -378,11 +409,26 @@ final class GraphRun {
             return
         }
         let inserted = contexts[index].inserted
-        try await contexts[index].context.save()
+        let result: SaveResult
+        do {
+            result = try await contexts[index].context.save()
+        } catch let error as StoreChainError where setup.network?.isDown == true && error.isTransient {
+            // Cascading a deletion loads what it takes with it; with the backend down that can
+            // fail, and the context keeps its changes.
+            log.append("\(step): context \(index) cannot save with the backend down: \(error.message)")
+            return
+        }
         var permanent: [ObjectID: ObjectID] = [:]
-        for (temporary, object) in inserted {
-            if object.objectID.isTemporary { throw fail(step, "\(temporary) still has a temporary ID after a save") }
-            permanent[temporary] = object.objectID
+        if !result.pending.isEmpty {
+            if setup.network?.isDown != true { throw fail(step, "a save is pending with the backend up") }
+            for (temporary, object) in inserted { unsent[temporary] = object }
+        } else {
+            for (temporary, object) in inserted {
+                if object.objectID.isTemporary {
+                    throw fail(step, "\(temporary) still has a temporary ID after a save")
+                }
+                permanent[temporary] = object.objectID
+            }
         }
         var next = changes.applied(to: committed)
         var remapped = ReferenceGraph([])
@@ -398,7 +444,7 @@ final class GraphRun {
         contexts[index].changes = ReferenceChanges()
         contexts[index].inserted = [:]
         log.append(
-            "\(step): context \(index) saves (\(permanent.count) inserted as \(permanent.values.map(\.description).sorted()), \(deleted.count) deleted)"
+            "\(step): context \(index) saves (\(permanent.count) inserted as \(permanent.values.map(\.description).sorted()), \(deleted.count) deleted\(result.pending.isEmpty ? "" : ", pending"))"
         )
         // Other contexts' changes that name a deleted object are taken back.
         for other in contexts.indices where other != index {
@@ -407,6 +453,42 @@ final class GraphRun {
                 log.append("\(step): context \(other) rolls back (its changes name an object just deleted)")
             }
         }
+        if setup.pendingSaves() == 0 { try checkBackend(step: step) }
+        for observing in contexts.indices { try await checkObservation(of: observing, step: step) }
+    }
+
+    /// After the outbox sent what it held: the objects inserted meanwhile have permanent IDs,
+    /// which the reference takes (in its objects, relationships and every context's changes),
+    /// and the backend holds the reference.
+    private func settleUnsent(step: Int) async throws {
+        for context in contexts { await context.context.mergePublishedChanges() }
+        var permanent: [ObjectID: ObjectID] = [:]
+        for (temporary, object) in unsent {
+            if object.objectID.isTemporary {
+                throw fail(step, "\(temporary) still has a temporary ID after the outbox sent it")
+            }
+            permanent[temporary] = object.objectID
+        }
+        unsent = [:]
+        func remap(_ object: ReferenceGraph.Object) -> ReferenceGraph.Object {
+            var object = object
+            object.toOne = object.toOne.mapValues { $0.map { permanent[$0] ?? $0 } }
+            return object
+        }
+        var remapped = ReferenceGraph([])
+        for (id, object) in committed.objects {
+            var object = remap(object)
+            if let newID = permanent[id], let key = newID.key { object.attributes["id"] = key }
+            remapped.objects[permanent[id] ?? id] = object
+        }
+        committed = remapped
+        for index in contexts.indices {
+            contexts[index].changes.inserted = contexts[index].changes.inserted.mapValues(remap)
+            contexts[index].changes.updated = Dictionary(
+                contexts[index].changes.updated.map { (permanent[$0.key] ?? $0.key, remap($0.value)) },
+                uniquingKeysWith: { _, last in last })
+        }
+        log.append("\(step): \(permanent.count) objects inserted offline have permanent IDs")
         try checkBackend(step: step)
         for observing in contexts.indices { try await checkObservation(of: observing, step: step) }
     }
@@ -417,10 +499,21 @@ final class GraphRun {
     /// not wait for that delivery, so it arrives on the way to the next save's result.
     private func checkObservation(of index: Int, step: Int) async throws {
         guard let (query, observation, checked) = contexts[index].observed else { return }
+        // While the backend is down an observation keeps its last result when its refetch
+        // fails; it is held to the reference again once the backend is back.
+        if setup.network?.isDown == true, checked > 0 { return }
         let expected = query.answer(over: committed)
         let (results, error) = await observation.waitFor(expected, after: checked)
         contexts[index].observed?.checked = checked + results.count
         log.append("\(step): context \(index)'s observation delivered \(results)")
+        if let error, setup.network?.isDown == true, results.isEmpty, checked == 0,
+            error.contains("the object-graph test took the backend down")
+        {
+            // Its first fetch failed with the backend down: it ended, as it should, and goes.
+            contexts[index].observed = nil
+            log.append("\(step): context \(index)'s observation could not start with the backend down")
+            return
+        }
         if let error {
             throw fail(
                 step,

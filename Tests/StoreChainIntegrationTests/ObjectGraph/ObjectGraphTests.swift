@@ -58,6 +58,27 @@ import Testing
         }
     }
 
+    /// The in-memory store behind a memory cache and an outbox, with a network that the
+    /// offline and online steps take down and bring back.
+    static func inMemoryWithOutbox() -> SetupMaker {
+        { body in
+            let model = try model()
+            let store = InMemoryStore(model: model, dataset: try DemoBackend(bands: 3).store.snapshot)
+            let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-graph-\(UUID())")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let outbox = try OutboxHandler(
+                model: model, options: OutboxOptions(path: folder.appending(path: "outbox.sqlite").path))
+            let network = GraphNetwork()
+            try await body(
+                GraphSetup(
+                    name: "in-memory store behind a memory cache and an outbox", model: model,
+                    makeChain: { Chain(handlers: [MemoryCache(model: model), outbox, network], terminal: store) },
+                    backendNodes: { nodes(of: store) }, restarts: false, network: network,
+                    pendingSaves: { outbox.pendingCount }))
+        }
+    }
+
     static func demoV2(disk: Bool) -> SetupMaker {
         { body in
             let model = try model()
@@ -83,7 +104,8 @@ import Testing
     }
 
     static let setups = [
-        "in-memory", "in-memory+memory-cache", "in-memory+memory-cache, windows only", "v2+memory-cache",
+        "in-memory", "in-memory+memory-cache", "in-memory+memory-cache, windows only",
+        "in-memory+memory-cache+outbox", "v2+memory-cache",
         "v2+memory+disk-cache",
     ]
 
@@ -92,6 +114,7 @@ import Testing
         case "in-memory": inMemory(caches: false)
         case "in-memory+memory-cache": inMemory(caches: true)
         case "in-memory+memory-cache, windows only": inMemory(caches: true, wholeFetches: false)
+        case "in-memory+memory-cache+outbox": inMemoryWithOutbox()
         case "v2+memory-cache": demoV2(disk: false)
         case "v2+memory+disk-cache": demoV2(disk: true)
         default: nil
