@@ -201,4 +201,30 @@ extension OutboxReadYourWritesTests {
             #expect(try await context.object(with: id("Band", 2)).value("name") == "Renamed")
         }
     }
+
+    /// An observation whose refetch fails because the backend is down keeps its last result and
+    /// delivers the next one once the saves are sent (it ended with the error, and the app's
+    /// list stopped updating for good).
+    @Test func anObservationOutlivesARefetchThatFailsOffline() async throws {
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
+        let chain = Chain(handlers: [outbox], terminal: backend, clock: ManualClock(), tracing: nil)
+        let watching = ObjectContext(chain: chain, model: model)
+        let saving = ObjectContext(chain: chain, model: model)
+        let request = FetchRequest(entity: "Band", predicate: try FetchPredicate("name == 'Renamed'"))
+        var results = watching.observe(request).makeAsyncIterator()
+        #expect(try await results.next()?.isEmpty == true)
+        backend.mode = .down
+        try saving.object(with: id("Band", 2)).set("Renamed", for: "name")
+        #expect(try await saving.save().isPending)
+        // The save's event makes the observation refetch, which fails with nothing cached.
+        var yields = 0
+        while backend.refusedReads == 0 && yields < 1_000_000 {
+            await Task.yield()
+            yields += 1
+        }
+        try #require(backend.refusedReads > 0, "the observation refetched with the backend down")
+        backend.mode = .up
+        #expect(try await saving.sync() == 0)
+        #expect(try await results.next()?.map(\.objectID) == [id("Band", 2)])
+    }
 }

@@ -38,6 +38,8 @@ final class ScriptedBackend: StoreResponder {
         var attempts = 0
         /// Every other request that reached the backend, in order.
         var reads: [StoreRequest] = []
+        /// Reads refused while down.
+        var refusedReads = 0
         /// Saves waiting for the test to release them, and the most that ever waited at once.
         var held: [CheckedContinuation<Void, Never>] = []
         var mostHeld = 0
@@ -53,6 +55,8 @@ final class ScriptedBackend: StoreResponder {
     }
 
     var saves: [SaveChanges] { state.withLock { $0.saves } }
+    /// How many reads it refused while down.
+    var refusedReads: Int { state.withLock { $0.refusedReads } }
 
     /// The stored objects of `entity` matching `predicate`.
     func objects(_ entity: String, _ predicate: String) throws -> [Node] {
@@ -92,6 +96,7 @@ final class ScriptedBackend: StoreResponder {
         }
         if case .save = request { state.withLock { $0.attempts += 1 } }
         if case .down = mode {
+            if case .save = request {} else { state.withLock { $0.refusedReads += 1 } }
             throw StoreChainError(.transport, "connection refused (the test backend is down)")
         }
         guard case .save(let changes) = request else {
