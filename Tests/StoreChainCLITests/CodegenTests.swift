@@ -1,11 +1,12 @@
 import Foundation
+import StoreChainTesting
 import Testing
 
 /// `storechain-codegen`, which the StoreChainModelPlugin runs on model files (the Bandcamp
 /// example compiles its output).
 @Suite struct CodegenTests {
     @Test func writesATypedWrapperPerEntity() async throws {
-        let output = FileManager.default.temporaryDirectory.appending(path: "storechain-codegen-\(UUID()).swift")
+        let output = try TemporaryFolder.create("storechain-codegen").appending(path: "Generated.swift")
         let outcome = try await CommandRunner.run(
             ["Examples/Music/music.model.yml", output.path], executable: "storechain-codegen")
         #expect(outcome.status == 0, "\(outcome.stderr)")
@@ -27,7 +28,7 @@ import Testing
     }
 
     @Test func propertiesThatClashWithGeneratedMembersAreNamed() async throws {
-        let model = FileManager.default.temporaryDirectory.appending(path: "clash-\(UUID()).model.yml")
+        let model = try TemporaryFolder.create("storechain-codegen").appending(path: "clash.model.yml")
         try
             "entities:\n  Band:\n    key: id\n    attributes: { id: integer, count: integer, name: string, setName: string }\n"
             .write(to: model, atomically: true, encoding: .utf8)
@@ -39,7 +40,7 @@ import Testing
     }
 
     @Test func aBadModelFailsWithItsErrors() async throws {
-        let model = FileManager.default.temporaryDirectory.appending(path: "bad-\(UUID()).model.yml")
+        let model = try TemporaryFolder.create("storechain-codegen").appending(path: "bad.model.yml")
         try "entities:\n  Band:\n    key: id\n    attributes: { id: integr }\n".write(
             to: model, atomically: true, encoding: .utf8)
         let outcome = try await CommandRunner.run([model.path, "/dev/null"], executable: "storechain-codegen")

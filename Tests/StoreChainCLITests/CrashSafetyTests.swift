@@ -24,7 +24,7 @@ import Testing
     @Test func killedWritersLoseNothingTheyReportedCommitted() async throws {
         let seed = UInt64(Self.environment["STORECHAIN_CRASH_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
         var random = SplitMix64(seed: seed)
-        let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-crash-\(UUID())")
+        let folder = TemporaryFolder.make("storechain-crash")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let storePath = folder.appending(path: "store.sqlite").path

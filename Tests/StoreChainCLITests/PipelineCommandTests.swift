@@ -2,6 +2,7 @@ import Foundation
 import StoreChain
 import StoreChainDemoBackend
 import StoreChainPipeline
+import StoreChainTesting
 import Testing
 
 /// `query --pipeline`, `explain`, `validate` and `cache` against the demo backend, run as the
@@ -9,7 +10,7 @@ import Testing
 @Suite(.serialized) struct PipelineCommandTests {
     /// The demo's v2 pipeline and model in a fresh folder, with the backend running.
     static func withDemo(_ body: (URL, [String: String], DemoBackend) async throws -> Void) async throws {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-cli-\(UUID())")
+        let folder = TemporaryFolder.make("storechain-cli")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try DemoCatalogModel.text.write(
             to: folder.appending(path: "music.model.yml"), atomically: true, encoding: .utf8)

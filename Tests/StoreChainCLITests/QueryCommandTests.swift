@@ -1,4 +1,5 @@
 import Foundation
+import StoreChainTesting
 import Testing
 
 @Suite struct QueryCommandTests {
@@ -89,7 +90,7 @@ import Testing
     }
 
     @Test func badFilesNameTheFileAndPlace() async throws {
-        let directory = FileManager.default.temporaryDirectory.appending(path: "storechain-cli-\(UUID().uuidString)")
+        let directory = TemporaryFolder.make("storechain-cli")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let model = directory.appending(path: "bad.model.yml")
         try Data("entities:\n  Band:\n    key: id\n    attributes: { id: integer, name: strng }\n".utf8).write(

@@ -168,7 +168,7 @@ import Testing
     /// A folder with the demo model and `pipeline.yml`: `handlers` in front of the demo
     /// backend's v2 API.
     static func folder(port: Int, handlers: [String]) throws -> (url: URL, pipeline: String) {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "shared-clients-\(UUID().uuidString)")
+        let folder = TemporaryFolder.make("shared-clients")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try DemoCatalogModel.text.write(
             to: folder.appending(path: "music.model.yml"), atomically: true, encoding: .utf8)

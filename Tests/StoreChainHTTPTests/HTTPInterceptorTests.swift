@@ -95,7 +95,7 @@ import Testing
     }
 
     @Test func aTokenFileIsReadAgainWhenItChanges() async throws {
-        let file = FileManager.default.temporaryDirectory.appending(path: "token-\(UUID())")
+        let file = TemporaryFolder.make("token")
         @Sendable func write(_ token: String, age: TimeInterval) throws {
             try token.write(to: file, atomically: true, encoding: .utf8)
             try FileManager.default.setAttributes(

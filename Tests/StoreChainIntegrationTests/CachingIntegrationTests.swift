@@ -12,7 +12,7 @@ import Testing
     let backendTests = DemoBackendTests()
 
     private func temporaryFile() -> String {
-        FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())/cache.sqlite").path
+        TemporaryFolder.make("storechain").appending(path: "cache.sqlite").path
     }
 
     @Test func theDumpOnlyBackendBehindTheDiskCacheAnswersPreciseQueriesWithOneRequest() async throws {
@@ -102,7 +102,7 @@ import Testing
         }
         var sizes: [Bool: SQLiteCacheStorage.Statistics] = [:]
         for compresses in [false, true] {
-            let path = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())/c.sqlite").path
+            let path = TemporaryFolder.make("storechain").appending(path: "c.sqlite").path
             let storage = SQLiteCacheStorage(path: path, model: model, compresses: compresses)
             _ = try await storage.write(write)
             sizes[compresses] = try await storage.statistics()

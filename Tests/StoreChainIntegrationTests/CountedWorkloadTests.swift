@@ -107,7 +107,7 @@ import Testing
     @Test(arguments: Order.allCases)
     func theMixIsAnsweredRightColdAndFromTheCachesWarm(_ order: Order) async throws {
         let backendTests = DemoBackendTests()
-        let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-workload-\(UUID())")
+        let folder = TemporaryFolder.make("storechain-workload")
         defer { try? FileManager.default.removeItem(at: folder) }
         let quirks = DemoQuirks(etags: true, maxAgeSeconds: 60)
         try await backendTests.withBackend(quirks: DemoQuirks(failEvery: 17, etags: true, maxAgeSeconds: 60)) {

@@ -97,7 +97,7 @@ import Testing
             clock = ManualClock()
             backend = Backend(clock: clock)
             self.cache = cache
-            path = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())/cache.sqlite").path
+            path = TemporaryFolder.make("storechain").appending(path: "cache.sqlite").path
             options = CacheOptions(
                 expiry: CacheExpiry(defaultTTL: ttl, heuristic: heuristic), staleIfError: staleIfError,
                 staleWhileRevalidate: staleWhileRevalidate)

@@ -66,7 +66,7 @@ import Testing
     func anOfflineEditThatMeetsSomeoneElsesIsSettledByThePolicy(_ policy: ConflictPolicy) async throws {
         try await backendTests.withBackend { backend, base in
             try changeElsewhere(backend, ["price": 5.0])
-            let path = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())/outbox.sqlite").path
+            let path = TemporaryFolder.make("storechain").appending(path: "outbox.sqlite").path
             let remote = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: base))
             let outbox = try OutboxHandler(
                 model: backend.model,

@@ -20,7 +20,7 @@ import Testing
 
     @Test func randomSavesWhileTheBackendFlipsEndWithTheBackendEqualToTheAppsView() async throws {
         try await backendTests.withBackend { backend, base in
-            let path = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())/outbox.sqlite").path
+            let path = TemporaryFolder.make("storechain").appending(path: "outbox.sqlite").path
             let remote = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: base))
             // The retry timer never fires on this clock: replays come from successes and sync().
             let outbox = try OutboxHandler(

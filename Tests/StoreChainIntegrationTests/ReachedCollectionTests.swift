@@ -3,6 +3,7 @@ import StoreChain
 import StoreChainDemoBackend
 import StoreChainHTTP
 import StoreChainSQLite
+import StoreChainTesting
 import Testing
 
 /// A fetch whose entity's whole collection a cache holds, with a predicate or sort over a key
@@ -13,7 +14,7 @@ import Testing
 @Suite struct ReachedCollectionTests {
     @Test func aCompleteCollectionAnswersAKeyPathFetchByLoadingWhatItReaches() async throws {
         let backendTests = DemoBackendTests()
-        let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-reached-\(UUID())")
+        let folder = TemporaryFolder.make("storechain-reached")
         defer { try? FileManager.default.removeItem(at: folder) }
         try await backendTests.withBackend(bands: 40) { backend, base in
             let model = backend.model
@@ -62,6 +63,41 @@ import Testing
             #expect(try await run(byTracks) == expected(byTracks))
             #expect(try await run(byAlbum) == expected(byAlbum))
             #expect(backend.stats.requests == 0, "\(backend.stats.requestsByRoute)")
+        }
+    }
+
+    /// A whole collection the caches took before another client (or a save racing the fetch)
+    /// inserted an object, and a listing read now that points at it: the key-path fetch asks the
+    /// backend for what the collection lacks (it failed: "reads Album/… through Track/1, but it
+    /// was not loaded"; found by the object-graph test, an observation refetching during a save).
+    @Test func objectsAWholeCachedCollectionLacksAreReadPastTheCaches() async throws {
+        let backendTests = DemoBackendTests()
+        try await backendTests.withBackend(bands: 10) { backend, base in
+            let model = backend.model
+            let remote = try RemoteResponder(model: model, options: DemoRemoteOptions.v3(baseURL: base))
+            let chain = Chain(
+                handlers: [
+                    MemoryCache(model: model),
+                    PaginationHandler(model: model, options: PaginationOptions(pageSize: 100)),
+                ], terminal: remote)
+            _ = try await chain.fetch(FetchRequest(entity: "Album"))
+            // Elsewhere: a new album, and a track moved to it.
+            let album = Node(
+                id: .temporary(entity: "Album"), attributes: ["title": "Late", "year": 2031],
+                relationships: ["band": .toOne(ObjectID(entity: "Band", key: 1))])
+            let saved = try backend.store.save(SaveChanges(inserted: [album]))
+            let late = try #require(saved.permanentIDs[album.id])
+            _ = try backend.store.save(
+                SaveChanges(updated: [
+                    Node(id: ObjectID(entity: "Track", key: 1), relationships: ["album": .toOne(late)])
+                ]))
+            let request = FetchRequest(
+                entity: "Track", predicate: try FetchPredicate("album.year > 2030"),
+                sortDescriptors: [FetchSortDescriptor("id")])
+            #expect(
+                backendTests.comparable(try await chain.fetch(request))
+                    == backendTests.comparable(try backend.store.fetch(request)))
+            await chain.shutdown()
         }
     }
 }

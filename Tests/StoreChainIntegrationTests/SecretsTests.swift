@@ -17,7 +17,7 @@ import Testing
         var options = DemoRemoteOptions.v2(baseURL: base)
         options.bearerToken = token
         options.entities["Album"]?.fetch = [RemoteEndpoint("GET /broken", records: "data")]
-        let directory = FileManager.default.temporaryDirectory.appending(path: "storechain-secrets-\(UUID())")
+        let directory = TemporaryFolder.make("storechain-secrets")
         let cachePath = directory.appending(path: "cache.sqlite").path
         let log = CapturedLog()
         let remote = try RemoteResponder(model: backend.model, options: options)

@@ -10,7 +10,7 @@ import Testing
 /// Where a pipeline's disk cache lives, and that it never answers with another backend's data.
 @Suite struct CacheLocationTests {
     private static func folder(_ name: String) throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-\(name)-\(UUID())")
+        let folder = TemporaryFolder.make("storechain-\(name)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try DemoCatalogModel.text.write(
             to: folder.appending(path: "music.model.yml"), atomically: true, encoding: .utf8)

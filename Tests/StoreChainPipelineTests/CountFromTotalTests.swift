@@ -18,7 +18,7 @@ import Testing
     private func withV2(
         bands: Int = 40, _ body: (DemoBackend, () throws -> Chain) async throws -> Void
     ) async throws {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "count-total-\(UUID().uuidString)")
+        let folder = TemporaryFolder.make("count-total")
         let backend = try DemoBackend(bands: bands)
         let port = try await backend.start()
         let environment = ["STORECHAIN_DEMO_URL": "http://127.0.0.1:\(port)", "STORECHAIN_CACHE_DIR": folder.path]

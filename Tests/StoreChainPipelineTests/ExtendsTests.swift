@@ -10,7 +10,7 @@ import Testing
 /// gives its own, so adding a handler does not mean copying the entity mappings.
 @Suite struct ExtendsTests {
     static func folder(_ files: [String: String]) throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-extends-\(UUID())")
+        let folder = TemporaryFolder.make("storechain-extends")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try DemoCatalogModel.text.write(
             to: folder.appending(path: "music.model.yml"), atomically: true, encoding: .utf8)

@@ -25,7 +25,7 @@ import Testing
     struct NoOptions: Decodable, Sendable {}
 
     static func folder() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-interceptors-\(UUID())")
+        let folder = TemporaryFolder.make("storechain-interceptors")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try DemoCatalogModel.text.write(
             to: folder.appending(path: "music.model.yml"), atomically: true, encoding: .utf8)

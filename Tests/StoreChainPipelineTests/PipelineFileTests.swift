@@ -13,7 +13,7 @@ import Testing
 
     /// A copy of the fixtures in a fresh folder, so files the pipelines create land there.
     static func workingCopy() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-pipeline-\(UUID())")
+        let folder = TemporaryFolder.make("storechain-pipeline")
         try FileManager.default.copyItem(at: fixtures, to: folder)
         return folder
     }

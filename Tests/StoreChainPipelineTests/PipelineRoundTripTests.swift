@@ -3,13 +3,14 @@ import StoreChain
 import StoreChainDemoBackend
 import StoreChainHTTP
 import StoreChainPipeline
+import StoreChainTesting
 import Testing
 
 /// The demo's pipeline files against the same chains built in Swift.
 @Suite(.serialized) struct PipelineRoundTripTests {
     /// The demo pipelines and model written to a fresh folder.
     static func demoFolder() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-demo-\(UUID())")
+        let folder = TemporaryFolder.make("storechain-demo")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try DemoCatalogModel.text.write(
             to: folder.appending(path: "music.model.yml"), atomically: true, encoding: .utf8)

@@ -164,7 +164,7 @@ import Testing
         backend.update { $0.etag = "\"v1\"" }
         let options = CacheOptions(expiry: CacheExpiry(defaultTTL: .seconds(60)))
         let model = backend.store.model
-        let path = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID()).sqlite").path
+        let path = TemporaryFolder.make("storechain-rules").appending(path: "cache.sqlite").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let chain = Chain(
             handlers: [

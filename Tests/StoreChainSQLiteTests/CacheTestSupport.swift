@@ -104,7 +104,7 @@ struct CacheHarness {
         let clock = ManualClock()
         let backend = try FakeBackend(clock: clock)
         configure(backend)
-        let directory = directory ?? FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())")
+        let directory = directory ?? TemporaryFolder.make("storechain")
         let options = CacheOptions(
             expiry: CacheExpiry(defaultTTL: ttl), staleIfError: staleIfError, staleWhileRevalidate: staleWhileRevalidate
         )

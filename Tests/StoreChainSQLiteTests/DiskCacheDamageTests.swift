@@ -38,7 +38,7 @@ import Testing
 
     @Test(arguments: seeds)
     func randomByteFlipsNeverGiveAWrongAnswer(seed: UInt64) async throws {
-        let directory = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())")
+        let directory = TemporaryFolder.make("storechain")
         do {
             let harness = try CacheHarness.make(.disk, directory: directory)
             try await Self.runAll(harness)
@@ -83,7 +83,7 @@ import Testing
 
     /// Fills a cache file, then lets `damage` change it through another connection.
     static func damagedCache(_ damage: (SQLiteCacheStorage) throws -> Void) async throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())")
+        let directory = TemporaryFolder.make("storechain")
         let harness = try CacheHarness.make(.disk, directory: directory)
         try await runAll(harness)
         await harness.chain.shutdown()

@@ -8,7 +8,7 @@ import Testing
 /// whose source lost the file to another process neither reads nor writes it.
 @Suite struct DiskCacheNamespaceTests {
     private static func path() throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-namespace-\(UUID())")
+        let folder = TemporaryFolder.make("storechain-namespace")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return folder.appending(path: "cache.sqlite").path
     }

@@ -77,7 +77,7 @@ import Testing
     }
 
     @Test func aDirectoryWhereTheFileShouldBeTurnsTheDiskCacheOff() async throws {
-        let directory = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())")
+        let directory = TemporaryFolder.make("storechain")
         try FileManager.default.createDirectory(
             at: directory.appending(path: "cache.sqlite"), withIntermediateDirectories: true)
         let harness = try CacheHarness.make(.disk, directory: directory)
@@ -90,7 +90,7 @@ import Testing
     /// set up ("database is locked" while switching to WAL) was taken for damage and moved
     /// aside, taking the other process's cache away. It is used once the lock is gone.
     @Test func aFileLockedByAnotherConnectionIsNotTakenForDamage() async throws {
-        let directory = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())")
+        let directory = TemporaryFolder.make("storechain")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appending(path: "c.sqlite").path
         var holdsTheLock = Configuration()
@@ -124,7 +124,7 @@ import Testing
     }
 
     @Test func nodesReadTogetherShareTheirFreshnessWhenItIsTheSame() async throws {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-shared-\(UUID())")
+        let folder = TemporaryFolder.make("storechain-shared")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let storage = SQLiteCacheStorage(path: folder.appending(path: "cache.sqlite").path)
         let response = Freshness(fetchedAt: Date(timeIntervalSince1970: 1_000), expiresAt: .distantFuture)
@@ -170,7 +170,7 @@ import Testing
     }
 
     @Test func aWindowLookupGivesNodesInOrderOrNilWhenOneIsNotCached() async throws {
-        let directory = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())")
+        let directory = TemporaryFolder.make("storechain")
         let storage = SQLiteCacheStorage(path: directory.appending(path: "c.sqlite").path)
         var write = CacheWrite()
         write.nodes = [1, 2, 3].map { TestData.node("Track", $0, ["title": .string("t\($0)")]) }
@@ -182,7 +182,7 @@ import Testing
     }
 
     @Test func payloadsAreCompressedWhenThatSavesSpace() async throws {
-        let directory = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())")
+        let directory = TemporaryFolder.make("storechain")
         let storage = SQLiteCacheStorage(path: directory.appending(path: "c.sqlite").path)
         var write = CacheWrite()
         var node = TestData.node("Track", 1, ["title": .string(String(repeating: "la ", count: 400))])
@@ -195,7 +195,7 @@ import Testing
     }
 
     @Test func evictsLeastRecentlyUsedBeyondTheSizeCap() async throws {
-        let directory = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())")
+        let directory = TemporaryFolder.make("storechain")
         // About a dozen of these nodes fit (each about 80 bytes).
         let storage = SQLiteCacheStorage(path: directory.appending(path: "c.sqlite").path, maxBytes: 1_000)
         func node(_ key: Int) -> Node {

@@ -108,7 +108,7 @@ import Testing
     @Test func aDamagedNodeOfACompleteCollectionIsFetchedAgainNotLeftOut() async throws {
         let model = try MusicFixture.model()
         let store = try MusicFixture.store()
-        let path = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())/c.sqlite").path
+        let path = TemporaryFolder.make("storechain").appending(path: "c.sqlite").path
         let disk = DiskCache(model: model, path: path)
         var write = CacheWrite()
         write.nodes = store.snapshot.nodes(of: "Album").map { node in

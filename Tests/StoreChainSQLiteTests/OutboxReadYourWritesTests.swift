@@ -227,4 +227,28 @@ extension OutboxReadYourWritesTests {
         #expect(try await saving.sync() == 0)
         #expect(try await results.next()?.map(\.objectID) == [id("Band", 2)])
     }
+
+    /// A track inserted into an album by a save the outbox holds shows in the album's tracks in
+    /// every context, whether the context read the list before or reads it now, with the backend
+    /// down (found by the object-graph test).
+    @Test(arguments: [false, true])
+    func anInsertTheOutboxHoldsShowsInItsAlbumsList(_ readBefore: Bool) async throws {
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
+        let chain = Chain(
+            handlers: [MemoryCache(model: model), outbox], terminal: backend, clock: ManualClock(), tracing: nil)
+        let saving = ObjectContext(chain: chain, model: model)
+        let watching = ObjectContext(chain: chain, model: model)
+        let album = id("Album", 20)
+        let before = Set(try await saving.object(with: album).relatedObjects("tracks").map(\.objectID))
+        if readBefore { _ = try await watching.object(with: album).relatedObjects("tracks") }
+        backend.mode = .down
+        let track = try saving.insert("Track", values: ["title": "Hidden", "seconds": 99])
+        try track.setRelated(saving.object(with: album), for: "album")
+        #expect(try await saving.save().isPending)
+        await watching.mergePublishedChanges()
+        for context in [saving, watching] {
+            let after = Set(try await context.object(with: album).relatedObjects("tracks").map(\.objectID))
+            #expect(after == before.union([track.objectID]))
+        }
+    }
 }

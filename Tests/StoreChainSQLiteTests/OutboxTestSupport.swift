@@ -141,7 +141,7 @@ func newBand(_ name: String) -> Node {
 
 /// A fresh outbox file path in its own directory.
 func outboxPath() -> String {
-    FileManager.default.temporaryDirectory.appending(path: "storechain-outbox-\(UUID())/outbox.sqlite").path
+    TemporaryFolder.make("storechain-outbox").appending(path: "outbox.sqlite").path
 }
 
 /// Waits (by yielding, never sleeping) until `condition` holds, for work a handler started in

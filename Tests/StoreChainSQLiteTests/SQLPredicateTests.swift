@@ -12,7 +12,7 @@ import Testing
 
     /// A disk storage holding the fixture catalog.
     private func storage() async throws -> SQLiteCacheStorage {
-        let path = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())/c.sqlite").path
+        let path = TemporaryFolder.make("storechain").appending(path: "c.sqlite").path
         let storage = SQLiteCacheStorage(path: path, model: model)
         var write = CacheWrite()
         let snapshot = try MusicFixture.store().snapshot

@@ -15,7 +15,7 @@ import Testing
     init() throws {
         model = try MusicFixture.model()
         seed = try MusicFixture.store().snapshot
-        path = FileManager.default.temporaryDirectory.appending(path: "storechain-store-\(UUID())/music.sqlite").path
+        path = TemporaryFolder.make("storechain-store").appending(path: "music.sqlite").path
     }
 
     /// A save touching every kind of change, including both sides of relationships.

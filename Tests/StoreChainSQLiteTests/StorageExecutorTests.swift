@@ -12,7 +12,7 @@ import Testing
     @MainActor @Test func aDiskCacheReadsAndWritesOffTheMainActor() async throws {
         MainQueueProbe.mark()
         let store = try MusicFixture.store()
-        let path = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID())/c.sqlite").path
+        let path = TemporaryFolder.make("storechain").appending(path: "c.sqlite").path
         let disk = DiskCache(model: store.model, path: path)
         let onMain = Locked<[Bool]>([])
         disk.storage.accessProbe.withLock { $0 = { onMain.withLock { $0.append(MainQueueProbe.isCurrent) } } }

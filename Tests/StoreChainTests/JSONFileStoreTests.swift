@@ -1,12 +1,13 @@
 import Foundation
 import StoreChain
+import StoreChainTesting
 import Testing
 
 @Suite struct JSONFileStoreTests {
     let directory: URL
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appending(path: "storechain-\(UUID().uuidString)")
+        directory = TemporaryFolder.make("storechain")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 

@@ -68,6 +68,7 @@ extension CacheHandler {
             }
             nodes[id] = target
         }
+        await showPendingInserts(changes, result: result, in: &nodes, context: context)
         write.nodes = Array(nodes.values)
         await store(write, context: context)
         let unknown = across.unknown.filter { nodes[$0] == nil && !write.removed.contains($0) }
@@ -77,6 +78,39 @@ extension CacheHandler {
             }
         }
         return response
+    }
+
+    /// Objects a save the outbox holds inserts keep their temporary IDs and are not stored, but
+    /// the cached lists they join show them (read your writes: another context that reads
+    /// `album.tracks` with the backend down sees the new track; the outbox answers for the
+    /// object itself). Once the save is sent, its answer drops those lists, to be read again.
+    private func showPendingInserts(
+        _ changes: SaveChanges, result: SaveResult, in nodes: inout [ObjectID: Node], context: RequestContext
+    ) async {
+        var joining: [ObjectID: [String: [ObjectID]]] = [:]
+        for node in changes.inserted where result.pending.contains(node.id) {
+            guard let entity = model.entity(named: node.id.entity) else { continue }
+            for relationship in entity.relationships where !relationship.isToMany {
+                guard let inverse = relationship.inverse,
+                    model.entity(named: relationship.destination)?.relationship(named: inverse)?.isToMany == true,
+                    case .toOne(let target?)? = node.relationships[relationship.name], !target.isTemporary
+                else { continue }
+                joining[target, default: [:]][inverse, default: []].append(node.id)
+            }
+        }
+        guard !joining.isEmpty else { return }
+        let missing = joining.keys.filter { nodes[$0] == nil }
+        let cached = await perform("read", context: context) { try await storage.nodes(missing) } ?? [:]
+        for (id, lists) in joining {
+            guard var target = nodes[id] ?? cached[id] else { continue }
+            var changed = false
+            for (name, members) in lists {
+                guard case .toMany(let list)? = target.relationships[name] else { continue }
+                target.relationships[name] = .toMany(list + members.filter { !list.contains($0) })
+                changed = true
+            }
+            if changed { nodes[id] = target }
+        }
     }
 
     /// The entities a save changed objects of: those it saved, and those on the other side of

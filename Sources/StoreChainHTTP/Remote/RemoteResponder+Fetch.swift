@@ -357,6 +357,19 @@ extension RemoteResponder {
                 {
                     source[node.id] = node
                 }
+                // The caches answer by key from a whole collection they hold; an object saved
+                // since they took it (an album a save inserted while this fetch read the tracks
+                // that point at it) is not in it. What they lack is asked for past them.
+                let unknown = missing.filter { source[$0] == nil }
+                if !unknown.isEmpty {
+                    var reload = context
+                    reload.cachePolicy = .reload
+                    for node in try await fetchNodes(
+                        destination, keys: unknown.compactMap(\.key), context: reload, serving: parent)
+                    {
+                        source[node.id] = node
+                    }
+                }
             }
             level = targets
             entityName = destination.name
@@ -403,8 +416,9 @@ extension RemoteResponder {
             expected = values.count * repeats
         }
         if let expected, expected >= Self.listingThreshold {
-            if let cached = try await cachedMatches(
-                FetchRequest(entity: entity.name, predicate: filter.predicate), context: context, serving: parent)
+            if context.cachePolicy != .reload,
+                let cached = try await cachedMatches(
+                    FetchRequest(entity: entity.name, predicate: filter.predicate), context: context, serving: parent)
             {
                 return cached.filter { filter.evaluate($0, in: [:]) }
             }

@@ -4,6 +4,7 @@ import StoreChainDemoBackend
 import StoreChainHTTP
 import StoreChainPipeline
 import StoreChainSQLite
+import StoreChainTesting
 import Testing
 
 /// The object graph held to the standard of fetches: random sequences of inserts, updates,
@@ -64,7 +65,7 @@ import Testing
         { body in
             let model = try model()
             let store = InMemoryStore(model: model, dataset: try DemoBackend(bands: 3).store.snapshot)
-            let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-graph-\(UUID())")
+            let folder = TemporaryFolder.make("storechain-graph")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: folder) }
             let outbox = try OutboxHandler(
@@ -82,7 +83,7 @@ import Testing
     static func demoV2(disk: Bool) -> SetupMaker {
         { body in
             let model = try model()
-            let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-graph-\(UUID())")
+            let folder = TemporaryFolder.make("storechain-graph")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: folder) }
             let path = folder.appending(path: "cache.sqlite").path
