@@ -7,7 +7,7 @@ import StoreChain
     import Darwin
 #endif
 
-/// Folders for a test's or benchmark's files in the system's temporary directory, removed with
+/// Folders for a test's files in the system's temporary directory, removed with
 /// everything in them when the process exits (a full `swift test` left some 3,000 `storechain-*`
 /// folders behind each run). A process that crashes leaves its folders, to look into.
 ///
