@@ -251,4 +251,24 @@ extension OutboxReadYourWritesTests {
             #expect(after == before.union([track.objectID]))
         }
     }
+
+    /// A pending insert the backend then refuses leaves the cached lists it was shown in: a
+    /// context reading the album's tracks afterwards gets the backend's list, not the refused
+    /// track's temporary ID.
+    @Test func aRefusedInsertLeavesTheCachedListsItJoined() async throws {
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
+        let chain = Chain(
+            handlers: [MemoryCache(model: model), outbox], terminal: backend, clock: ManualClock(), tracing: nil)
+        let saving = ObjectContext(chain: chain, model: model)
+        let album = id("Album", 20)
+        let before = Set(try await saving.object(with: album).relatedObjects("tracks").map(\.objectID))
+        backend.mode = .down
+        let track = try saving.insert("Track", values: ["title": "Refused", "seconds": 99])
+        try track.setRelated(saving.object(with: album), for: "album")
+        #expect(try await saving.save().isPending)
+        backend.mode = .refusing(["Track"])
+        _ = try await saving.sync()
+        let reading = ObjectContext(chain: chain, model: model)
+        #expect(Set(try await reading.object(with: album).relatedObjects("tracks").map(\.objectID)) == before)
+    }
 }

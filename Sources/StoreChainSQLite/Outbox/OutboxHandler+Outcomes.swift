@@ -104,10 +104,34 @@ extension OutboxHandler {
             ChangeEvent(
                 deleted: Set(entry.changes.inserted.map(\.id)), invalidatedEntities: entry.changes.entities,
                 source: name, rejected: ids, rejection: rejection.description))
-        // The caches above hold the optimistic values: reading each object again replaces them.
+        // The caches above hold the optimistic values: reading each object again replaces them,
+        // and reading again the lists an inserted object was shown in takes it out of them.
         for id in ids where !id.isTemporary {
             _ = try? await context.sendOnOwnAccount(.objectFault(id), cachePolicy: .reload)
         }
+        for (owner, lists) in listsJoined(by: entry.changes.inserted) {
+            for list in lists {
+                _ = try? await context.sendOnOwnAccount(
+                    .relationshipFault(owner, relationship: list), cachePolicy: .reload)
+            }
+        }
+    }
+
+    /// The to-many lists inserted objects join through their to-ones (`album.tracks` for a
+    /// track inserted with its album), for owners with permanent IDs.
+    private func listsJoined(by inserted: [Node]) -> [ObjectID: Set<String>] {
+        var lists: [ObjectID: Set<String>] = [:]
+        for node in inserted {
+            guard let entity = model.entity(named: node.id.entity) else { continue }
+            for relationship in entity.relationships where !relationship.isToMany {
+                guard let inverse = relationship.inverse,
+                    model.entity(named: relationship.destination)?.relationship(named: inverse)?.isToMany == true,
+                    case .toOne(let owner?)? = node.relationships[relationship.name], !owner.isTemporary
+                else { continue }
+                lists[owner, default: []].insert(inverse)
+            }
+        }
+        return lists
     }
 
     func sentEvent(_ entry: OutboxEntry, _ result: SaveResult) -> ChangeEvent {
