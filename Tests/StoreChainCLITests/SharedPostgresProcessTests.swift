@@ -56,14 +56,13 @@ import Testing
         #expect(backend.stats.requests == 200)
         // 20 a second after a burst of 5: the 200 permits span at least 9.75 s. Counted where the
         // requests arrive, a request held up between its permit and the backend (a busy machine)
-        // lands in a later second, so one second of the backend's clock may see more than 25
-        // with the limit kept (37 was seen); the span from the first arrival to the last shrinks
-        // only by how late the first one was. Four processes each limited alone would send the
-        // 200 in about 2.4 s, 100 of them in the first second.
+        // lands in a later second, so one second of the backend's clock may see far more than 25
+        // with the limit kept (37, and 95 beside a release build, were seen); the span from the
+        // first arrival to the last shrinks only by how late the first one was. Four processes
+        // each limited alone send the 200 in under 5 s (4.7 s measured).
         let stats = backend.stats
         let span = try #require(stats.lastRequestAt).timeIntervalSince(try #require(stats.firstRequestAt))
         #expect(span >= 9, "200 requests arrived within \(span) s")
-        #expect(stats.busiestSecond < 50)
         #expect(stats.busiestSecond >= 15)
     }
 
