@@ -8,6 +8,7 @@
 #   KILLS=1000 SOAK_OPERATIONS=2000 FUZZ_SECONDS=600 Scripts/reliability.sh
 #   CRASH_SEED=123 KILLS=1 Scripts/reliability.sh   # replay one crash run
 #   GRAPH_SEED=123 GRAPH_OPERATIONS=300 Scripts/reliability.sh  # replay one object-graph seed
+#   GRAPH_OBSERVE=0 Scripts/reliability.sh      # the object graph without observations (as CI)
 #   FUZZ_TARGETS="predicate records" Scripts/reliability.sh  # fuzz only what builds in a minute
 #   FUZZ_SECONDS=0 Scripts/reliability.sh       # no fuzzing
 #   FUZZ_MIN_EXECUTIONS=0 Scripts/reliability.sh  # one fuzzing round, however many executions
@@ -51,7 +52,8 @@ part "bad backends and hostile values" \
 part "soak ($SOAK_OPERATIONS operations per task)" STORECHAIN_SOAK_OPERATIONS="$SOAK_OPERATIONS" \
     swift test --skip-build --filter SoakTests
 part "object graph ($GRAPH_OPERATIONS steps a seed and chain)" STORECHAIN_GRAPH_OPERATIONS="$GRAPH_OPERATIONS" \
-    STORECHAIN_GRAPH_SEED="${GRAPH_SEED:-}" swift test --skip-build --filter ObjectGraphTests
+    STORECHAIN_GRAPH_SEED="${GRAPH_SEED:-}" STORECHAIN_GRAPH_OBSERVE="${GRAPH_OBSERVE:-1}" \
+    swift test --skip-build --filter ObjectGraphTests
 if [ "$FUZZ_SECONDS" != 0 ]; then
     part "fuzzing (${FUZZ_SECONDS}s a target a round, until $FUZZ_MIN_EXECUTIONS executions)" \
         FUZZ_SECONDS="$FUZZ_SECONDS" FUZZ_MIN_EXECUTIONS="$FUZZ_MIN_EXECUTIONS" bash Scripts/fuzz.sh

@@ -34,13 +34,15 @@ struct GraphOperation: CustomStringConvertible {
     var description: String { "\(kind) in context \(context) (\(first), \(second))" }
 
     /// Reads are about half the steps, changes a third, saves one in nine.
-    static func random(_ random: inout SplitMix64, contexts: Int) -> GraphOperation {
-        let weights: [(Kind, Int)] = [
+    /// `observes`: whether to take `.observe` steps (see `ObjectGraphTests.observes`).
+    static func random(_ random: inout SplitMix64, contexts: Int, observes: Bool) -> GraphOperation {
+        var weights: [(Kind, Int)] = [
             (.insert, 8), (.update, 8), (.relate, 6), (.delete, 6), (.save, 12), (.rollback, 1), (.fetch, 16),
             (.count, 8), (.objectIDs, 6), (.readValues, 10), (.readRelationship, 14), (.restart, 2),
             (.refetch, 10), (.changeAndRefetch, 6), (.observe, 3), (.goOffline, 2),
             (.goOnline, 3),
         ]
+        if !observes { weights.removeAll { $0.0 == .observe } }
         var roll = Int(random.next() % UInt64(weights.reduce(0) { $0 + $1.1 }))
         var kind = Kind.fetch
         for (candidate, weight) in weights {
