@@ -89,13 +89,8 @@ extension CacheHandler {
     ) async {
         var joining: [ObjectID: [String: [ObjectID]]] = [:]
         for node in changes.inserted where result.pending.contains(node.id) {
-            guard let entity = model.entity(named: node.id.entity) else { continue }
-            for relationship in entity.relationships where !relationship.isToMany {
-                guard let inverse = relationship.inverse,
-                    model.entity(named: relationship.destination)?.relationship(named: inverse)?.isToMany == true,
-                    case .toOne(let target?)? = node.relationships[relationship.name], !target.isTemporary
-                else { continue }
-                joining[target, default: [:]][inverse, default: []].append(node.id)
+            for (owner, list) in model.listsJoined(by: node) {
+                joining[owner, default: [:]][list, default: []].append(node.id)
             }
         }
         guard !joining.isEmpty else { return }

@@ -23,6 +23,20 @@ struct InverseIndex {
 }
 
 extension Model {
+    /// The to-many lists `node` joins through its to-ones (`album.tracks` for a track with its
+    /// album), for owners with permanent IDs: what a new object the caches cannot hold yet
+    /// changes in the lists they do.
+    package func listsJoined(by node: Node) -> [(owner: ObjectID, list: String)] {
+        guard let owned = entity(named: node.id.entity) else { return [] }
+        return owned.relationships.compactMap { relationship in
+            guard !relationship.isToMany, let inverse = relationship.inverse,
+                entity(named: relationship.destination)?.relationship(named: inverse)?.isToMany == true,
+                case .toOne(let owner?)? = node.relationships[relationship.name], !owner.isTemporary
+            else { return nil }
+            return (owner, inverse)
+        }
+    }
+
     /// Fills in the relationships that `nodes` leave out, from their inverses, where the other
     /// side's whole collection is among `nodes` (so an empty list really means none). `nodes`
     /// are in data order, which gives to-many lists their order.

@@ -109,29 +109,16 @@ extension OutboxHandler {
         for id in ids where !id.isTemporary {
             _ = try? await context.sendOnOwnAccount(.objectFault(id), cachePolicy: .reload)
         }
-        for (owner, lists) in listsJoined(by: entry.changes.inserted) {
+        var joined: [ObjectID: Set<String>] = [:]  // each list once, however many objects joined it
+        for (owner, list) in entry.changes.inserted.flatMap(model.listsJoined(by:)) {
+            joined[owner, default: []].insert(list)
+        }
+        for (owner, lists) in joined {
             for list in lists {
                 _ = try? await context.sendOnOwnAccount(
                     .relationshipFault(owner, relationship: list), cachePolicy: .reload)
             }
         }
-    }
-
-    /// The to-many lists inserted objects join through their to-ones (`album.tracks` for a
-    /// track inserted with its album), for owners with permanent IDs.
-    private func listsJoined(by inserted: [Node]) -> [ObjectID: Set<String>] {
-        var lists: [ObjectID: Set<String>] = [:]
-        for node in inserted {
-            guard let entity = model.entity(named: node.id.entity) else { continue }
-            for relationship in entity.relationships where !relationship.isToMany {
-                guard let inverse = relationship.inverse,
-                    model.entity(named: relationship.destination)?.relationship(named: inverse)?.isToMany == true,
-                    case .toOne(let owner?)? = node.relationships[relationship.name], !owner.isTemporary
-                else { continue }
-                lists[owner, default: []].insert(inverse)
-            }
-        }
-        return lists
     }
 
     func sentEvent(_ entry: OutboxEntry, _ result: SaveResult) -> ChangeEvent {

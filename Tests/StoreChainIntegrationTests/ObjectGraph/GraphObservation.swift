@@ -36,9 +36,10 @@ final class GraphObservation: Sendable {
     var values: [[ObjectID]] { gathered.delivered.withLock { $0 } }
 
     /// Waits until the latest result it delivered is `expected` (at once when it is already),
-    /// and returns every result delivered after the first `seen`. `nil` in place of the results
-    /// when the observation failed (with its error) or delivered nothing right within 20 s of
-    /// wall time: a hang the test reports rather than waits out.
+    /// and returns every result delivered after the first `seen`, waiting by yielding (the
+    /// refetch is work in flight, not time passing). With an error when the observation failed,
+    /// or delivered nothing right within 20 s of wall time: a hang the test reports rather than
+    /// waits out.
     func waitFor(_ expected: [ObjectID], after seen: Int) async -> (results: [[ObjectID]], error: String?) {
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(20)
@@ -49,7 +50,7 @@ final class GraphObservation: Sendable {
             if clock.now >= deadline {
                 return (Array(values.dropFirst(seen)), "no result equal to the reference within 20 s")
             }
-            try? await Task.sleep(for: .milliseconds(2))
+            await Task.yield()
         }
     }
 }
