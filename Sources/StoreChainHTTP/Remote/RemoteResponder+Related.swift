@@ -1,0 +1,360 @@
+import Foundation
+import StoreChain
+
+/// What a fetch reads besides its own listing: the relationships and related objects its key
+/// paths, sort, properties and prefetching need, loaded the cheapest way the endpoints allow
+/// (a whole collection in hand, the caches, a batch, one request per owner, or a listing).
+extension RemoteResponder {
+    /// The relationship key paths a request needs loaded to be evaluated in memory: through its
+    /// predicate, sort, chosen properties and prefetching.
+    func neededKeyPaths(_ request: FetchRequest, entity: Entity) -> [[String]] {
+        var paths: [[String]] = []
+        func add(_ components: [String]) {
+            var current = entity
+            var relationships: [String] = []
+            for (index, name) in components.enumerated() {
+                guard let relationship = current.relationship(named: name),
+                    let next = model.entity(named: relationship.destination)
+                else { break }
+                // `band.id`, where `id` is the band's key, needs only the foreign key the
+                // record already carries, not the band.
+                let rest = components.dropFirst(index + 1)
+                if !relationship.isToMany, rest.count == 1, rest.first == next.key,
+                    mapper.options(for: current.name).relationships[name].map({ mapping in
+                        if case .endpoint = mapping { false } else { true }
+                    }) == true
+                {
+                    break
+                }
+                relationships.append(name)
+                current = next
+            }
+            if !relationships.isEmpty { paths.append(relationships) }
+        }
+        for components in request.predicate?.keyPaths ?? [] { add(components) }
+        for descriptor in request.sortDescriptors { add(descriptor.keyPath.split(separator: ".").map(String.init)) }
+        if case .dictionaries(let properties) = request.resultType {
+            for property in properties { add(property.split(separator: ".").map(String.init)) }
+        }
+        for path in request.relationshipKeyPathsForPrefetching { add(path.split(separator: ".").map(String.init)) }
+        return paths
+    }
+
+    /// Loads the relationships along `path` for `nodes` and the objects they lead to; an entity
+    /// whose whole collection is in hand (`whole`) is read from it, with no request. `repeats`
+    /// is how many times the fetch will make this read (once per page of its listing), so that
+    /// reading a destination's whole listing once is weighed against the requests all of them
+    /// would make.
+    func follow(
+        _ path: [String], from nodes: inout [Node], source: inout [ObjectID: Node], whole: [String: [Node]] = [:],
+        repeats: Int = 1, context: RequestContext, serving parent: StoreRequest
+    ) async throws {
+        var level = nodes.map(\.id)
+        var entityName = nodes.first?.id.entity ?? ""
+        for name in path {
+            guard let entity = model.entity(named: entityName), let relationship = entity.relationship(named: name),
+                let destination = model.entity(named: relationship.destination)
+            else { return }
+            let owners = level.compactMap { source[$0] }
+            let unknown = owners.filter { $0.relationships[name] == nil }
+            let members = whole[destination.name]
+            if !unknown.isEmpty {
+                let values =
+                    if let members, inverseForeignKey(of: relationship, destination: destination) != nil {
+                        group(members, of: unknown.map(\.id), through: relationship, source: &source)
+                    } else {
+                        try await relationshipValues(
+                            name, of: unknown.map(\.id), entity: entity, source: &source, repeats: repeats,
+                            context: context, serving: parent)
+                    }
+                for (owner, value) in values { source[owner]?.relationships[name] = value }
+            }
+            let targets = Array(Set(level.compactMap { source[$0]?.relationships[name]?.objectIDs }.flatMap { $0 }))
+            // A whole collection in hand holds every object there is: none is missing from it.
+            let missing = members == nil ? targets.filter { source[$0] == nil } : []
+            if !missing.isEmpty {
+                for node in try await fetchNodes(
+                    destination, keys: missing.compactMap(\.key), repeats: repeats, context: context, serving: parent)
+                {
+                    source[node.id] = node
+                }
+                // The caches answer by key from a whole collection they hold; an object saved
+                // since they took it (an album a save inserted while this fetch read the tracks
+                // that point at it) is not in it. What they lack is asked for past them.
+                let unknown = missing.filter { source[$0] == nil }
+                if !unknown.isEmpty {
+                    var reload = context
+                    reload.cachePolicy = .reload
+                    for node in try await fetchNodes(
+                        destination, keys: unknown.compactMap(\.key), context: reload, serving: parent)
+                    {
+                        source[node.id] = node
+                    }
+                }
+            }
+            level = targets
+            entityName = destination.name
+        }
+        nodes = nodes.map { source[$0.id] ?? $0 }
+    }
+
+    /// The objects of `entity` with these keys, in as few requests as the endpoints allow.
+    func fetchNodes(
+        _ entity: Entity, keys: [Value], repeats: Int = 1, context: RequestContext, serving parent: StoreRequest
+    ) async throws -> [Node] {
+        try await fetchWhere(
+            entity, keyPath: [entity.key], equalsAnyOf: keys, repeats: repeats, context: context, serving: parent)
+    }
+
+    /// The objects of `entity` whose `keyPath` is one of `values`, the cheapest way: one fetch
+    /// of the whole list (a batch endpoint, or the listing filtered in memory), one fetch per
+    /// value when only an endpoint that takes one value can push it down, or the entity's whole
+    /// listing when that costs fewer requests than the pushed-down reads would make over
+    /// `repeats` calls (`listingEstimate`; the caches then hold the whole collection and answer
+    /// the calls after it). Each fetch is a sub-request through the chain (so caches answer it),
+    /// or, outside a chain, read here.
+    func fetchWhere(
+        _ entity: Entity, keyPath: [String], equalsAnyOf values: [Value], repeats: Int = 1, context: RequestContext,
+        serving parent: StoreRequest
+    ) async throws -> [Node] {
+        guard !values.isEmpty else { return [] }
+        let planner = try planner(for: entity.name)
+        let list = FetchPredicate.comparison(Comparison(.keyPath(keyPath), .in, .array(values.map(Operand.constant))))
+        let filter = try CompiledPredicate(list, entity: entity.name, model: model)
+        let listPlan = try planner.plan(predicate: filter.predicate, sort: [])
+        var predicates: [FetchPredicate?] = [filter.predicate]
+        var plans = [listPlan]
+        // The requests the endpoints' own choice is expected to make over every call.
+        var expected = listPlan.pushed.isEmpty ? nil : repeats
+        if listPlan.pushed.isEmpty,
+            let single = try? planner.plan(
+                predicate: .comparison(Comparison(.keyPath(keyPath), .equal, .constant(values[0]))), sort: []),
+            !single.pushed.isEmpty
+        {
+            predicates = values.map { .comparison(Comparison(.keyPath(keyPath), .equal, .constant($0))) }
+            plans = []
+            for case let predicate? in predicates { plans.append(try planner.plan(predicate: predicate, sort: [])) }
+            expected = values.count * repeats
+        }
+        if let expected, expected >= Self.listingThreshold {
+            if context.cachePolicy != .reload,
+                let cached = try await cachedMatches(
+                    FetchRequest(entity: entity.name, predicate: filter.predicate), context: context, serving: parent)
+            {
+                return cached.filter { filter.evaluate($0, in: [:]) }
+            }
+            if let listing = try await listingEstimate(of: entity, probe: true, context: context, serving: parent),
+                listingCost(listing, of: entity, repeats: repeats, context: context) < expected
+            {
+                // Fewer pages than requests: read the whole listing once; the caches keep it whole.
+                predicates = [nil]
+                plans = [try planner.plan(predicate: nil, sort: [])]
+            }
+        }
+        var found: [Node] = []
+        var embedded: [Node] = []
+        for (predicate, plan) in zip(predicates, plans) {
+            var request = FetchRequest(entity: entity.name)
+            request.predicate = predicate
+            if let response = try await context.subrequest(.fetch(request), serving: parent) {
+                guard case .objects(let nodes) = try response.fetchResult() else {
+                    throw StoreChainError(
+                        .invalidResponse, "\(response.info.answeredBy) answered \(request) without objects",
+                        suggestion: "a handler answers a fetch of objects with objects")
+                }
+                found += nodes
+                embedded += response.related
+            } else {
+                let loaded = try await load(plan, entity: entity, context: context)
+                found += loaded.nodes
+                embedded += loaded.embedded
+            }
+        }
+        let source = Dictionary(embedded.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        return found.filter { filter.evaluate($0, in: source) }
+    }
+
+    /// The values of a relationship the records did not carry: from its own endpoint, or from
+    /// the inverse foreign key on the destination.
+    func relationshipValues(
+        _ name: String, of owners: [ObjectID], entity: Entity, source: inout [ObjectID: Node], repeats: Int = 1,
+        context: RequestContext, serving parent: StoreRequest
+    ) async throws -> [ObjectID: RelationshipValue] {
+        guard let relationship = entity.relationship(named: name),
+            let destination = model.entity(named: relationship.destination)
+        else { return [:] }
+        var result: [ObjectID: RelationshipValue] = [:]
+        if case .endpoint(let text)? = mapper.options(for: entity.name).relationships[name] {
+            if owners.count > 1,
+                let members = try await cachedMembers(
+                    of: owners, through: relationship, destination: destination, context: context, serving: parent)
+            {
+                return group(members, of: owners, through: relationship, source: &source)
+            }
+            // One request (or more) per owner, at every call: weighed against the destination's
+            // whole listing, read once (a fetch through the chain, which the caches then hold
+            // whole, so the calls after it are answered by `cachedMembers`).
+            let perOwner = owners.count * repeats
+            if perOwner >= Self.listingThreshold,
+                let keyPath = try destinationListing(of: relationship, destination: destination),
+                let listing = try await listingEstimate(
+                    of: destination, probe: true, context: context, serving: parent),
+                listingCost(listing, of: destination, repeats: repeats, context: context) < perOwner
+            {
+                let members = try await fetchWhere(
+                    destination, keyPath: keyPath, equalsAnyOf: owners.compactMap(\.key), context: context,
+                    serving: parent)
+                return group(members, of: owners, through: relationship, source: &source)
+            }
+            for owner in owners {
+                // Each owner's list is a relationship fault through the chain, so caches keep
+                // it; the fault itself (or a responder outside a chain) reads the endpoint.
+                let fault = StoreRequest.relationshipFault(owner, relationship: name)
+                if let response = try await context.subrequest(fault, serving: parent) {
+                    result[owner] = try response.relationshipValue()
+                    for node in response.related { source[node.id] = node }
+                } else {
+                    result[owner] = try await readList(
+                        text, of: owner, relationship: relationship, source: &source, context: context, serving: fault)
+                }
+            }
+            return result
+        }
+        guard let inverseName = relationship.inverse, let inverse = destination.relationship(named: inverseName),
+            !inverse.isToMany
+        else {
+            let named = owners.prefix(3).map(\.description).joined(separator: ", ")
+            throw StoreChainError(
+                .noEndpoint,
+                "cannot read '\(entity.name).\(name)' from the backend (needed for \(named)"
+                    + (owners.count > 3 ? " and \(owners.count - 3) more)" : ")"),
+                suggestion: "map it as a foreign key, an embedded record or its own endpoint")
+        }
+        let members = try await fetchWhere(
+            destination, keyPath: [inverseName, entity.key], equalsAnyOf: owners.compactMap(\.key), repeats: repeats,
+            context: context, serving: parent)
+        return group(members, of: owners, through: relationship, source: &source)
+    }
+
+    /// The other way to read an endpoint relationship's lists: the destination's whole listing,
+    /// grouped by the foreign key its records carry for the to-one inverse, which this returns.
+    /// `nil` when the records carry no such key, or when the destination's endpoints would push
+    /// the owners' keys down one at a time (as many requests as reading each owner's list).
+    func destinationListing(of relationship: Relationship, destination: Entity) throws(StoreChainError) -> [String]? {
+        guard let keyPath = inverseForeignKey(of: relationship, destination: destination),
+            let planner = planners[destination.name]
+        else { return nil }
+        let key = Operand.constant(.integer(0))
+        for byOwner in [Comparison(.keyPath(keyPath), .in, .array([key])), Comparison(.keyPath(keyPath), .equal, key)]
+        where (try? planner.plan(predicate: .comparison(byOwner), sort: []))?.pushed.isEmpty == false {
+            return nil
+        }
+        return keyPath
+    }
+
+    /// The key path of the owner's key on the destination (`album.id` for `Album.tracks`), when
+    /// the destination's records carry the to-one inverse as a foreign key, so that its objects
+    /// can be grouped by owner.
+    func inverseForeignKey(of relationship: Relationship, destination: Entity) -> [String]? {
+        guard let inverseName = relationship.inverse, let inverse = destination.relationship(named: inverseName),
+            !inverse.isToMany, case .foreignKey? = mapper.options(for: destination.name).relationships[inverseName],
+            let ownerEntity = model.entity(named: inverse.destination)
+        else { return nil }
+        return [inverseName, ownerEntity.key]
+    }
+
+    /// Each owner's value of `relationship`, from the destination objects whose to-one inverse
+    /// names it.
+    private func group(
+        _ members: [Node], of owners: [ObjectID], through relationship: Relationship, source: inout [ObjectID: Node]
+    ) -> [ObjectID: RelationshipValue] {
+        var grouped: [ObjectID: [ObjectID]] = [:]
+        for member in members {
+            source[member.id] = member
+            if let inverse = relationship.inverse, case .toOne(let owner?)? = member.relationships[inverse] {
+                grouped[owner, default: []].append(member.id)
+            }
+        }
+        var result: [ObjectID: RelationshipValue] = [:]
+        for owner in owners {
+            let ids = grouped[owner] ?? []
+            result[owner] = relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
+        }
+        return result
+    }
+
+    /// The destination objects of several owners' lists, when the caches hold them whole and
+    /// fresh: the destination's records carry the inverse as a foreign key, so a cached complete
+    /// collection answers `Track where album.id IN {…}` with no request, where reading each
+    /// owner's list would cost one request (or more) per owner. `nil` when the caches cannot.
+    private func cachedMembers(
+        of owners: [ObjectID], through relationship: Relationship, destination: Entity, context: RequestContext,
+        serving parent: StoreRequest
+    ) async throws -> [Node]? {
+        guard let keyPath = inverseForeignKey(of: relationship, destination: destination) else { return nil }
+        let keys = owners.compactMap(\.key).map(Operand.constant)
+        return try await cachedMatches(
+            FetchRequest(
+                entity: destination.name, predicate: .comparison(Comparison(.keyPath(keyPath), .in, .array(keys)))),
+            context: context, serving: parent)
+    }
+
+    /// The objects a fetch matches when the caches answer it fresh (asked with `.cacheOnly`, so
+    /// it never goes upstream); `nil` when they cannot, or outside a chain.
+    func cachedMatches(_ request: FetchRequest, context: RequestContext, serving parent: StoreRequest) async throws
+        -> [Node]?
+    {
+        guard
+            case .objects(let members)? = try await cachedAnswer(
+                request, acceptingStale: false, context: context, serving: parent)
+        else { return nil }
+        return members
+    }
+
+    /// What the caches answer for `request`, asked with `.cacheOnly` so it never goes upstream;
+    /// `nil` when they cannot, when the answer is stale and `acceptingStale` is false, or outside
+    /// a chain.
+    func cachedAnswer(
+        _ request: FetchRequest, acceptingStale: Bool, context: RequestContext, serving parent: StoreRequest
+    ) async throws -> FetchResult? {
+        do {
+            guard
+                let response = try await context.subrequest(.fetch(request), serving: parent, cachePolicy: .cacheOnly),
+                acceptingStale || !response.info.isStale
+            else { return nil }
+            return try response.fetchResult()
+        } catch let error as StoreChainError where error.code == .notCached {
+            return nil
+        }
+    }
+
+    /// One owner's list from a relationship's own endpoint, every page of it (a to-many list is
+    /// never cut at its first page), each page a request of its own
+    /// (`StoreRequest.relationshipPage`) sent through the chain, so that retry, rate limiting and
+    /// logging see every page; outside a chain the pages are read here.
+    private func readList(
+        _ text: String, of owner: ObjectID, relationship: Relationship, source: inout [ObjectID: Node],
+        context: RequestContext, serving parent: StoreRequest
+    ) async throws -> RelationshipValue? {
+        var position = PageRequest.Position.record(0)
+        var ids: [ObjectID] = []
+        var seen: Set<ObjectID> = []
+        var pages = 0
+        while true {
+            try checkPageCount(pages, of: text)
+            pages += 1
+            let page = StoreRequest.relationshipPage(owner, relationship: relationship.name, PageRequest(position))
+            let response: StoreResponse
+            if let answered = try await context.subrequest(page, serving: parent) {
+                response = answered
+            } else {
+                response = try await respond(to: page, context: context)
+            }
+            for node in response.related { source[node.id] = node }
+            for id in try response.relationshipValue().objectIDs where seen.insert(id).inserted { ids.append(id) }
+            guard let next = response.info.page?.next else { break }
+            position = next
+        }
+        return relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
+    }
+}
