@@ -8,7 +8,7 @@
 #   KILLS=1000 SOAK_OPERATIONS=2000 FUZZ_SECONDS=600 Scripts/reliability.sh
 #   CRASH_SEED=123 KILLS=1 Scripts/reliability.sh   # replay one crash run
 #   GRAPH_SEED=123 GRAPH_OPERATIONS=300 Scripts/reliability.sh  # replay one object-graph seed
-#   GRAPH_OBSERVE=0 Scripts/reliability.sh      # the object graph without observations (as CI)
+#   GRAPH_OBSERVE=0 Scripts/reliability.sh      # the object graph without observations
 #   FUZZ_TARGETS="predicate records" Scripts/reliability.sh  # fuzz only what builds in a minute
 #   FUZZ_SECONDS=0 Scripts/reliability.sh       # no fuzzing
 #   FUZZ_MIN_EXECUTIONS=0 Scripts/reliability.sh  # one fuzzing round, however many executions

@@ -243,7 +243,8 @@ import Testing
         try await withThrowingTaskGroup(of: FetchResult.self) { group in
             for _ in 0..<5 { group.addTask { try await harness.chain.fetch(request) } }
             await harness.clock.waitForSleepers(1)
-            let key = "fetch \(request.normalizedForCache)"
+            // Single-flight keys carry the point in the order of saves (none yet).
+            let key = "fetch \(request.normalizedForCache) since save 0"
             try await waitUntil { harness.chain.handlers.first.map { inFlightWaiters($0, key: key) } == 4 }
             await harness.clock.advance(by: .seconds(1))
             for try await result in group { #expect(result == (try harness.expected(request))) }
@@ -301,6 +302,56 @@ import Testing
         let kept = try await harness.fetch(recentAlbums)
         #expect(kept.cacheStatus == "hit", "a window that reads neither bands nor tracks stays")
         #expect(try kept.fetchResult() == harness.expected(recentAlbums))
+    }
+
+    /// A silent wrong answer the object-graph oracle found once in 30,600 steps: a count
+    /// forwarded before a save and answered after it was stored after the save's write, so the
+    /// cache gave the count from before the save until it expired (and a fetch made after the
+    /// save could join the one in flight and get that count at once). An answer read before a
+    /// save that changes what it holds is passed on, not stored; a request made after the save
+    /// does not join one made before it.
+    @Test(arguments: CacheKind.allCases)
+    func anAnswerASaveOvertookIsNeitherStoredNorShared(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind)
+        var recentCount = try TestData.fetch("Album", where: "year > 2000")
+        recentCount.resultType = .count
+        let album21 = ObjectID(entity: "Album", key: 21)
+        let countBefore = try harness.expected(recentCount)
+        let held = harness.clock.now.addingTimeInterval(1)
+        harness.backend.update { $0.answersHeldUntil = held }
+        let early = Task { try await harness.fetch(recentCount) }
+        let earlyAlbums = Task { try await harness.fetch(albumsOfBand1) }
+        let earlyFault = Task { try await harness.chain.send(.objectFault(album21)) }
+        while harness.backend.count() < 3 { await Task.yield() }
+        harness.backend.update { $0.answersHeldUntil = nil }
+
+        _ = try await harness.chain.send(
+            .save(
+                SaveChanges(
+                    updated: [
+                        Node(id: ObjectID(entity: "Album", key: 10), attributes: ["title": "Zzz"]),
+                        Node(id: album21, attributes: ["year": 1990]),
+                    ])))
+        #expect(try harness.expected(recentCount) != countBefore)
+        // Joining the early fetch would wait for the clock: the clock moves on after a while anyway.
+        let afterSave = Task { try await harness.fetch(recentCount) }
+        for _ in 0..<10_000 where harness.backend.count() < 4 { await Task.yield() }
+        await harness.clock.advance(by: .seconds(1))
+        #expect(
+            try await afterSave.value.fetchResult() == harness.expected(recentCount),
+            "a fetch after the save joined one before it")
+        #expect(try await early.value.fetchResult() == countBefore, "the early fetch answers as read")
+        _ = try await earlyAlbums.value
+        _ = try await earlyFault.value
+        let requestsSoFar = harness.backend.count()
+        let count = try await harness.fetch(recentCount)
+        #expect(try count.fetchResult() == harness.expected(recentCount), "the early count was stored over the save")
+        let albums = try await harness.fetch(albumsOfBand1)
+        #expect(
+            try albums.fetchResult() == harness.expected(albumsOfBand1), "the early albums were stored over the save")
+        let fault = try await harness.chain.send(.objectFault(album21))
+        #expect(try fault.objectNode()?[attribute: "year"] == 1990, "the early fault was stored over the save")
+        #expect(harness.backend.count() - requestsSoFar <= 2, "what came after the save stays cached")
     }
 
     /// A save threw away the complete collections of every entity it touched, so after an app's

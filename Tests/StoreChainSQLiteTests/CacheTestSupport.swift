@@ -25,6 +25,9 @@ final class FakeBackend: StoreResponder {
         var validatorsSeen: [String?] = []
         /// Faults and fetches wait here until the clock passes this time (for single-flight).
         var holdUntil: Date?
+        /// Fetches and faults read the store at once and answer when the clock passes this time,
+        /// so a save can reach the store while their answer is on its way.
+        var answersHeldUntil: Date?
     }
 
     let store: InMemoryStore
@@ -73,6 +76,9 @@ final class FakeBackend: StoreResponder {
         }
         var response = try await store.respond(to: request, context: context)
         response.info = info
+        if let held = current.answersHeldUntil, request.unconditional.kind != .save {
+            try await clock.sleep(until: held)
+        }
         if current.dumpsEverything, case .fetch = request.unconditional,
             case .fetched(.objects(let nodes)) = response.result
         {

@@ -10,6 +10,8 @@ extension CacheHandler: CachingHandler {
         write.removed = change.inserted.union(change.updated).union(change.deleted)
         write.invalidated = change.entities
         write.incomplete = change.entities
+        // A save elsewhere, done: answers read before it are not stored after this.
+        saveOrder.end(begun: [], changed: change.entities)
         await perform("write", context: context) { [write] in try await storage.write(write) }
     }
 }

@@ -57,12 +57,13 @@ extension CacheHandler {
     /// Forwards a fault (one call for identical faults in flight) and stores the answer.
     func forward(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws -> StoreResponse {
         let key = "\(request)"
-        let forwarded = try await inFlight.run(key) {
+        let mark = saveOrder.mark()
+        let forwarded = try await inFlight.run("\(key) since save \(mark)") {
             try await forwardOnce(
                 key, context: context, stored: { await storedFault(request.unconditional, context: context) }
             ) {
                 let response = try await next(request, context)
-                await keep(response, of: request.unconditional, context: context)
+                await keep(response, of: request.unconditional, readSince: mark, context: context)
                 return response
             }
         }

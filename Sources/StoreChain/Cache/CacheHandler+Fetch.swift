@@ -78,12 +78,13 @@ extension CacheHandler {
     ) async throws -> StoreResponse {
         let request = Self.conditional(.fetch(forwarded), ifChangedSince: validators)
         let key = "\(request)"
-        let forwarded = try await inFlight.run(key) {
+        let mark = saveOrder.mark()
+        let forwarded = try await inFlight.run("\(key) since save \(mark)") {
             try await forwardOnce(
                 key, context: context, stored: { await storedAnswer(to: forwarded, context: context) }
             ) {
                 let response = try await next(request, context)
-                await keep(response, of: .fetch(forwarded), context: context)
+                await keep(response, of: .fetch(forwarded), readSince: mark, context: context)
                 return response
             }
         }

@@ -7,10 +7,15 @@ extension CacheHandler {
     /// the cached queries that read an entity it changed, and keeps complete collections
     /// complete where it knows all it changed in them. (The chain publishes the save's change
     /// event.) A save an outbox acknowledged as pending stores its updates over the cached
-    /// objects, so the app reads its own writes.
+    /// objects, so the app reads its own writes. Answers read below while the save was on its
+    /// way are not stored after it (`SaveOrder`).
     func save(_ changes: SaveChanges, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
+        let touched = entitiesTouched(by: changes)
+        saveOrder.begin(touched)
+        var changed: Set<String> = []
+        defer { saveOrder.end(begun: touched, changed: changed) }
         let response = try await next(.save(changes), context)
         guard case .saved(let result) = response.result else { return response }
         let now = context.clock.now
@@ -53,7 +58,8 @@ extension CacheHandler {
             nodes[node.id] = node
         }
         let across = relationshipsAcross(before: before, saved: nodes, deleted: write.removed)
-        write.invalidated = entitiesChanged(by: changes, result: result, across: across)
+        write.invalidated = touched.union(result.nodes.map(\.id.entity)).union(across.changedEntities)
+        for id in result.deleted { write.invalidated.formUnion(otherSides(of: id.entity, relationships: nil)) }
         write.incomplete = entitiesLeftIncomplete(stored: nodes, sent: sent, deleted: write.removed, across: across)
         let unsaved = across.targets.filter { nodes[$0] == nil && !write.removed.contains($0) }
         let targets = await perform("read", context: context) { try await storage.nodes(Array(unsaved)) } ?? [:]
@@ -70,6 +76,7 @@ extension CacheHandler {
         }
         await showPendingInserts(changes, result: result, in: &nodes, context: context)
         write.nodes = Array(nodes.values)
+        changed = write.entities.union(write.invalidated)
         await store(write, context: context)
         let unknown = across.unknown.filter { nodes[$0] == nil && !write.removed.contains($0) }
         if !unknown.isEmpty {
@@ -108,27 +115,25 @@ extension CacheHandler {
         }
     }
 
-    /// The entities a save changed objects of: those it saved, and those on the other side of
-    /// every relationship (with an inverse) it set, that an object it deleted held, or whose
-    /// cached value its answer changed (`across`). Cached queries
-    /// that read any of them are dropped; the others stay (a renamed band leaves the windows of
-    /// albums by year).
-    private func entitiesChanged(by changes: SaveChanges, result: SaveResult, across: RelationshipsAcross)
-        -> Set<String>
-    {
-        var changed = changes.entities.union(result.nodes.map(\.id.entity))
-        changed.formUnion(across.changedEntities)
-        func otherSides(of entityName: String, relationships names: [String]?) {
-            guard let entity = model.entity(named: entityName) else { return }
-            for relationship in entity.relationships where relationship.inverse != nil {
-                if names?.contains(relationship.name) ?? true { changed.insert(relationship.destination) }
-            }
-        }
+    /// The entities a save changes objects of, as far as its changes tell: those it saves, and
+    /// those on the other side of every relationship (with an inverse) it sets or that an object
+    /// it deletes holds. With what its answer adds (the entities of the objects it answers or
+    /// deletes, and `RelationshipsAcross.changedEntities`), the cached queries that read any of
+    /// them are dropped; the others stay (a renamed band leaves the windows of albums by year).
+    private func entitiesTouched(by changes: SaveChanges) -> Set<String> {
+        var touched = changes.entities
         for node in changes.inserted + changes.updated {
-            otherSides(of: node.id.entity, relationships: Array(node.relationships.keys))
+            touched.formUnion(otherSides(of: node.id.entity, relationships: Array(node.relationships.keys)))
         }
-        for id in changes.deleted + result.deleted { otherSides(of: id.entity, relationships: nil) }
-        return changed
+        for id in changes.deleted { touched.formUnion(otherSides(of: id.entity, relationships: nil)) }
+        return touched
+    }
+
+    /// The destinations of `entityName`'s relationships with an inverse (of those `names`, when given).
+    private func otherSides(of entityName: String, relationships names: [String]?) -> Set<String> {
+        guard let entity = model.entity(named: entityName) else { return [] }
+        return Set(
+            entity.relationships.filter { $0.inverse != nil && (names?.contains($0.name) ?? true) }.map(\.destination))
     }
 
     /// The entities whose complete collections the save leaves incomplete as cached: those of a

@@ -26,6 +26,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     public let storage: Storage
     public let options: CacheOptions
     let inFlight = SingleFlight<Forwarded>()
+    let saveOrder = SaveOrder()
     let plans: CachePlans
 
     public init(name: String, model: Model, storage: Storage, options: CacheOptions = CacheOptions()) {
@@ -157,7 +158,8 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         context.cachePolicy = .useCache
         let source = cached.source
         let request = Self.conditional(source, ifChangedSince: Validators(cached.freshness))
-        let response = try await inFlight.run("revalidate \(request)") {
+        let mark = saveOrder.mark()
+        let response = try await inFlight.run("revalidate \(request) since save \(mark)") {
             Forwarded(response: try await next(request, context), isStored: false)
         }.response
         let now = context.clock.now
@@ -169,7 +171,9 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
             await perform("renew", context: context) { try await storage.refresh(cached.target, freshness: renewed) }
             return nil
         }
-        await keep(response, of: source, context: context, publishUpdates: true, alsoForgetting: [cached.target])
+        await keep(
+            response, of: source, readSince: mark, context: context, publishUpdates: true,
+            alsoForgetting: [cached.target])
         return response
     }
 
@@ -183,13 +187,19 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         }
     }
 
-    /// Stores what a forwarded `request`'s answer carries; when the answer may not be stored
-    /// (`no-store`), makes what was stored for the request (and `alsoForgetting`) unusable.
+    /// Stores what a forwarded `request`'s answer carries, unless a save that changes what it
+    /// holds overtook it (in flight or done since `mark`: `SaveOrder`); when the answer may not
+    /// be stored (`no-store`), makes what was stored for the request (and `alsoForgetting`)
+    /// unusable.
     func keep(
-        _ response: StoreResponse, of request: StoreRequest, context: RequestContext, publishUpdates: Bool = false,
-        alsoForgetting: [CacheTarget] = []
+        _ response: StoreResponse, of request: StoreRequest, readSince mark: UInt64, context: RequestContext,
+        publishUpdates: Bool = false, alsoForgetting: [CacheTarget] = []
     ) async {
         if let write = await write(for: request, response: response, now: context.clock.now, context: context) {
+            guard saveOrder.isUnchanged(write.entities, since: mark) else {
+                context.logger.debug("\(name): not storing the answer to \(request): a save overtook it")
+                return
+            }
             await store(write, context: context, publishUpdates: publishUpdates)
         } else {
             await forget(alsoForgetting + Self.targets(of: request), ifNotStorable: response, context: context)

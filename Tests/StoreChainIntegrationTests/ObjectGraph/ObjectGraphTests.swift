@@ -23,13 +23,10 @@ import Testing
         environment["STORECHAIN_GRAPH_SEED"].flatMap(UInt64.init).map { [$0] }
         ?? (0..<3).map { _ in UInt64.random(in: 1...999_999) }
     static let contexts = 3
-    /// Whether contexts observe queries (`STORECHAIN_GRAPH_OBSERVE=1`; `Scripts/reliability.sh`
-    /// sets it). Off by default, for now: an observation's refetch runs beside the next steps,
-    /// and a refetch that goes upstream before a save and stores its answer after it can leave a
-    /// stale count or window in the caches (seen once in 30,600 steps: a count one too high).
-    /// Until that race is closed, `swift test` and CI's short form leave observations out so a
-    /// known race cannot fail an unrelated change; the long form looks for it.
-    static let observes = environment["STORECHAIN_GRAPH_OBSERVE"] == "1"
+    /// Whether contexts observe queries (on unless `STORECHAIN_GRAPH_OBSERVE=0`): an
+    /// observation's refetch runs beside the next steps, which is how the oracle found a
+    /// refetch that went upstream before a save storing its answer after it.
+    static let observes = environment["STORECHAIN_GRAPH_OBSERVE"] != "0"
 
     /// The demo catalog's model, with an album's tracks deleted with it.
     static func model() throws -> Model {

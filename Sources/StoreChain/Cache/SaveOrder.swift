@@ -1,0 +1,63 @@
+/// Orders a cache's writes after the saves it passed on. An answer read below before a save
+/// reached the backend may come back after the save's own write: stored then, it would undo what
+/// the save stored or dropped (a count from before a delete, until it expires). So a forwarded
+/// request takes a `mark` before it goes down, and its answer is stored only when no save that
+/// changed an entity the answer holds was in flight or finished since (`isUnchanged`). Changes
+/// another process announced count as saves that finished when they were announced.
+///
+/// The mark also keys single-flight: a request made after a save does not join one made before it.
+final class SaveOrder: Sendable {
+    private struct State {
+        var epoch: UInt64 = 0
+        /// The epoch at which a save last began or ended, by entity it changes.
+        var changedAt: [String: UInt64] = [:]
+        /// How many saves that change an entity are in flight.
+        var saving: [String: Int] = [:]
+    }
+
+    private let state = Locked(State())
+
+    /// The point in the order of saves that a request going down now starts from.
+    func mark() -> UInt64 { state.withLock { $0.epoch } }
+
+    /// A save that changes `entities` is about to go down.
+    func begin(_ entities: Set<String>) {
+        state.withLock { state in
+            state.epoch += 1
+            for entity in entities {
+                state.saving[entity, default: 0] += 1
+                state.changedAt[entity] = state.epoch
+            }
+        }
+    }
+
+    /// The save `begin(begun)` announced is over (stored, failed or cancelled); it changed
+    /// `changed` too (what its answer showed it reached).
+    func end(begun: Set<String>, changed: Set<String> = []) {
+        state.withLock { state in
+            state.epoch += 1
+            for entity in begun {
+                state.saving[entity, default: 1] -= 1
+                if state.saving[entity] == 0 { state.saving[entity] = nil }
+            }
+            for entity in begun.union(changed) { state.changedAt[entity] = state.epoch }
+        }
+    }
+
+    /// Whether no save that changes one of `entities` has been in flight since `mark`.
+    func isUnchanged(_ entities: some Sequence<String>, since mark: UInt64) -> Bool {
+        state.withLock { state in
+            entities.allSatisfy { state.saving[$0] == nil && (state.changedAt[$0] ?? 0) <= mark }
+        }
+    }
+}
+
+extension CacheWrite {
+    /// The entities whose data the write holds: what a save must not have changed for it to
+    /// be stored after the save.
+    var entities: Set<String> {
+        var entities = Set(nodes.map(\.id.entity)).union(removed.map(\.entity)).union(collections.keys)
+        if let query { entities.formUnion(query.reads) }
+        return entities
+    }
+}
