@@ -291,6 +291,41 @@ import Testing
         #expect(mine.cachedValue("name") == "Low")
     }
 
+    /// Another process's save reaches a chain as IDs only (a PostgreSQL cache's notice says what
+    /// changed, not its new state). A context kept the values it had loaded, so `band.name` stayed
+    /// the old name in a long-lived context while the caches had forgotten it. An object an event
+    /// names as changed without its new state is read again on next use, unless this context is
+    /// changing it.
+    @Test func anObjectAnotherProcessChangedIsReadAgain() async throws {
+        let elsewhere = ChangesFromElsewhere()
+        let chain = Chain(
+            handlers: [elsewhere, MemoryCache(model: store.model)], terminal: RecordingResponder(forwardingTo: store))
+        let context = ObjectContext(chain: chain, model: store.model)
+        let bands = try await context.fetch(
+            TestData.fetch("Band", where: "id IN {1, 4}", sort: [FetchSortDescriptor("id")]))
+        let (renamed, edited) = (bands[0], bands[1])
+        #expect(try await renamed.value("name") == "Rue Royale")
+        try edited.set("Mine", for: "name")
+        // Another process renames both and tells this one.
+        let changed = [
+            Node(id: band(1), attributes: ["name": "Renamed"]), Node(id: band(4), attributes: ["name": "Theirs"]),
+        ]
+        store.upsert(
+            changed.map { node in
+                var current = store.node(for: node.id) ?? node
+                current.apply(node)
+                return current
+            })
+        let events = chain.events.subscribe()
+        elsewhere.tell(
+            ChangeEvent(updated: Set(changed.map(\.id)), invalidatedEntities: ["Band"], source: "another process"))
+        for await event in events where event.source == "another process" { break }
+        await context.mergePublishedChanges()
+        #expect(try await renamed.value("name") == "Renamed")
+        #expect(try await edited.value("name") == "Mine", "a change this context is making stays")
+        await chain.shutdown()
+    }
+
     @Test func rejectsBadChangesAtOnce() throws {
         let album = context.object(with: album(10))
         #expect(throws: StoreChainError.self) { try album.set("1999", for: "year") }
@@ -335,4 +370,20 @@ import Testing
 
 enum SaveChangesFixture {
     static let deleteTrack300 = SaveChanges(deleted: [ObjectID(entity: "Track", key: 300)])
+}
+
+/// A cache that only hears of saves other processes made, as a PostgreSQL cache does: the chain
+/// relays what it is told to the other caches and to its contexts.
+final class ChangesFromElsewhere: CachingHandler {
+    private let changes = AsyncStream<ChangeEvent>.makeStream()
+
+    func tell(_ change: ChangeEvent) { changes.continuation.yield(change) }
+
+    func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws -> StoreResponse {
+        try await next(request, context)
+    }
+
+    func changesFromElsewhere() -> AsyncStream<ChangeEvent>? { changes.stream }
+
+    func forget(_ change: ChangeEvent, context: RequestContext) async {}
 }
