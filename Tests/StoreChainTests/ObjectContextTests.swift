@@ -371,19 +371,3 @@ import Testing
 enum SaveChangesFixture {
     static let deleteTrack300 = SaveChanges(deleted: [ObjectID(entity: "Track", key: 300)])
 }
-
-/// A cache that only hears of saves other processes made, as a PostgreSQL cache does: the chain
-/// relays what it is told to the other caches and to its contexts.
-final class ChangesFromElsewhere: CachingHandler {
-    private let changes = AsyncStream<ChangeEvent>.makeStream()
-
-    func tell(_ change: ChangeEvent) { changes.continuation.yield(change) }
-
-    func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws -> StoreResponse {
-        try await next(request, context)
-    }
-
-    func changesFromElsewhere() -> AsyncStream<ChangeEvent>? { changes.stream }
-
-    func forget(_ change: ChangeEvent, context: RequestContext) async {}
-}

@@ -24,6 +24,9 @@ struct GraphOperation: CustomStringConvertible {
         /// Brings it back and sends what the outbox holds (`sync`): the backend must then hold
         /// the reference, with the permanent IDs of the objects inserted meanwhile.
         case goOnline
+        /// Another process changes an attribute on the backend and tells the chain (as a shared
+        /// cache's notice does: IDs, no values): every read after must show the new value.
+        case changeElsewhere
     }
 
     var kind: Kind
@@ -40,7 +43,7 @@ struct GraphOperation: CustomStringConvertible {
             (.insert, 8), (.update, 8), (.relate, 6), (.delete, 6), (.save, 12), (.rollback, 1), (.fetch, 16),
             (.count, 8), (.objectIDs, 6), (.readValues, 10), (.readRelationship, 14), (.restart, 2),
             (.refetch, 10), (.changeAndRefetch, 6), (.observe, 3), (.goOffline, 2),
-            (.goOnline, 3),
+            (.goOnline, 3), (.changeElsewhere, 4),
         ]
         if !observes { weights.removeAll { $0.0 == .observe } }
         var roll = Int(random.next() % UInt64(weights.reduce(0) { $0 + $1.1 }))

@@ -21,6 +21,8 @@ struct GraphSetup {
     var network: GraphNetwork?
     /// How many saves the outbox holds.
     var pendingSaves: () -> Int = { 0 }
+    /// Another process that changes the backend and tells the chain; `nil`: none.
+    var elsewhere: GraphElsewhere?
 }
 
 /// A read or a save that disagreed with the reference, with the step it happened at.
@@ -201,24 +203,29 @@ final class GraphRun {
             // a cached query over `album.band.…` was almost never tested against a band's change.
             let entity = ["Band", "Album", "Track"][Int(operation.first % 3)]
             guard let id = pick(visible(index, entity: entity), operation.first / 3) else { return }
-            let (name, value): (String, Value) =
-                switch id.entity {
-                case "Band":
-                    random.next() % 2 == 0
-                        ? ("name", .string("Renamed \(random.next() % 1000)"))
-                        : ("country", GraphQuery.countries[Int(random.next() % 5)])
-                case "Album":
-                    random.next() % 2 == 0
-                        ? ("title", .string("Retitled \(random.next() % 1000)"))
-                        : ("year", .integer(1960 + Int(random.next() % 65)))
-                default:
-                    random.next() % 2 == 0
-                        ? ("seconds", .integer(60 + Int(random.next() % 500)))
-                        : ("number", .integer(Int(random.next() % 12)))
-                }
+            let (name, value) = Self.attributeChange(of: id.entity, &random)
             try object(id, in: index).set(value, for: name)
             change(id, in: index) { $0.attributes[name] = value }
             log.append("\(step): context \(index) sets \(id).\(name) = \(value)")
+
+        case .changeElsewhere:
+            // Not while a save is pending or the backend is down (the outbox's conflicts are
+            // not modelled), and not to an object a context is changing (its save would conflict).
+            guard let elsewhere = setup.elsewhere, setup.network?.isDown != true, setup.pendingSaves() == 0
+            else { return }
+            let busy = Set(contexts.flatMap(\.changes.mentioned))
+            let entity = ["Band", "Album", "Track"][Int(operation.first % 3)]
+            let candidates = committed.ids(of: entity).filter { !busy.contains($0) }.sorted {
+                $0.description < $1.description
+            }
+            guard let id = pick(candidates, operation.first / 3) else { return }
+            let (name, value) = Self.attributeChange(of: id.entity, &random)
+            try await elsewhere.save(Node(id: id, attributes: [name: value]), telling: chain)
+            committed.objects[id]?.attributes[name] = value
+            log.append("\(step): another process sets \(id).\(name) = \(value) and tells the chain")
+            for context in contexts { await context.context.mergePublishedChanges() }
+            try checkBackend(step: step)
+            for observing in contexts.indices { try await checkObservation(of: observing, step: step) }
 
         case .relate:
             let movable = visible(index).filter { ReferenceGraph.toOne[$0.entity] != nil }
@@ -350,6 +357,24 @@ final class GraphRun {
             let chain = self.chain
             contexts = contexts.map { _ in ContextUnderTest(context: ObjectContext(chain: chain, model: setup.model)) }
             log.append("\(step): restart (a new chain over the same caches; unsaved changes are gone)")
+        }
+    }
+
+    /// A random attribute of an object of `entity` and a new value for it.
+    private static func attributeChange(of entity: String, _ random: inout SplitMix64) -> (String, Value) {
+        switch entity {
+        case "Band":
+            random.next() % 2 == 0
+                ? ("name", .string("Renamed \(random.next() % 1000)"))
+                : ("country", GraphQuery.countries[Int(random.next() % 5)])
+        case "Album":
+            random.next() % 2 == 0
+                ? ("title", .string("Retitled \(random.next() % 1000)"))
+                : ("year", .integer(1960 + Int(random.next() % 65)))
+        default:
+            random.next() % 2 == 0
+                ? ("seconds", .integer(60 + Int(random.next() % 500)))
+                : ("number", .integer(Int(random.next() % 12)))
         }
     }
 

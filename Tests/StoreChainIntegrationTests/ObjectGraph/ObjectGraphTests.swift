@@ -50,6 +50,7 @@ import Testing
             let model = try model()
             let data = try DemoBackend(bands: 3).store.snapshot
             let store = InMemoryStore(model: model, dataset: data)
+            let elsewhere = GraphElsewhere(store: store)
             try await body(
                 GraphSetup(
                     name: caches
@@ -57,9 +58,12 @@ import Testing
                         : "in-memory store",
                     model: model,
                     makeChain: {
-                        Chain(handlers: caches ? [MemoryCache(model: model)] : [], terminal: store)
+                        Chain(
+                            handlers: [elsewhere.handler()] + (caches ? [MemoryCache(model: model)] : []),
+                            terminal: store)
                     },
-                    backendNodes: { nodes(of: store) }, restarts: false, wholeFetches: wholeFetches))
+                    backendNodes: { nodes(of: store) }, restarts: false, wholeFetches: wholeFetches,
+                    elsewhere: elsewhere))
         }
     }
 
@@ -75,12 +79,17 @@ import Testing
             let outbox = try OutboxHandler(
                 model: model, options: OutboxOptions(path: folder.appending(path: "outbox.sqlite").path))
             let network = GraphNetwork()
+            let elsewhere = GraphElsewhere(store: store)
             try await body(
                 GraphSetup(
                     name: "in-memory store behind a memory cache and an outbox", model: model,
-                    makeChain: { Chain(handlers: [MemoryCache(model: model), outbox, network], terminal: store) },
+                    makeChain: {
+                        Chain(
+                            handlers: [elsewhere.handler(), MemoryCache(model: model), outbox, network], terminal: store
+                        )
+                    },
                     backendNodes: { nodes(of: store) }, restarts: false, network: network,
-                    pendingSaves: { outbox.pendingCount }))
+                    pendingSaves: { outbox.pendingCount }, elsewhere: elsewhere))
         }
     }
 
@@ -92,18 +101,19 @@ import Testing
             defer { try? FileManager.default.removeItem(at: folder) }
             let path = folder.appending(path: "cache.sqlite").path
             try await DemoBackendTests().withBackend(bands: 3) { backend, base in
+                let elsewhere = GraphElsewhere(store: backend.store)
                 try await body(
                     GraphSetup(
                         name: disk ? "demo v2 API with memory and disk caches" : "demo v2 API with a memory cache",
                         model: model,
                         makeChain: {
                             let remote = try RemoteResponder(model: model, options: DemoRemoteOptions.v2(baseURL: base))
-                            var handlers: [any StoreHandler] = [MemoryCache(model: model)]
+                            var handlers: [any StoreHandler] = [elsewhere.handler(), MemoryCache(model: model)]
                             if disk { handlers.append(DiskCache(model: model, path: path)) }
                             handlers.append(PaginationHandler(model: model, options: PaginationOptions(pageSize: 100)))
                             return Chain(handlers: handlers, terminal: remote)
                         },
-                        backendNodes: { nodes(of: backend.store) }, restarts: disk))
+                        backendNodes: { nodes(of: backend.store) }, restarts: disk, elsewhere: elsewhere))
             }
         }
     }
