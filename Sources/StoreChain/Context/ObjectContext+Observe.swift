@@ -24,7 +24,7 @@ extension ObjectContext {
                     var last = try await snapshot(request)
                     continuation.yield(last.objects)
                     for await event in events where !event.entities.isDisjoint(with: relevant) {
-                        let next: (objects: [ManagedObject], nodes: [Node])
+                        let next: (objects: [ManagedObject], nodes: [Node?])
                         do {
                             next = try await snapshot(request)
                         } catch let error as StoreChainError where error.isTransient {
@@ -47,9 +47,12 @@ extension ObjectContext {
         }
     }
 
-    private func snapshot(_ request: FetchRequest) async throws -> (objects: [ManagedObject], nodes: [Node]) {
+    /// The request's objects and their rows, to tell whether the result changed. An object whose
+    /// row is gone (an event made it a fault after the fetch) counts as `nil`, not as absent: left
+    /// out, a result with a new member could compare equal to the last one and not be delivered.
+    private func snapshot(_ request: FetchRequest) async throws -> (objects: [ManagedObject], nodes: [Node?]) {
         let objects = try await fetch(request)
-        let nodes = state.withLock { state in objects.compactMap { state.table.row(of: $0) } }
+        let nodes = state.withLock { state in objects.map { state.table.row(of: $0) } }
         return (objects, nodes)
     }
 

@@ -52,6 +52,9 @@ final class GraphRun {
     /// Objects inserted by saves the outbox holds, by their temporary IDs (which the reference
     /// uses for them until they reach the backend).
     private var unsent: [ObjectID: ManagedObject] = [:]
+    /// The attributes that saves the outbox holds set, by object: on replay they win over what
+    /// another process changed meanwhile (the outbox's `merge` conflict policy).
+    private var unsentAttributes: [ObjectID: Set<String>] = [:]
     /// The last three queries asked (their two random numbers), for `.refetch`.
     private var asked: [(first: UInt64, second: UInt64)] = []
     /// What each step did, for the report of a failing run.
@@ -209,22 +212,31 @@ final class GraphRun {
             log.append("\(step): context \(index) sets \(id).\(name) = \(value)")
 
         case .changeElsewhere:
-            // Not while a save is pending or the backend is down (the outbox's conflicts are
-            // not modelled), and not to an object a context is changing (its save would conflict).
-            guard let elsewhere = setup.elsewhere, setup.network?.isDown != true, setup.pendingSaves() == 0
-            else { return }
+            // Not to an object a context is changing: its save would meet a conflict, which the
+            // app must settle. A save the outbox holds meets one on replay, which the outbox's
+            // `merge` policy settles: its attributes win, the others keep the new values.
+            guard let elsewhere = setup.elsewhere else { return }
             let busy = Set(contexts.flatMap(\.changes.mentioned))
             let entity = ["Band", "Album", "Track"][Int(operation.first % 3)]
-            let candidates = committed.ids(of: entity).filter { !busy.contains($0) }.sorted {
-                $0.description < $1.description
-            }
+            // Half the time, while saves are pending, an object one of them updates: a conflict.
+            let conflicting = operation.second % 2 == 0 && !unsentAttributes.isEmpty
+            let candidates = (conflicting ? Array(unsentAttributes.keys) : committed.ids(of: entity)).filter {
+                !busy.contains($0) && !$0.isTemporary && committed.objects[$0] != nil
+            }.sorted { $0.description < $1.description }
             guard let id = pick(candidates, operation.first / 3) else { return }
-            let (name, value) = Self.attributeChange(of: id.entity, &random)
+            var (name, value) = Self.attributeChange(of: id.entity, &random)
+            // And then mostly an attribute it sets.
+            for _ in 0..<3 where conflicting && unsentAttributes[id]?.contains(name) == false {
+                (name, value) = Self.attributeChange(of: id.entity, &random)
+            }
             try await elsewhere.save(Node(id: id, attributes: [name: value]), telling: chain)
-            committed.objects[id]?.attributes[name] = value
-            log.append("\(step): another process sets \(id).\(name) = \(value) and tells the chain")
+            let overridden = unsentAttributes[id]?.contains(name) == true
+            if !overridden { committed.objects[id]?.attributes[name] = value }
+            log.append(
+                "\(step): another process sets \(id).\(name) = \(value) and tells the chain\(overridden ? " (a pending save sets it too)" : "")"
+            )
             for context in contexts { await context.context.mergePublishedChanges() }
-            try checkBackend(step: step)
+            if setup.pendingSaves() == 0 { try checkBackend(step: step) }
             for observing in contexts.indices { try await checkObservation(of: observing, step: step) }
 
         case .relate:
@@ -447,6 +459,7 @@ final class GraphRun {
         if !result.pending.isEmpty {
             if setup.network?.isDown != true { throw fail(step, "a save is pending with the backend up") }
             for (temporary, object) in inserted { unsent[temporary] = object }
+            for (id, change) in changes.updated { unsentAttributes[id, default: []].formUnion(change.attributes.keys) }
         } else {
             for (temporary, object) in inserted {
                 if object.objectID.isTemporary {
@@ -495,6 +508,7 @@ final class GraphRun {
             permanent[temporary] = object.objectID
         }
         unsent = [:]
+        unsentAttributes = [:]
         func remap(_ object: ReferenceGraph.Object) -> ReferenceGraph.Object {
             var object = object
             object.toOne = object.toOne.mapValues { $0.map { permanent[$0] ?? $0 } }
