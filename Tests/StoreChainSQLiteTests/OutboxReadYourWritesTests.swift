@@ -228,6 +228,41 @@ extension OutboxReadYourWritesTests {
         #expect(try await results.next()?.map(\.objectID) == [id("Band", 2)])
     }
 
+    /// The object-graph test found an observation wrong for good: another process renamed a band
+    /// while the backend was down, the refetch that made failed, and once the backend was back
+    /// nothing changed again, so nothing made the observation refetch. A refetch that failed
+    /// transiently is tried again on the chain's clock (after a second, doubling up to a minute)
+    /// until it succeeds or the next change comes.
+    @Test func anObservationCatchesUpOnceTheBackendIsBack() async throws {
+        let clock = ManualClock()
+        let elsewhere = ChangesFromElsewhere()
+        let chain = Chain(handlers: [elsewhere], terminal: backend, clock: clock, tracing: nil)
+        let watching = ObjectContext(chain: chain, model: model)
+        let request = FetchRequest(entity: "Band", predicate: try FetchPredicate("name == 'Renamed'"))
+        var results = watching.observe(request).makeAsyncIterator()
+        #expect(try await results.next()?.isEmpty == true)
+        backend.mode = .down
+        _ = try await backend.store.respond(
+            to: .save(SaveChanges(updated: [Node(id: id("Band", 2), attributes: ["name": "Renamed"])])),
+            context: chain.makeContext())
+        elsewhere.tell(ChangeEvent(updated: [id("Band", 2)], invalidatedEntities: ["Band"], source: "elsewhere"))
+        // The change makes the observation refetch, which fails; it waits a second to try again.
+        func untilOneSleeps(afterRefusing reads: Int) async {
+            for _ in 0..<1_000_000 where clock.sleeperCount == 0 || backend.refusedReads < reads { await Task.yield() }
+        }
+        await untilOneSleeps(afterRefusing: 1)
+        try #require(clock.sleeperCount == 1, "the observation waits to try again")
+        #expect(backend.refusedReads == 1)
+        await clock.advance(by: .seconds(1))
+        await untilOneSleeps(afterRefusing: 2)
+        #expect(backend.refusedReads == 2, "still down: tried again, and waits longer")
+        #expect(clock.nextDeadline == clock.now.addingTimeInterval(2))
+        backend.mode = .up
+        await clock.advance(by: .seconds(2))
+        #expect(try await results.next()?.map(\.objectID) == [id("Band", 2)])
+        await chain.shutdown()
+    }
+
     /// A track inserted into an album by a save the outbox holds shows in the album's tracks in
     /// every context, whether the context read the list before or reads it now, with the backend
     /// down (found by the object-graph test).

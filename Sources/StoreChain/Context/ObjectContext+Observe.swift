@@ -5,8 +5,9 @@ extension ObjectContext {
     /// The first result comes even when nothing is cached yet: it is fetched through the chain;
     /// when that fails, the observation ends with the error. A later refetch that fails
     /// transiently (the backend out of reach, a timeout: `StoreChainError.isTransient`) is
-    /// logged and delivers nothing: the last result stands until the next change, whose refetch
-    /// tries again (a save an outbox keeps while offline does not end the observation). Other
+    /// logged and delivers nothing: the last result stands until the refetch is tried again, on
+    /// the chain's clock after a second (doubling up to a minute), or the next change comes (a
+    /// save an outbox keeps while offline does not end the observation). Other
     /// errors end it. The observation also ends when its iterator is dropped, its task is
     /// cancelled, or the chain shuts down.
     ///
@@ -18,18 +19,31 @@ extension ObjectContext {
             let (events, endEvents, _) = chain.events.subscription()
             let relevant = relevantEntities(for: request)
             let (stream, continuation) = AsyncThrowingStream.makeStream(of: [ManagedObject].self)
+            // Changes while a refetch runs make one more refetch after it, not one each.
+            let (refetches, refetch) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            let relay = Task {
+                for await event in events where !event.entities.isDisjoint(with: relevant) { refetch.yield() }
+                refetch.finish()
+            }
             let task = Task {
-                defer { endEvents() }
+                defer {
+                    relay.cancel()
+                    endEvents()
+                }
+                var retry = ObservationRetry(clock: chain.clock, refetch: refetch)
                 do {
                     var last = try await snapshot(request)
                     continuation.yield(last.objects)
-                    for await event in events where !event.entities.isDisjoint(with: relevant) {
+                    for await _ in refetches {
                         let next: (objects: [ManagedObject], nodes: [Node?])
                         do {
                             next = try await snapshot(request)
+                            retry.succeeded()
                         } catch let error as StoreChainError where error.isTransient {
                             chain.logger.warning(
-                                "observation of \(request): refetch failed, the last result stands: \(error)")
+                                "observation of \(request): refetch failed, the last result stands until it is tried again in \(retry.delay): \(error)"
+                            )
+                            retry.failed()
                             continue
                         }
                         if next.nodes != last.nodes {
@@ -41,6 +55,7 @@ extension ObjectContext {
                 } catch {
                     continuation.finish(throwing: error)
                 }
+                retry.succeeded()
             }
             continuation.onTermination = { _ in task.cancel() }
             return (stream, task)

@@ -501,7 +501,8 @@ final class GraphRun {
     private func settleUnsent(step: Int) async throws {
         for context in contexts { await context.context.mergePublishedChanges() }
         var permanent: [ObjectID: ObjectID] = [:]
-        for (temporary, object) in unsent {
+        // An object a later pending save deleted (a cascade from its album) was never sent.
+        for (temporary, object) in unsent where committed.objects[temporary] != nil {
             if object.objectID.isTemporary {
                 throw fail(step, "\(temporary) still has a temporary ID after the outbox sent it")
             }
