@@ -354,6 +354,45 @@ import Testing
         #expect(harness.backend.count() - requestsSoFar <= 2, "what came after the save stays cached")
     }
 
+    /// The same race between processes sharing a storage: a fetch this process forwarded before
+    /// another process's save came back after the notice of it, and was stored over what the
+    /// other process wrote, for every process, until it expired. The cache that hears of a
+    /// change itself does not store what it fetched before it.
+    @Test func anAnswerFetchedBeforeAChangeHeardOfElsewhereIsNotStored() async throws {
+        let clock = ManualClock()
+        let backend = try FakeBackend(clock: clock)
+        let storage = SharedMemoryStorage()
+        let cache = CacheHandler(name: "shared-cache", model: backend.store.model, storage: storage)
+        let chain = Chain(handlers: [cache], terminal: backend, clock: clock)
+        let recentCount = try {
+            var request = try TestData.fetch("Album", where: "year > 2000")
+            request.resultType = .count
+            return request
+        }()
+        let countBefore = try backend.store.fetch(recentCount)
+        backend.update { $0.answersHeldUntil = clock.now.addingTimeInterval(1) }
+        let early = Task { try await chain.send(.fetch(recentCount)) }
+        while backend.count() < 1 { await Task.yield() }
+        backend.update { $0.answersHeldUntil = nil }
+        // Another process saves album 21 as from 1990, writes its cache and tells this one.
+        let album21 = ObjectID(entity: "Album", key: 21)
+        _ = try await backend.store.respond(
+            to: .save(SaveChanges(updated: [Node(id: album21, attributes: ["year": 1990])])),
+            context: chain.makeContext())
+        var write = CacheWrite()
+        write.removed = [album21]
+        write.invalidated = ["Album"]
+        let events = chain.events.subscribe()
+        try await storage.changedElsewhere(
+            write, ChangeEvent(updated: [album21], invalidatedEntities: ["Album"], source: "another process"))
+        for await event in events where event.source == "another process" { break }
+        await clock.advance(by: .seconds(1))
+        #expect(try await early.value.fetchResult() == countBefore, "the early fetch answers as read")
+        let after = try await chain.send(.fetch(recentCount))
+        #expect(try after.fetchResult() == backend.store.fetch(recentCount), "the early count was stored")
+        await chain.shutdown()
+    }
+
     /// A save threw away the complete collections of every entity it touched, so after an app's
     /// saves the next process read every object again. A save whose changes the cache holds (the
     /// updated and inserted objects as the backend answered, the deleted ones gone) keeps the

@@ -148,3 +148,30 @@ struct CacheHarness {
 extension StoreResponse {
     var cacheStatus: String? { info.cacheStatus?.rawValue }
 }
+
+/// A memory storage shared with another process, as far as a test needs: the test writes into
+/// it what the other process's cache would, and tells of it as a PostgreSQL storage's notice does.
+final class SharedMemoryStorage: CacheStorage {
+    private let inner = MemoryCacheStorage()
+    private let notices = AsyncStream<ChangeEvent>.makeStream()
+
+    /// Another process changed what this storage holds, and says so.
+    func changedElsewhere(_ write: CacheWrite, _ change: ChangeEvent) async throws {
+        _ = try await inner.write(write)
+        notices.continuation.yield(change)
+    }
+
+    var origin: ResponseInfo.Origin { inner.origin }
+    func queries(shape: String) async throws -> [CachedQuery] { try await inner.queries(shape: shape) }
+    func nodes(_ ids: [ObjectID]) async throws -> [ObjectID: Node] { try await inner.nodes(ids) }
+    func collection(_ entity: String) async throws -> Freshness? { try await inner.collection(entity) }
+    func nodes(of entity: String, matching predicate: FetchPredicate?) async throws -> [Node] {
+        try await inner.nodes(of: entity, matching: predicate)
+    }
+    func write(_ write: CacheWrite) async throws -> Set<ObjectID> { try await inner.write(write) }
+    func refresh(_ target: CacheTarget, freshness: Freshness) async throws {
+        try await inner.refresh(target, freshness: freshness)
+    }
+    func clear() async throws { try await inner.clear() }
+    func changesFromElsewhere() -> AsyncStream<ChangeEvent>? { notices.stream }
+}

@@ -3,6 +3,12 @@ extension CacheHandler: CachingHandler {
         storage.changesFromElsewhere()
     }
 
+    /// Answers fetched before another process's change, heard of by this cache's own storage,
+    /// are not stored over it (`SaveOrder`).
+    public func heard(_ change: ChangeEvent) {
+        saveOrder.end(begun: [], changed: change.entities)
+    }
+
     /// Removes the objects the change names (they are read again from below when asked for) and
     /// the queries and complete collections of its entities.
     public func forget(_ change: ChangeEvent, context: RequestContext) async {

@@ -11,6 +11,15 @@ public protocol CachingHandler: StoreHandler {
     /// Drops what this handler keeps that `change`, made elsewhere, has made wrong: the objects
     /// it names, and the queries and complete collections of its entities.
     func forget(_ change: ChangeEvent, context: RequestContext) async
+
+    /// Takes note of `change`, which this handler heard of itself (its storage, shared with the
+    /// process that made it, already holds it): what it fetched before the change must not be
+    /// stored over it. The default does nothing.
+    func heard(_ change: ChangeEvent)
+}
+
+extension CachingHandler {
+    public func heard(_ change: ChangeEvent) {}
 }
 
 extension Chain {
@@ -26,6 +35,7 @@ extension Chain {
             let others = caches.indices.filter { $0 != index }.map { caches[$0] }
             return Task {
                 for await change in changes {
+                    caches[index].heard(change)
                     let context = RequestContext(services: services, cachePolicy: nil, deadline: nil)
                     for cache in others { await cache.forget(change, context: context) }
                     services.events.publish(change)
