@@ -168,6 +168,10 @@ public final class DemoBackend: Sendable {
                     return (429, 1)
                 }
             }
+            if let every = quirks.throttleEvery, every > 0, stats.requests % every == 0 {
+                stats.rateLimited += 1
+                return (429, 0)
+            }
             if let every = quirks.failEvery, every > 0, stats.requests % every == 0 {
                 stats.failed += 1
                 return (500, nil)

@@ -6,18 +6,21 @@ public struct DemoQuirks: Sendable, Hashable {
     public var rateLimitPerSecond: Int?
     /// Answer every n-th request with a 500 (deterministic, so tests can count on it).
     public var failEvery: Int?
+    /// Answer every n-th request with a 429 and `Retry-After: 0` (deterministic, as `failEvery`).
+    public var throttleEvery: Int?
     /// Send `ETag` and answer `If-None-Match` with 304.
     public var etags = false
     /// Send `Cache-Control: max-age=` with this many seconds.
     public var maxAgeSeconds: Int?
 
     public init(
-        latency: Duration = .zero, rateLimitPerSecond: Int? = nil, failEvery: Int? = nil, etags: Bool = false,
-        maxAgeSeconds: Int? = nil
+        latency: Duration = .zero, rateLimitPerSecond: Int? = nil, failEvery: Int? = nil, throttleEvery: Int? = nil,
+        etags: Bool = false, maxAgeSeconds: Int? = nil
     ) {
         self.latency = latency
         self.rateLimitPerSecond = rateLimitPerSecond
         self.failEvery = failEvery
+        self.throttleEvery = throttleEvery
         self.etags = etags
         self.maxAgeSeconds = maxAgeSeconds
     }

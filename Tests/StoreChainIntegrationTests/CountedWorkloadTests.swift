@@ -8,10 +8,10 @@ import Testing
 
 /// A fixed mix of 60 queries against the GitHub-style v3 API (page numbers with `Link` headers,
 /// `ids=` batches, per-parent lists that page, ETags, `max-age=60`, and a 500 for every 17th
-/// request on the cold pass): generated fetches over key paths with sorts and windows, counts,
+/// request and a 429 for every 7th on the cold pass): generated fetches over key paths with sorts and windows, counts,
 /// and aggregates over to-many key paths, each in a new chain over one disk cache, as separate
 /// runs of an app or the CLI would. Every answer equals the in-memory store's, and the upstream
-/// requests that were not answered 500 are counted against the least any chain could send (every
+/// requests that were not answered 500 or 429 are counted against the least any chain could send (every
 /// page of every collection the mix reaches, read once, 100 a page): at most 1.2× that. A second
 /// pass within the ttl sends nothing; a third, past the ttl, sends only conditional requests,
 /// page by page, each answered 304 with no body.
@@ -110,7 +110,9 @@ import Testing
         let folder = TemporaryFolder.make("storechain-workload")
         defer { try? FileManager.default.removeItem(at: folder) }
         let quirks = DemoQuirks(etags: true, maxAgeSeconds: 60)
-        try await backendTests.withBackend(quirks: DemoQuirks(failEvery: 17, etags: true, maxAgeSeconds: 60)) {
+        try await backendTests.withBackend(
+            quirks: DemoQuirks(failEvery: 17, throttleEvery: 7, etags: true, maxAgeSeconds: 60)
+        ) {
             backend, base in
             let clock = ManualClock()
             let model = backend.model
@@ -142,7 +144,8 @@ import Testing
                 perQuery.append(backend.stats.requests - before)
             }
             let failed = backend.stats.failed
-            let cold = backend.stats.requests - failed
+            let throttled = backend.stats.rateLimited
+            let cold = backend.stats.requests - failed - throttled
             backend.setQuirks(quirks)
             backend.resetStats()
             for request in requests {
@@ -159,7 +162,7 @@ import Testing
             let expired = backend.stats
             let minimum = try Self.minimum(requests, backend: backend)
             print(
-                "workload (\(order)): 60 queries on v3, cold \(cold) upstream requests (and \(failed) answered 500), minimum \(minimum) ("
+                "workload (\(order)): 60 queries on v3, cold \(cold) upstream requests (and \(failed) answered 500, \(throttled) 429), minimum \(minimum) ("
                     + String(format: "%.1f", Double(cold) / Double(max(1, minimum))) + "×), warm \(warm),"
                     + " past the ttl \(expired.requests) (\(expired.notModified) answered 304, \(expired.bytesSent) bytes);"
                     + " per query: \(perQuery.map(String.init).joined(separator: " "))")
@@ -167,7 +170,7 @@ import Testing
                 print("workload (\(order)): \(count) requests for \(request)")
             }
             #expect(warm == 0, "within the ttl every answer comes from the disk cache")
-            #expect(failed > 0, "the cold pass met the backend's failures")
+            #expect(failed > 0 && throttled > 0, "the cold pass met the backend's failures and 429s")
             #expect(Double(cold) <= 1.2 * Double(minimum), "cold: \(cold) requests, minimum \(minimum)")
             #expect(expired.requests <= cold, "past the ttl, no more requests than cold")
             #expect(expired.notModified == expired.requests, "past the ttl, every request is conditional and unchanged")
