@@ -23,6 +23,9 @@ struct GraphSetup {
     var pendingSaves: () -> Int = { 0 }
     /// Another process that changes the backend and tells the chain; `nil`: none.
     var elsewhere: GraphElsewhere?
+    /// Whether the app may write (a backend without write routes: only the other process
+    /// changes the data, and the contexts only read).
+    var writes = true
 }
 
 /// A read or a save that disagreed with the reference, with the step it happened at.
@@ -161,6 +164,7 @@ final class GraphRun {
     // MARK: Steps
 
     private func perform(_ operation: GraphOperation, step: Int) async throws {
+        if !setup.writes, [.insert, .update, .relate, .delete, .save, .rollback].contains(operation.kind) { return }
         let index = operation.context
         let context = contexts[index].context
         var random = SplitMix64(seed: operation.second)

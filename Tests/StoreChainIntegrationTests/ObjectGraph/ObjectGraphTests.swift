@@ -118,10 +118,39 @@ import Testing
         }
     }
 
+    /// The demo v3 API (GitHub-style: pages with `Link` headers, `ids=` batches, per-parent
+    /// lists) behind memory and disk caches. It has no write routes: the contexts only read, and
+    /// only the other process changes the data.
+    static func demoV3() -> SetupMaker {
+        { body in
+            let model = try model()
+            let folder = TemporaryFolder.make("storechain-graph")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let path = folder.appending(path: "cache.sqlite").path
+            try await DemoBackendTests().withBackend(bands: 3) { backend, base in
+                let elsewhere = GraphElsewhere(store: backend.store)
+                try await body(
+                    GraphSetup(
+                        name: "demo v3 API with memory and disk caches, read only", model: model,
+                        makeChain: {
+                            let remote = try RemoteResponder(model: model, options: DemoRemoteOptions.v3(baseURL: base))
+                            return Chain(
+                                handlers: [
+                                    elsewhere.handler(), MemoryCache(model: model), DiskCache(model: model, path: path),
+                                    PaginationHandler(model: model, options: PaginationOptions(pageSize: 100)),
+                                ], terminal: remote)
+                        },
+                        backendNodes: { nodes(of: backend.store) }, restarts: true, elsewhere: elsewhere,
+                        writes: false))
+            }
+        }
+    }
+
     static let setups = [
         "in-memory", "in-memory+memory-cache", "in-memory+memory-cache, windows only",
         "in-memory+memory-cache+outbox", "v2+memory-cache",
-        "v2+memory+disk-cache",
+        "v2+memory+disk-cache", "v3+memory+disk-cache, read only",
     ]
 
     static func setup(named name: String) -> SetupMaker? {
@@ -132,6 +161,7 @@ import Testing
         case "in-memory+memory-cache+outbox": inMemoryWithOutbox()
         case "v2+memory-cache": demoV2(disk: false)
         case "v2+memory+disk-cache": demoV2(disk: true)
+        case "v3+memory+disk-cache, read only": demoV3()
         default: nil
         }
     }
