@@ -157,21 +157,21 @@ final class SharedMemoryStorage: CacheStorage {
 
     /// Another process changed what this storage holds, and says so.
     func changedElsewhere(_ write: CacheWrite, _ change: ChangeEvent) async throws {
-        _ = try await inner.write(write)
+        _ = await inner.write(write)
         notices.continuation.yield(change)
     }
 
     var origin: ResponseInfo.Origin { inner.origin }
-    func queries(shape: String) async throws -> [CachedQuery] { try await inner.queries(shape: shape) }
-    func nodes(_ ids: [ObjectID]) async throws -> [ObjectID: Node] { try await inner.nodes(ids) }
-    func collection(_ entity: String) async throws -> Freshness? { try await inner.collection(entity) }
+    func queries(shape: String) async throws -> [CachedQuery] { await inner.queries(shape: shape) }
+    func nodes(_ ids: [ObjectID]) async throws -> [ObjectID: Node] { await inner.nodes(ids) }
+    func collection(_ entity: String) async throws -> Freshness? { await inner.collection(entity) }
     func nodes(of entity: String, matching predicate: FetchPredicate?) async throws -> [Node] {
-        try await inner.nodes(of: entity, matching: predicate)
+        await inner.nodes(of: entity, matching: predicate)
     }
-    func write(_ write: CacheWrite) async throws -> Set<ObjectID> { try await inner.write(write) }
+    func write(_ write: CacheWrite) async throws -> Set<ObjectID> { await inner.write(write) }
     func refresh(_ target: CacheTarget, freshness: Freshness) async throws {
-        try await inner.refresh(target, freshness: freshness)
+        await inner.refresh(target, freshness: freshness)
     }
-    func clear() async throws { try await inner.clear() }
+    func clear() async throws { await inner.clear() }
     func changesFromElsewhere() -> AsyncStream<ChangeEvent>? { notices.stream }
 }
