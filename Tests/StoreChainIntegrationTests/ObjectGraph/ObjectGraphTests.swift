@@ -93,7 +93,11 @@ import Testing
         }
     }
 
-    static func demoV2(disk: Bool) -> SetupMaker {
+    /// The demo backend's v2 API, or its v3 API (GitHub-style: pages with `Link` headers,
+    /// `ids=` batches, per-parent lists), behind a memory cache and, with `disk`, a disk cache.
+    /// v3 has no write routes: there the contexts only read, and only the other process changes
+    /// the data.
+    static func demo(v3: Bool = false, disk: Bool) -> SetupMaker {
         { body in
             let model = try model()
             let folder = TemporaryFolder.make("storechain-graph")
@@ -104,45 +108,19 @@ import Testing
                 let elsewhere = GraphElsewhere(store: backend.store)
                 try await body(
                     GraphSetup(
-                        name: disk ? "demo v2 API with memory and disk caches" : "demo v2 API with a memory cache",
+                        name: "demo \(v3 ? "v3" : "v2") API with "
+                            + (disk ? "memory and disk caches" : "a memory cache") + (v3 ? ", read only" : ""),
                         model: model,
                         makeChain: {
-                            let remote = try RemoteResponder(model: model, options: DemoRemoteOptions.v2(baseURL: base))
+                            let options = v3 ? DemoRemoteOptions.v3(baseURL: base) : DemoRemoteOptions.v2(baseURL: base)
+                            let remote = try RemoteResponder(model: model, options: options)
                             var handlers: [any StoreHandler] = [elsewhere.handler(), MemoryCache(model: model)]
                             if disk { handlers.append(DiskCache(model: model, path: path)) }
                             handlers.append(PaginationHandler(model: model, options: PaginationOptions(pageSize: 100)))
                             return Chain(handlers: handlers, terminal: remote)
                         },
-                        backendNodes: { nodes(of: backend.store) }, restarts: disk, elsewhere: elsewhere))
-            }
-        }
-    }
-
-    /// The demo v3 API (GitHub-style: pages with `Link` headers, `ids=` batches, per-parent
-    /// lists) behind memory and disk caches. It has no write routes: the contexts only read, and
-    /// only the other process changes the data.
-    static func demoV3() -> SetupMaker {
-        { body in
-            let model = try model()
-            let folder = TemporaryFolder.make("storechain-graph")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let path = folder.appending(path: "cache.sqlite").path
-            try await DemoBackendTests().withBackend(bands: 3) { backend, base in
-                let elsewhere = GraphElsewhere(store: backend.store)
-                try await body(
-                    GraphSetup(
-                        name: "demo v3 API with memory and disk caches, read only", model: model,
-                        makeChain: {
-                            let remote = try RemoteResponder(model: model, options: DemoRemoteOptions.v3(baseURL: base))
-                            return Chain(
-                                handlers: [
-                                    elsewhere.handler(), MemoryCache(model: model), DiskCache(model: model, path: path),
-                                    PaginationHandler(model: model, options: PaginationOptions(pageSize: 100)),
-                                ], terminal: remote)
-                        },
-                        backendNodes: { nodes(of: backend.store) }, restarts: true, elsewhere: elsewhere,
-                        writes: false))
+                        backendNodes: { nodes(of: backend.store) }, restarts: disk, elsewhere: elsewhere,
+                        writes: !v3))
             }
         }
     }
@@ -159,9 +137,9 @@ import Testing
         case "in-memory+memory-cache": inMemory(caches: true)
         case "in-memory+memory-cache, windows only": inMemory(caches: true, wholeFetches: false)
         case "in-memory+memory-cache+outbox": inMemoryWithOutbox()
-        case "v2+memory-cache": demoV2(disk: false)
-        case "v2+memory+disk-cache": demoV2(disk: true)
-        case "v3+memory+disk-cache, read only": demoV3()
+        case "v2+memory-cache": demo(disk: false)
+        case "v2+memory+disk-cache": demo(disk: true)
+        case "v3+memory+disk-cache, read only": demo(v3: true, disk: true)
         default: nil
         }
     }
