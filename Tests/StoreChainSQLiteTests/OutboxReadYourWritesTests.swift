@@ -307,3 +307,60 @@ extension OutboxReadYourWritesTests {
         #expect(Set(try await reading.object(with: album).relatedObjects("tracks").map(\.objectID)) == before)
     }
 }
+
+extension OutboxReadYourWritesTests {
+    /// Above the caches: when the outbox's replay of a save comes back up through it, reads
+    /// `requests` through the rest of the chain before passing the answer on, as an
+    /// observation's refetch may in that moment.
+    final class ReadsAsASentSaveReturns: StoreHandler, Sendable {
+        let name = "reads-as-a-sent-save-returns"
+        let requests: [FetchRequest]
+        let answers = Locked<[FetchResult]>([])
+
+        init(_ requests: [FetchRequest]) {
+            self.requests = requests
+        }
+
+        func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
+            -> StoreResponse
+        {
+            let response = try await next(request, context)
+            // The app's saves come without a key; the outbox's replays carry theirs.
+            if case .save(let changes) = request, changes.idempotencyKey != nil, answers.withLock({ $0.isEmpty }) {
+                for read in requests {
+                    let answer = try await next(.fetch(read), context).fetchResult()
+                    answers.withLock { $0.append(answer) }
+                }
+            }
+            return response
+        }
+    }
+
+    /// The object-graph test found an observation wrong for good after a replay: a refetch made
+    /// after the replayed insert had passed the caches, but before the outbox had recorded it
+    /// sent, was shown the held insert over a backend that already had it (the band twice), and
+    /// the memory cache stored that window until it expired. The outbox stops showing a save
+    /// the moment the backend's answer passes it.
+    @Test func aReadAsASentSaveReturnsShowsItOnceAndTheCacheKeepsNothingWrong() async throws {
+        let reads = [
+            FetchRequest(
+                entity: "Band", sortDescriptors: [FetchSortDescriptor("name")], fetchLimit: 10, fetchOffset: 1),
+            FetchRequest(entity: "Band", resultType: .count),
+        ]
+        let hook = ReadsAsASentSaveReturns(reads)
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
+        let chain = Chain(
+            handlers: [hook, MemoryCache(model: model), outbox], terminal: backend, clock: ManualClock(), tracing: nil)
+        backend.mode = .down
+        let band = Node(id: .temporary(entity: "Band"), attributes: ["name": "Aardvark"])
+        #expect(try await chain.send(.save(SaveChanges(inserted: [band]))).saveResult().isPending)
+        _ = try oracle.save(SaveChanges(inserted: [band]))
+        backend.mode = .up
+        #expect(try await chain.sync() == 0)
+        let expected = try reads.map { normalized(try oracle.fetch($0), [:]) }
+        #expect(hook.answers.withLock { $0 }.map { normalized($0, [:]) } == expected, "read as the save returned")
+        var after: [String] = []
+        for read in reads { after.append(normalized(try await chain.fetch(read), [:])) }
+        #expect(after == expected, "read after the replay, from the memory cache")
+    }
+}

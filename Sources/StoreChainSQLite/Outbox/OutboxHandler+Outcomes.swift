@@ -55,13 +55,19 @@ extension OutboxHandler {
         try await withFile { [versions] file in
             try file.remove(ids, remapping: result.permanentIDs, rebasing: versions)
         }
+        state.withLock { $0.failures = 0 }
+        reached(ids, result)
+        try await countPending()
+    }
+
+    /// The backend took the entries: reads stop showing them over its answers, and what they
+    /// inserted is known by its permanent ID. (Again when they leave the file: `completed`.)
+    func reached(_ ids: [Int64], _ result: SaveResult) {
         state.withLock { state in
-            state.failures = 0
             state.permanentIDs.merge(result.permanentIDs) { _, new in new }
             for id in ids { state.writes.remove(id) }
             state.writes.remap(result.permanentIDs)
         }
-        try await countPending()
     }
 
     /// The backend could not take the entry now: it stays pending, its attempt counted.

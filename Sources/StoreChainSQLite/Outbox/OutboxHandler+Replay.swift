@@ -84,8 +84,8 @@ extension OutboxHandler {
                 index = start + batch.entries.count
             }
             let key = batch.changes.idempotencyKey ?? ""
-            state.withLock { _ = $0.inFlight.insert(key) }
-            defer { state.withLock { _ = $0.inFlight.remove(key) } }
+            state.withLock { $0.inFlight[key] = batch.entries.map(\.id) }
+            defer { state.withLock { _ = $0.inFlight.removeValue(forKey: key) } }
             do {
                 let request = StoreRequest.save(batch.changes)
                 var response = try await context.sendOnOwnAccount(request)

@@ -54,8 +54,8 @@ public final class OutboxHandler: SyncingHandler {
     let state: Locked<State>
 
     struct State {
-        /// The keys of recorded saves being sent through the chain now.
-        var inFlight: Set<String> = []
+        /// The keys of recorded saves being sent now, with the entries each holds.
+        var inFlight: [String: [Int64]] = [:]
         var pendingCount: Int
         /// Transient failures in a row, for the retry delay.
         var failures = 0
@@ -174,9 +174,13 @@ public final class OutboxHandler: SyncingHandler {
             scheduleSend(after: nil, context: context)
             return response
         }
-        if let key = changes.idempotencyKey, state.withLock({ $0.inFlight.contains(key) }) {
-            // A recorded save this outbox is sending through the chain.
-            return try await next(request, context)
+        if let key = changes.idempotencyKey, let entries = state.withLock({ $0.inFlight[key] }) {
+            // A recorded save this outbox is sending through the chain. Once the backend took
+            // it, reads stop showing it before the caches above store its answer: a read in
+            // between would show it twice (a held insert over the backend's copy).
+            let response = try await next(request, context)
+            if case .saved(let result) = response.result, !result.isPending { reached(entries, result) }
+            return response
         }
         if state.withLock({ $0.lingering > 0 }) {
             // A save acknowledged earlier is still being sent, and this one would wait behind it:
@@ -220,15 +224,15 @@ public final class OutboxHandler: SyncingHandler {
         }
         if blocked { return pending(entry) }
         let key = entry.changes.idempotencyKey ?? ""
-        state.withLock { _ = $0.inFlight.insert(key) }
-        defer { if !exchangeGoesOn { state.withLock { _ = $0.inFlight.remove(key) } } }
+        state.withLock { $0.inFlight[key] = [entry.id] }
+        defer { if !exchangeGoesOn { state.withLock { _ = $0.inFlight.removeValue(forKey: key) } } }
         let exchange = SaveExchange()
         let sent = entry
         let started = context.background.run { [self] in
             guard let outcome = await exchange.run({ try await next(.save(sent.changes), context) }) else { return }
             await recordLate(sent, outcome, context: context)
             state.withLock { state in
-                state.inFlight.remove(key)
+                state.inFlight.removeValue(forKey: key)
                 state.lingering -= 1
             }
             sending.unlock()

@@ -561,8 +561,28 @@ final class GraphRun {
         if let error {
             throw fail(
                 step,
-                "observation of \(query) in context \(index): \(error); delivered \(results), reference \(expected)")
+                "observation of \(query) in context \(index): \(error); delivered \(results), reference \(expected)"
+                    + (await whatTheChainAnswers(query, in: index)))
         }
+    }
+
+    /// What a fetch of `query` answers now in the observing context, with the caches and without:
+    /// which layer holds a wrong answer, for the report.
+    private func whatTheChainAnswers(_ query: GraphQuery, in index: Int) async -> String {
+        func answer(_ policy: CachePolicy, context: ObjectContext) async -> String {
+            var request = query.request
+            request.cachePolicy = policy
+            do {
+                return "\(try await context.fetch(request).map(\.objectID))"
+            } catch {
+                return "\(error)"
+            }
+        }
+        let fresh = ObjectContext(chain: chain, model: setup.model)
+        return """
+            ; a fetch now answers \(await answer(.useCache, context: contexts[index].context)) \
+            (a new context: \(await answer(.useCache, context: fresh)), reloaded: \(await answer(.reload, context: fresh)))
+            """
     }
 
     /// The backend holds exactly the reference's objects, values and to-ones.
