@@ -364,3 +364,34 @@ extension OutboxReadYourWritesTests {
         #expect(after == expected, "read after the replay, from the memory cache")
     }
 }
+
+extension OutboxReadYourWritesTests {
+    /// The object-graph test found a band's cached list wrong while the backend was out of
+    /// reach: an album the cache did not hold moved to another band by a save the outbox keeps,
+    /// and both bands' lists stayed as cached (the cache skipped a pending update of an object
+    /// it did not hold). The lists are now read again, through the outbox, which shows the move.
+    @Test func aMoveOfAnObjectNotCachedChangesTheCachedListsItLeavesAndJoins() async throws {
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
+        let cache = MemoryCache(model: model)
+        let chain = Chain(handlers: [cache, outbox], terminal: backend, clock: ManualClock(), tracing: nil)
+        func albums(of band: Int) async throws -> Set<ObjectID> {
+            Set(
+                try await chain.send(.relationshipFault(id("Band", band), relationship: "albums"))
+                    .relationshipValue().objectIDs)
+        }
+        _ = try await chain.fetch(FetchRequest(entity: "Band"))
+        let (first, second) = (try await albums(of: 1), try await albums(of: 2))
+        let moved = try #require(second.first)
+        var forget = CacheWrite()
+        forget.removed = [moved]
+        _ = await cache.storage.write(forget)
+        #expect(await cache.storage.node(moved) == nil, "the album is not cached")
+        let cachedList = await cache.storage.node(id("Band", 2))?.relationships["albums"]?.objectIDs
+        try #require(cachedList?.contains(moved) == true, "its band's cached list holds it")
+        backend.mode = .readOnly
+        let move = SaveChanges(updated: [Node(id: moved, relationships: ["band": .toOne(id("Band", 1))])])
+        #expect(try await chain.send(.save(move)).saveResult().isPending)
+        #expect(try await albums(of: 1) == first.union([moved]))
+        #expect(try await albums(of: 2) == second.subtracting([moved]))
+    }
+}

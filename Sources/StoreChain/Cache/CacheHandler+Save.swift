@@ -50,14 +50,22 @@ extension CacheHandler {
             node.freshness = freshness
             nodes[node.id] = node
         }
-        // A save an outbox holds shows at once: pending updates over the objects as cached.
+        // A save an outbox holds shows at once: pending updates over the objects as cached. One
+        // not cached is not stored (its other values are not known), but the lists it joins
+        // and leaves change all the same.
+        var moved: [ObjectID: Node] = [:]
         for change in changes.updated where result.pending.contains(change.id) {
-            guard var node = before[change.id] else { continue }
+            guard var node = before[change.id] else {
+                moved[change.id] = Node(id: change.id, relationships: change.relationships)
+                continue
+            }
             node.apply(change)
             given[node.id] = Set(change.relationships.keys)
             nodes[node.id] = node
         }
-        let across = relationshipsAcross(before: before, saved: nodes, deleted: write.removed)
+        var across = relationshipsAcross(
+            before: before, saved: nodes.merging(moved) { stored, _ in stored }, deleted: write.removed)
+        await leaveFormerOwners(of: changes.updated.filter { before[$0.id] == nil }, across: &across, context: context)
         write.invalidated = touched.union(result.nodes.map(\.id.entity)).union(across.changedEntities)
         for id in result.deleted { write.invalidated.formUnion(otherSides(of: id.entity, relationships: nil)) }
         write.incomplete = entitiesLeftIncomplete(stored: nodes, sent: sent, deleted: write.removed, across: across)
@@ -112,6 +120,36 @@ extension CacheHandler {
                 changed = true
             }
             if changed { nodes[id] = target }
+        }
+    }
+
+    /// An updated object that was not cached left a list the cache may hold (a track moved to
+    /// another album leaves its old album's `tracks`) without the cache knowing which: the cached
+    /// objects of the list's entity are searched for it, and those holding it take the change
+    /// (`RelationshipsAcross.lists`). Only for objects the save moved by a to-one whose inverse
+    /// is a list, which the cache did not hold: a scan of that entity's cached objects, rare.
+    private func leaveFormerOwners(of updated: [Node], across: inout RelationshipsAcross, context: RequestContext)
+        async
+    {
+        var leaving: [String: [(member: ObjectID, list: String)]] = [:]
+        for change in updated {
+            guard let entity = model.entity(named: change.id.entity) else { continue }
+            for name in change.relationships.keys {
+                guard let relationship = entity.relationship(named: name), !relationship.isToMany,
+                    let inverse = relationship.inverse,
+                    model.entity(named: relationship.destination)?.relationship(named: inverse)?.isToMany == true
+                else { continue }
+                leaving[relationship.destination, default: []].append((change.id, inverse))
+            }
+        }
+        for (entity, members) in leaving {
+            let owners = await perform("read", context: context) { try await storage.nodes(of: entity, matching: nil) }
+            for owner in owners ?? [] {
+                for (member, list) in members where owner.relationships[list]?.objectIDs.contains(member) == true {
+                    across.lists[owner.id, default: []].insert(list)
+                    across.changedEntities.insert(entity)
+                }
+            }
         }
     }
 
