@@ -72,11 +72,12 @@ def median(path: pathlib.Path) -> float:
     raise SystemExit(f"{path.name}: no 50th percentile")
 
 
-def main() -> int:
+def main(options: list) -> int:
+    """`options` go to `swift package benchmark` (for example `--target StoreChainBenchmarks`)."""
     with tempfile.TemporaryDirectory() as out:
         command = [
             "swift", "package", "--disable-sandbox", "benchmark", "--no-progress",
-            "--format", "histogramPercentiles", "--path", out,
+            "--format", "histogramPercentiles", "--path", out, *options,
         ]
         run = subprocess.run(command, cwd=ROOT / "Benchmarks", capture_output=True, text=True)
         if run.returncode != 0:
@@ -134,4 +135,4 @@ def report(medians: dict) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

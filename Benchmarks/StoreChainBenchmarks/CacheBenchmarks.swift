@@ -77,7 +77,7 @@ func cacheBenchmarks() {
         }
     }
 
-    let path = FileManager.default.temporaryDirectory.appending(path: "storechain-bench-\(UUID())/cache.sqlite").path
+    let path = temporaryPath("cache.sqlite")
     let disk = DiskCache(model: hopModel, path: path)
     let rawPool = try? DatabasePool(path: path)
     let rowKey = #"Band/{"integer":42}"#
@@ -107,10 +107,10 @@ func cacheBenchmarks() {
         if let ready = prepared.withLock({ $0 }) { return ready }
         let (backend, url) = try await SharedDemoBackend.shared.start()
         let responder = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: url))
-        let diskPath = FileManager.default.temporaryDirectory.appending(path: "storechain-bench-\(UUID())/c.sqlite")
+        let diskPath = temporaryPath("c.sqlite")
         let chain = Chain(terminal: responder) {
             MemoryCache(model: backend.model)
-            DiskCache(model: backend.model, path: diskPath.path)
+            DiskCache(model: backend.model, path: diskPath)
         }
         _ = try await chain.fetch(fifty)
         prepared.withLock { $0 = (responder, chain) }

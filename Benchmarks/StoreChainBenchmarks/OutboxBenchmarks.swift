@@ -33,7 +33,7 @@ private struct DistantBackend: StoreResponder {
 /// The cost of an acknowledged offline save (the outbox's durable write, its attempt to send,
 /// the pending answer) against a plain durable SQLite insert of the same payload.
 func outboxBenchmarks() {
-    let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-bench-outbox-\(UUID())")
+    let folder = temporaryFolder()
     let update = Node(
         id: ObjectID(entity: "Band", key: .integer(42)),
         attributes: ["name": .string("Renamed band"), "country": .string("NO")])

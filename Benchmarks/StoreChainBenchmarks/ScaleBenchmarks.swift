@@ -160,13 +160,6 @@ func diskWriteBenchmarks() {
     }
 }
 
-/// A path in a new temporary folder.
-func temporaryPath(_ name: String) -> String {
-    let folder = FileManager.default.temporaryDirectory.appending(path: "storechain-bench-\(UUID())")
-    try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    return folder.appending(path: name).path
-}
-
 extension Value {
     fileprivate var integerValue: Int? {
         if case .integer(let value) = self { return value }

@@ -31,12 +31,14 @@ extension FuzzTarget {
 }
 
 enum FileFuzzing {
-    /// A folder holding the files a fuzzed pipeline may name (`music.model.yml`), made once.
+    /// A folder holding the files a fuzzed pipeline may name (`music.model.yml`), made once and
+    /// removed when the process exits.
     static let directory: URL? = {
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("storechain-fuzz-\(ProcessInfo.processInfo.processIdentifier)")
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            atexit { if let folder = FileFuzzing.directory { try? FileManager.default.removeItem(at: folder) } }
             try musicModel.write(
                 to: folder.appendingPathComponent("music.model.yml"), atomically: true, encoding: .utf8)
             return folder

@@ -391,7 +391,41 @@ extension OutboxReadYourWritesTests {
         backend.mode = .readOnly
         let move = SaveChanges(updated: [Node(id: moved, relationships: ["band": .toOne(id("Band", 1))])])
         #expect(try await chain.send(.save(move)).saveResult().isPending)
+        // The bands as faults answer them (a context reads its lists from there first).
+        for (band, expected) in [(1, first.union([moved])), (2, second.subtracting([moved]))] {
+            let node = try await chain.send(.objectFault(id("Band", band))).objectNode()
+            #expect(node?.relationships["albums"].map { Set($0.objectIDs) == expected } != false, "band \(band)")
+        }
         #expect(try await albums(of: 1) == first.union([moved]))
         #expect(try await albums(of: 2) == second.subtracting([moved]))
+    }
+}
+
+extension OutboxReadYourWritesTests {
+    /// The same for a deletion (found by the object-graph test too): a track the cache did not
+    /// hold, deleted by a save the outbox keeps, stayed in its album's cached list.
+    @Test func aDeletionOfAnObjectNotCachedLeavesTheCachedListThatHeldIt() async throws {
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
+        let cache = MemoryCache(model: model)
+        let chain = Chain(handlers: [cache, outbox], terminal: backend, clock: ManualClock(), tracing: nil)
+        func albums(of band: Int) async throws -> Set<ObjectID> {
+            Set(
+                try await chain.send(.relationshipFault(id("Band", band), relationship: "albums"))
+                    .relationshipValue().objectIDs)
+        }
+        _ = try await chain.fetch(FetchRequest(entity: "Band"))
+        let before = try await albums(of: 2)
+        let deleted = try #require(before.first)
+        var forget = CacheWrite()
+        forget.removed = [deleted]
+        _ = await cache.storage.write(forget)
+        let cachedList = await cache.storage.node(id("Band", 2))?.relationships["albums"]?.objectIDs
+        try #require(cachedList?.contains(deleted) == true, "its band's cached list holds it, not cached itself")
+        backend.mode = .readOnly
+        #expect(try await chain.send(.save(SaveChanges(deleted: [deleted]))).saveResult().isPending)
+        // The band as a fault answers it (a context reads its lists from there first).
+        let band = try await chain.send(.objectFault(id("Band", 2))).objectNode()
+        #expect(band?.relationships["albums"]?.objectIDs.contains(deleted) != true)
+        #expect(try await albums(of: 2) == before.subtracting([deleted]))
     }
 }

@@ -65,7 +65,14 @@ extension CacheHandler {
         }
         var across = relationshipsAcross(
             before: before, saved: nodes.merging(moved) { stored, _ in stored }, deleted: write.removed)
-        await leaveFormerOwners(of: changes.updated.filter { before[$0.id] == nil }, across: &across, context: context)
+        var leaving: [ObjectID: [String]] = [:]
+        for change in changes.updated where before[change.id] == nil {
+            leaving[change.id] = Array(change.relationships.keys)
+        }
+        for id in changes.deleted where before[id] == nil {
+            leaving[id] = model.entity(named: id.entity)?.relationships.map(\.name) ?? []
+        }
+        await leaveFormerOwners(leaving, across: &across, context: context)
         write.invalidated = touched.union(result.nodes.map(\.id.entity)).union(across.changedEntities)
         for id in result.deleted { write.invalidated.formUnion(otherSides(of: id.entity, relationships: nil)) }
         write.incomplete = entitiesLeftIncomplete(stored: nodes, sent: sent, deleted: write.removed, across: across)
@@ -123,26 +130,27 @@ extension CacheHandler {
         }
     }
 
-    /// An updated object that was not cached left a list the cache may hold (a track moved to
-    /// another album leaves its old album's `tracks`) without the cache knowing which: the cached
-    /// objects of the list's entity are searched for it, and those holding it take the change
-    /// (`RelationshipsAcross.lists`). Only for objects the save moved by a to-one whose inverse
-    /// is a list, which the cache did not hold: a scan of that entity's cached objects, rare.
-    private func leaveFormerOwners(of updated: [Node], across: inout RelationshipsAcross, context: RequestContext)
-        async
-    {
-        var leaving: [String: [(member: ObjectID, list: String)]] = [:]
-        for change in updated {
-            guard let entity = model.entity(named: change.id.entity) else { continue }
-            for name in change.relationships.keys {
+    /// An object the cache did not hold that a save moved (by a to-one whose inverse is a list)
+    /// or deleted left a list the cache may hold (a track moved to another album, or deleted,
+    /// leaves its old album's `tracks`), and the cache does not know which: the cached objects of
+    /// the list's entity are searched for it, and those holding it take the change
+    /// (`RelationshipsAcross.lists`). `leaving` names each such object's relationships the save
+    /// changed. A scan of that entity's cached objects, which only such saves make.
+    private func leaveFormerOwners(
+        _ leaving: [ObjectID: [String]], across: inout RelationshipsAcross, context: RequestContext
+    ) async {
+        var members: [String: [(member: ObjectID, list: String)]] = [:]
+        for (id, names) in leaving {
+            guard let entity = model.entity(named: id.entity) else { continue }
+            for name in names {
                 guard let relationship = entity.relationship(named: name), !relationship.isToMany,
                     let inverse = relationship.inverse,
                     model.entity(named: relationship.destination)?.relationship(named: inverse)?.isToMany == true
                 else { continue }
-                leaving[relationship.destination, default: []].append((change.id, inverse))
+                members[relationship.destination, default: []].append((id, inverse))
             }
         }
-        for (entity, members) in leaving {
+        for (entity, members) in members {
             let owners = await perform("read", context: context) { try await storage.nodes(of: entity, matching: nil) }
             for owner in owners ?? [] {
                 for (member, list) in members where owner.relationships[list]?.objectIDs.contains(member) == true {
