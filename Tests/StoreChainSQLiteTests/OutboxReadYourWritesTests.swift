@@ -429,3 +429,33 @@ extension OutboxReadYourWritesTests {
         #expect(try await albums(of: 2) == before.subtracting([deleted]))
     }
 }
+
+extension OutboxReadYourWritesTests {
+    /// The object-graph test found a context showing an old title: it had saved another change of
+    /// the album into the outbox, and kept the album's row when another process's change arrived
+    /// as IDs only. The row is read again: the outbox shows the held save over what the backend
+    /// holds now.
+    @Test func anObjectWithAHeldSaveIsReadAgainWhenAnotherProcessChangesIt() async throws {
+        let elsewhere = ChangesFromElsewhere()
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
+        let chain = Chain(
+            handlers: [elsewhere, MemoryCache(model: model), outbox], terminal: backend, clock: ManualClock(),
+            tracing: nil)
+        let context = ObjectContext(chain: chain, model: model)
+        let band = context.object(with: id("Band", 2))
+        #expect(try await band.value("name") == "Sigur Rós")
+        backend.mode = .readOnly
+        try band.set("DE", for: "country")
+        #expect(try await context.save().isPending)
+        var renamed = try #require(backend.store.node(for: id("Band", 2)))
+        renamed.apply(Node(id: id("Band", 2), attributes: ["name": "Theirs"]))
+        backend.store.upsert([renamed])
+        let events = chain.events.subscribe()
+        elsewhere.tell(ChangeEvent(updated: [id("Band", 2)], invalidatedEntities: ["Band"], source: "another process"))
+        for await event in events where event.source == "another process" { break }
+        await context.mergePublishedChanges()
+        #expect(try await band.value("name") == "Theirs")
+        #expect(try await band.value("country") == "DE", "the held save still shows")
+        await chain.shutdown()
+    }
+}

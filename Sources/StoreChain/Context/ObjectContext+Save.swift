@@ -199,8 +199,9 @@ extension ObjectContext {
     /// Only objects this context knows take the event's values: absorbing every object saved
     /// anywhere would grow every context's row cache without end. An object the event names as
     /// changed without its new state (another process's save, heard of as IDs) is read again on
-    /// next use, unless this context is changing it (its save then meets the new version) or an
-    /// outbox holds its save (its row shows what was saved; the outbox's answer replaces it).
+    /// next use, unless this context is changing it (its save then meets the new version). One
+    /// an outbox holds a save of is read again too (the outbox shows the save over what the
+    /// backend holds now; while it is out of reach the read fails rather than show old values).
     func merge(_ event: ChangeEvent) {
         state.withLock { state in
             state.remap(event.permanentIDs)
@@ -211,8 +212,7 @@ extension ObjectContext {
             state.absorb(event.nodes.filter { state.table.knows($0.id) })
             for update in event.unsentUpdates { state.table.updateRow(for: update.id) { $0.apply(update) } }
             let described = Set(event.nodes.map(\.id)).union(event.unsentUpdates.map(\.id))
-            for id in event.updated where !described.contains(id) && state.pending[id] == nil && state.unsent[id] == nil
-            {
+            for id in event.updated where !described.contains(id) && state.pending[id] == nil {
                 state.table.removeRow(for: id)
             }
         }
