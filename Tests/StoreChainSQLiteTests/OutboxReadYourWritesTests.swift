@@ -459,3 +459,50 @@ extension OutboxReadYourWritesTests {
         await chain.shutdown()
     }
 }
+
+extension OutboxReadYourWritesTests {
+    /// Below the outbox: after answering the first fetch, deletes `album` from the backend, as
+    /// another client (or a save the outbox replays) may between a listing and the reads after it.
+    final class DeletesAfterTheFirstFetch: StoreHandler, Sendable {
+        let name = "deletes-after-the-first-fetch"
+        let store: InMemoryStore
+        let album: ObjectID
+        let done = Locked(false)
+
+        init(_ album: ObjectID, from store: InMemoryStore) {
+            (self.album, self.store) = (album, store)
+        }
+
+        func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
+            -> StoreResponse
+        {
+            let response = try await next(request, context)
+            if case .fetch = request, !done.withLock({ $0 }) {
+                done.withLock { $0 = true }
+                _ = try store.save(SaveChanges(deleted: [album]))
+            }
+            return response
+        }
+    }
+
+    /// The object-graph test found an observation ended by an error: while saves waited, its
+    /// refetch listed tracks, an album one of them was on was deleted before the album was read,
+    /// and the outbox failed the fetch ("reads Album/1 through Track/10.album.band, but it was not
+    /// loaded"). It reads again instead.
+    @Test func aFetchWhoseRelatedObjectIsDeletedMeanwhileIsReadAgain() async throws {
+        let deleting = DeletesAfterTheFirstFetch(id("Album", 20), from: backend.store)
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
+        let chain = Chain(handlers: [outbox, deleting], terminal: backend, clock: ManualClock(), tracing: nil)
+        backend.mode = .readOnly
+        let held = SaveChanges(updated: [Node(id: id("Band", 2), attributes: ["country": "NO"])])
+        #expect(try await chain.send(.save(held)).saveResult().isPending)
+        _ = try oracle.save(held)
+        let request = FetchRequest(
+            entity: "Track", predicate: try FetchPredicate("album.band.country == 'NO'"),
+            sortDescriptors: [FetchSortDescriptor("title")])
+        let answer = try await chain.fetch(request)
+        #expect(deleting.done.withLock { $0 }, "the album was deleted during the fetch")
+        _ = try oracle.save(SaveChanges(deleted: [id("Album", 20)]))
+        #expect(normalized(answer, [:]) == normalized(try oracle.fetch(request), [:]))
+    }
+}

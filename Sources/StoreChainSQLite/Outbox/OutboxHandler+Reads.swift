@@ -16,14 +16,19 @@ extension OutboxHandler {
     ///
     /// A replay that sends saves while the backend answers (a successful page starts one)
     /// makes the answer mix states: the read is made again, up to three times, until no save was
-    /// sent during it.
+    /// sent during it. So is one that found an object it refers to gone (a replay, or another
+    /// client, deleted it between the listing and the read of the object).
     func read(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse?
     {
         var answer: StoreResponse?
-        for _ in 0..<3 {
+        for attempt in 1...3 {
             let (view, generation) = state.withLock { ($0.writes.view(model: model), $0.writes.generation) }
-            answer = try await read(request, view: view, context: context, next: next)
+            do {
+                answer = try await read(request, view: view, context: context, next: next)
+            } catch let error as StoreChainError where error.code == .incompleteData && attempt < 3 {
+                continue
+            }
             if state.withLock({ $0.writes.generation }) == generation { break }
         }
         return answer
