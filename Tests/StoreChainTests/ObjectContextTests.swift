@@ -371,3 +371,55 @@ import Testing
 enum SaveChangesFixture {
     static let deleteTrack300 = SaveChanges(deleted: [ObjectID(entity: "Track", key: 300)])
 }
+
+extension ObjectContextTests {
+    /// Below the contexts: the first fault of `id` is answered as the store holds it, but before
+    /// the answer goes up another context saves a change of the object, and the watched context
+    /// merges that save's event, so the answer arrives older than the row the context holds.
+    final class SaveOvertakesAFault: StoreHandler, Sendable {
+        let name = "save-overtakes-a-fault"
+        let id: ObjectID
+        let contexts = Locked<(saving: ObjectContext, watched: ObjectContext)?>(nil)
+        let done = Locked(false)
+
+        init(_ id: ObjectID) {
+            self.id = id
+        }
+
+        func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
+            -> StoreResponse
+        {
+            let response = try await next(request, context)
+            guard case .objectFault(let faulted) = request, faulted == id, !done.withLock({ $0 }),
+                let (saving, watched) = contexts.withLock({ $0 })
+            else { return response }
+            done.withLock { $0 = true }
+            try saving.object(with: id).set("Renamed meanwhile", for: "name")
+            try await saving.save()
+            await watched.mergePublishedChanges()
+            return response
+        }
+    }
+
+    /// The object-graph test found a save refused as a conflict with the context's own row: a
+    /// read sent before another context's save of the object came back after the context had
+    /// merged that save's event, and put the old row (and version) back. An answer never replaces
+    /// a row an event merged after its request was sent.
+    @Test func anAnswerOlderThanAMergedSaveDoesNotBringBackTheOldRow() async throws {
+        let hook = SaveOvertakesAFault(band(1))
+        let chain = Chain(handlers: [hook], terminal: store)
+        let watched = ObjectContext(chain: chain, model: store.model)
+        let saving = ObjectContext(chain: chain, model: store.model)
+        hook.contexts.withLock { $0 = (saving, watched) }
+        let band = watched.object(with: band(1))
+        _ = try await watched.fetch(TestData.fetch("Band", where: "id == 2"))
+        let name = try await band.value("name")
+        #expect(hook.done.withLock { $0 }, "the save overtook the fault")
+        #expect(name == "Renamed meanwhile")
+        // Its save is based on the version the other save made, so it is no conflict.
+        try band.set("Mine", for: "name")
+        try await watched.save()
+        #expect(store.node(for: band.objectID)?[attribute: "name"] == "Mine")
+        await chain.shutdown()
+    }
+}

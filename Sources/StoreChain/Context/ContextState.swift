@@ -21,22 +21,23 @@ struct ContextState {
 
     /// Records what a fetch, fault or event says about objects. Relationships the new node does
     /// not mention are kept from what was known.
-    mutating func absorb(_ nodes: [Node]) {
+    mutating func absorb(_ nodes: [Node], asOf events: Int = .max) {
         table.reserveCapacity(nodes.count)
         for node in nodes {
             faultGroups.remove(node.id)
-            table.absorb(node)
+            table.absorb(node, asOf: events)
         }
     }
 
-    /// Records what a fetch returned, and the object for each node, in order.
-    mutating func absorbObjects(_ nodes: [Node], context: ObjectContext) -> [ManagedObject] {
+    /// Records what a fetch returned, and the object for each node, in order. `events`: how many
+    /// change events the context had merged when the fetch was sent (`ObjectTable.absorb`).
+    mutating func absorbObjects(_ nodes: [Node], asOf events: Int, context: ObjectContext) -> [ManagedObject] {
         table.reserveCapacity(nodes.count)
         // The nodes of a fetch are of one entity, mostly: its position is looked up once.
         var entity: (name: String, position: Int?)?
         return nodes.map { node in
             faultGroups.remove(node.id)
-            let slot = table.absorb(node)
+            let slot = table.absorb(node, asOf: events)
             return table.object(at: slot) { slot in
                 if entity?.name != node.id.entity {
                     entity = (node.id.entity, context.model.entityPosition(named: node.id.entity))

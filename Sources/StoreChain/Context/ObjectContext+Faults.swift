@@ -60,6 +60,7 @@ extension ObjectContext {
         let batch = state.withLock { state in state.faultGroups.batch(for: id, size: size) { state.isFault($0) } }
         let context = makeRequestContext()
         let chain = self.chain
+        let events = state.withLock { $0.table.events }
         let own = try await withThrowingTaskGroup(of: StoreResponse?.self, returning: StoreResponse.self) { group in
             for neighbour in batch.dropFirst() {
                 // A neighbour that fails stays a fault and fails on its own when used.
@@ -69,8 +70,8 @@ extension ObjectContext {
             for try await case let response? in group {
                 guard let node = try? response.objectNode() else { continue }
                 state.withLock { state in
-                    state.absorb([node])
-                    state.absorb(response.related)
+                    state.absorb([node], asOf: events)
+                    state.absorb(response.related, asOf: events)
                 }
             }
             return own
@@ -81,8 +82,8 @@ extension ObjectContext {
                 suggestion: "it was deleted upstream; refetch to get the current objects")
         }
         state.withLock { state in
-            state.absorb([node])
-            state.absorb(own.related)
+            state.absorb([node], asOf: events)
+            state.absorb(own.related, asOf: events)
         }
     }
 
@@ -110,11 +111,12 @@ extension ObjectContext {
             if let objects = knownRelated(relationship, of: object) { return objects }
         }
         let id = object.objectID
+        let events = state.withLock { $0.table.events }
         let response = try await chain.send(.relationshipFault(id, relationship: name), context: makeRequestContext())
         let value = try response.relationshipValue()
         state.withLock { state in
-            state.absorb(response.related)
-            state.table.updateRow(for: id) { $0.relationships[name] = value }
+            state.absorb(response.related, asOf: events)
+            state.table.updateRow(for: id, asOf: events) { $0.relationships[name] = value }
         }
         return knownRelated(relationship, of: object, loaded: value) ?? []
     }

@@ -146,6 +146,10 @@ extension ObjectContext {
 
     private func applySaved(_ result: SaveResult, sent: [ObjectID: PendingChange]) {
         state.withLock { state in
+            // As an event's: an answer sent before the save does not bring back the rows it changed.
+            state.table.beginEvent()
+            defer { state.table.endEvent() }
+            state.table.noteNamed(Set(sent.keys).union(result.nodes.map(\.id)).union(result.deleted))
             for (id, change) in sent {
                 // Changes made during the save are kept; what was sent is done.
                 if let current = state.pending[id], current.sameChanges(as: change) {
@@ -204,6 +208,9 @@ extension ObjectContext {
     /// backend holds now; while it is out of reach the read fails rather than show old values).
     func merge(_ event: ChangeEvent) {
         state.withLock { state in
+            state.table.beginEvent()
+            defer { state.table.endEvent() }
+            state.table.noteNamed(event.inserted.union(event.updated).union(event.deleted).union(event.nodes.map(\.id)))
             state.remap(event.permanentIDs)
             state.settleUnsent(sent: event.sent, rejected: event.rejected)
             for id in event.deleted { state.table.removeRow(for: id) }

@@ -76,13 +76,14 @@ public final class ObjectContext: Sendable {
     public func fetch(_ request: FetchRequest) async throws -> [ManagedObject] {
         var request = request
         request.resultType = .objects
+        let events = state.withLock { $0.table.events }
         let response = try await chain.send(.fetch(request), context: makeRequestContext())
         guard case .objects(let nodes) = try response.fetchResult() else {
             throw StoreChainError(.invalidResponse, "'\(response.info.answeredBy)' did not answer a fetch with objects")
         }
         return state.withLock { state in
-            let objects = state.absorbObjects(nodes, context: self)
-            state.absorb(response.related)
+            let objects = state.absorbObjects(nodes, asOf: events, context: self)
+            state.absorb(response.related, asOf: events)
             return objects
         }
     }

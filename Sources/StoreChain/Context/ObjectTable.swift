@@ -22,8 +22,18 @@ struct ObjectTable {
         /// Set once, by the object made for this slot; never cleared while that object lives.
         var object = WeakObject()
         var state = State.current
+        /// The number of the last change event that changed this row (0: none).
+        var changedByEvent = 0
     }
 
+    /// How many change events the context has merged; a request notes it when sent, and its
+    /// answer does not replace rows an event changed after (`absorb(_:asOf:)`).
+    private(set) var events = 0
+    /// The event being merged, whose number the rows it changes take.
+    private var merging: Int?
+    /// Objects without an entry that recent events named, with the number of the last: an
+    /// answer already on its way must not bring back their old rows. Pruned as it grows.
+    private var namedByEvents: [ObjectID: Int] = [:]
     private var slots: [ObjectID: Int] = [:]
     private var entries: [Entry] = []
     private var freeSlots: [Int] = []
@@ -61,12 +71,45 @@ struct ObjectTable {
         return entries[slot].row != nil || entries[slot].object.object != nil
     }
 
+    /// A change event is being merged: the rows changed until `endEvent()` are marked as
+    /// changed by it.
+    mutating func beginEvent() {
+        events += 1
+        merging = events
+    }
+
+    mutating func endEvent() {
+        merging = nil
+    }
+
+    /// Notes that the event being merged names these objects (changed, inserted or deleted),
+    /// whether or not the table holds them.
+    mutating func noteNamed(_ ids: some Sequence<ObjectID>) {
+        guard let merging else { return }
+        for id in ids {
+            if let slot = slots[id] { entries[slot].changedByEvent = merging } else { namedByEvents[id] = merging }
+        }
+        if namedByEvents.count > 10_000 { namedByEvents = namedByEvents.filter { $0.value > merging - 100 } }
+    }
+
+    /// Whether an event merged after `events` changed the row in `slot` or named `id`.
+    private func changedAfter(_ events: Int, slot: Int, id: ObjectID) -> Bool {
+        // Most answers arrive with no event merged meanwhile: no lookup then.
+        guard self.events > events else { return false }
+        return entries[slot].changedByEvent > events || namedByEvents[id] ?? 0 > events
+    }
+
     /// Records what a fetch, fault or event says about an object: a new row is stored as it
     /// is; a known one takes the new attributes, version and freshness, and keeps the
-    /// relationships the new node does not mention. Returns the object's slot.
+    /// relationships the new node does not mention. An answer to a request sent when the
+    /// context had merged `events` events leaves a row a later event changed as it is (the
+    /// answer is older than the event: a save's new version would go back to the old one).
+    /// Returns the object's slot.
     @discardableResult
-    mutating func absorb(_ node: Node) -> Int {
+    mutating func absorb(_ node: Node, asOf events: Int = .max) -> Int {
         let slot = slot(for: node.id)
+        guard !changedAfter(events, slot: slot, id: node.id) else { return slot }
+        mark(slot)
         guard var row = entries[slot].row else {
             entries[slot].row = node
             return slot
@@ -82,12 +125,18 @@ struct ObjectTable {
 
     /// Stores `row` as the last known row of its object, replacing any.
     mutating func setRow(_ row: Node) {
-        entries[slot(for: row.id)].row = row
+        let slot = slot(for: row.id)
+        mark(slot)
+        entries[slot].row = row
     }
 
-    /// Changes the row of `id`, if there is one.
-    mutating func updateRow(for id: ObjectID, _ change: (inout Node) -> Void) {
-        guard let slot = slots[id], var row = entries[slot].row else { return }
+    /// Changes the row of `id`, if there is one (and, for an answer to a request sent when the
+    /// context had merged `events` events, if no later event changed it).
+    mutating func updateRow(for id: ObjectID, asOf events: Int = .max, _ change: (inout Node) -> Void) {
+        guard let slot = slots[id], !changedAfter(events, slot: slot, id: id), var row = entries[slot].row else {
+            return
+        }
+        mark(slot)
         entries[slot].row = nil  // so `row` is the only reference while it changes
         change(&row)
         entries[slot].row = row
@@ -96,13 +145,20 @@ struct ObjectTable {
     /// Forgets the row of `id`; its object, if alive, becomes a fault.
     mutating func removeRow(for id: ObjectID) {
         guard let slot = slots[id] else { return }
+        mark(slot)
         entries[slot].row = nil
+    }
+
+    /// Notes that the event being merged, if any, changed the row in `slot`.
+    private mutating func mark(_ slot: Int) {
+        if let merging { entries[slot].changedByEvent = merging }
     }
 
     /// Changes every row for which `isAffected` holds.
     mutating func updateRows(where isAffected: (Node) -> Bool, with change: (inout Node) -> Void) {
         for slot in entries.indices where entries[slot].state == .current {
             guard var row = entries[slot].row, isAffected(row) else { continue }
+            mark(slot)
             entries[slot].row = nil
             change(&row)
             entries[slot].row = row
