@@ -11,10 +11,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/storechain-build-times.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
+# The machine's busy and total CPU time so far (jiffies, all cores), from /proc/stat.
+cpu_now() { awk '/^cpu /{print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}' /proc/stat; }
+
 timed() {
     local label=$1 target=$2
     shift 2
-    local start=$SECONDS
+    local start=$SECONDS before
+    before=$(cpu_now)
     if ! "$@" >"$work/last.log" 2>&1; then
         local kept="${TMPDIR:-/tmp}/storechain-build-times-failed.log"
         cp "$work/last.log" "$kept"
@@ -22,8 +26,10 @@ timed() {
         echo "FAILED: $label ($*); its whole output is in $kept"
         exit 1
     fi
-    local took=$((SECONDS - start))
-    printf '%-66s %3dm%02ds   target %s\n' "$label" $((took / 60)) $((took % 60)) "$target"
+    local took=$((SECONDS - start)) busy
+    # How busy the cores were: a build that leaves them idle waits on something else.
+    busy=$(echo "$before $(cpu_now)" | awk '{t = $4 - $2; printf "%d", t > 0 ? 100 * ($3 - $1) / t : 0}')
+    printf '%-66s %3dm%02ds   target %-4s cores %3d%% busy\n' "$label" $((took / 60)) $((took % 60)) "$target" "$busy"
 }
 
 git clone -q "$root" "$work/StoreChain"
@@ -52,7 +58,7 @@ import PackageDescription
 let package = Package(
     name: "App",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(path: "$work/StoreChain")],
+    dependencies: [.package(path: "$work/StoreChain", traits: [])],
     targets: [
         .executableTarget(
             name: "App",
