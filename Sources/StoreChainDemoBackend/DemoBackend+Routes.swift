@@ -187,7 +187,7 @@ extension DemoBackend {
             }
             return WriteAnswer(status: created ? 201 : 200, text: result.description)
         } catch let error as StoreChainError {
-            let status = error.status == 409 ? 412 : 422
+            let status = error.code == .conflict ? 412 : 422
             return WriteAnswer(
                 status: status, text: JSONValue.object(["error": .string(error.description)]).description)
         }

@@ -144,10 +144,37 @@ import Testing
         let error = await #expect(throws: StoreChainError.self) {
             try await fetch(try responder(transport), FetchRequest(entity: "Band"))
         }
-        #expect(error?.code == .httpStatus)
+        #expect(error?.code == .backendUnavailable)
+        #expect(error?.status == 503)
         #expect(error?.message == "GET https://api.example/v2/bands answered 503")
         #expect(error?.detail == #"body starts: {"error": "database on fire"}"#)
         #expect(error?.suggestion?.contains("retry later") == true)
+    }
+
+    /// The one place a status gets its meaning: what the core's retry, rate limit, stale-if-error
+    /// and outbox decide by. A save keeps it too (a conflict is not a plain refusal).
+    @Test(arguments: [
+        (400, StoreChainError.httpStatus, StoreChainError.saveFailed), (404, .httpStatus, .saveFailed),
+        (422, .httpStatus, .saveFailed), (409, .conflict, .conflict), (412, .conflict, .conflict),
+        (429, .rateLimited, .rateLimited), (408, .backendUnavailable, .backendUnavailable),
+        (500, .backendUnavailable, .backendUnavailable), (503, .backendUnavailable, .backendUnavailable),
+    ])
+    func anErrorStatusIsTheCodeItMeans(status: Int, fetchCode: StoreChainError.Code, saveCode: StoreChainError.Code)
+        async throws
+    {
+        let remote = try responder(StubTransport { _ in .json(#"{"error": "no"}"#, status: status) })
+        let fetchError = await #expect(throws: StoreChainError.self) {
+            try await fetch(remote, FetchRequest(entity: "Band"))
+        }
+        #expect(fetchError?.code == fetchCode)
+        #expect(fetchError?.status == status)
+        #expect(fetchError?.isTransient == [408, 429, 500, 503].contains(status))
+        #expect(fetchError?.isConflict == [409, 412].contains(status))
+        let update = Node(id: ObjectID(entity: "Band", key: 1), attributes: ["name": "Renamed"])
+        let saveError = await #expect(throws: StoreChainError.self) {
+            try await remote.respond(to: .save(SaveChanges(updated: [update])), context: RequestContext())
+        }
+        #expect(saveError?.code == saveCode)
     }
 
     @Test func malformedJSONNamesTheURLAndOffset() async throws {

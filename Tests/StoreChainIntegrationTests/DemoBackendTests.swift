@@ -126,7 +126,7 @@ import Testing
             let failing = await #expect(throws: StoreChainError.self) {
                 try await v2.respond(to: .objectFault(ObjectID(entity: "Track", key: 1)), context: RequestContext())
             }
-            #expect(failing?.code == .httpStatus)
+            #expect(failing?.code == .backendUnavailable)
             #expect(failing?.message.hasSuffix("/v2/tracks/1 answered 500") == true)
 
             backend.setQuirks(DemoQuirks(rateLimitPerSecond: 1))

@@ -107,17 +107,13 @@ final class ScriptedBackend: StoreResponder {
             try await Task.sleep(for: .seconds(3_600))
         }
         if case .readOnly = mode {
-            var error = StoreChainError(.saveFailed, "the test backend takes no saves now (503)")
-            error.status = 503
-            throw error
+            throw StoreChainError(.backendUnavailable, "the test backend takes no saves now (503)")
         }
         let result = try state.withLock { state throws -> SaveResult in
             state.saves.append(changes)
             if let key = changes.idempotencyKey, let first = state.answers[key] { return first }
             if case .refusing(let entities) = mode, !changes.entities.isDisjoint(with: entities) {
-                var error = StoreChainError(.saveFailed, "saving \(changes): the backend refused it (422)")
-                error.status = 422
-                throw error
+                throw StoreChainError(.saveFailed, "saving \(changes): the backend refused it (422)")
             }
             let result = try store.save(changes)
             state.applied += 1

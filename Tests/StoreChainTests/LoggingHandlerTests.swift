@@ -50,7 +50,9 @@ import Testing
     }
 
     @Test func failuresAreWarningsWithTheirDescription() async throws {
-        let terminal = RecordingResponder { _, _ in throw StoreChainError(.httpStatus, "GET /bands/1 answered 503") }
+        let terminal = RecordingResponder { _, _ in
+            throw StoreChainError(.backendUnavailable, "GET /bands/1 answered 503")
+        }
         await #expect(throws: StoreChainError.self) {
             try await chain(terminal).send(.objectFault(ObjectID(entity: "Band", key: 1)))
         }

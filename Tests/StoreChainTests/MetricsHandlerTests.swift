@@ -29,9 +29,7 @@ import Testing
     }
 
     @Test func countsErrorsRetriesAndRateLimitWaits() async throws {
-        var unavailable = StoreChainError(.httpStatus, "answered 503")
-        unavailable.status = 503
-        let failure = unavailable
+        let failure = StoreChainError(.backendUnavailable, "answered 503")
         let terminal = RecordingResponder { _, _ in throw failure }
         let chain = Chain(
             handlers: [
@@ -50,8 +48,10 @@ import Testing
         await clock.advance(by: .milliseconds(200))
         await #expect(throws: StoreChainError.self) { try await second.value }
         #expect(
-            try metrics.expectCounter("storechain_errors_total", [("code", "http-status"), ("kind", "object-fault")])
-                .totalValue == 2)
+            try metrics.expectCounter(
+                "storechain_errors_total", [("code", "backend-unavailable"), ("kind", "object-fault")]
+            )
+            .totalValue == 2)
         #expect(try metrics.expectCounter("storechain_retries_total", [("kind", "object-fault")]).totalValue == 2)
         #expect(try metrics.expectTimer("storechain_rate_limit_wait").values == [800_000_000])
     }

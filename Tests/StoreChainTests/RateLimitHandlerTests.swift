@@ -105,8 +105,7 @@ import Testing
         let clock = ManualClock()
         let (terminal, times) = Self.timed(clock) { index in
             guard index == 1 else { return ResponseInfo(answeredBy: "terminal", origin: .remote) }
-            var error = StoreChainError(.httpStatus, "GET /bands answered 429")
-            error.status = 429
+            var error = StoreChainError(.rateLimited, "GET /bands answered 429")
             error.retryAfter = .seconds(30)
             throw error
         }

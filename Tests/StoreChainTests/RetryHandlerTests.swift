@@ -7,8 +7,15 @@ import Testing
 @Suite struct RetryHandlerTests {
     let request = StoreRequest.objectFault(ObjectID(entity: "Band", key: 1))
 
+    /// The error the HTTP module makes of a status (`RemoteError.code(for:)`).
     static func status(_ code: Int, retryAfter: Duration? = nil) -> StoreChainError {
-        var error = StoreChainError(.httpStatus, "GET /bands/1 answered \(code)")
+        let meaning: StoreChainError.Code =
+            switch code {
+            case 429: .rateLimited
+            case 408, 500..<600: .backendUnavailable
+            default: .httpStatus
+            }
+        var error = StoreChainError(meaning, "GET /bands/1 answered \(code)")
         error.status = code
         error.retryAfter = retryAfter
         return error

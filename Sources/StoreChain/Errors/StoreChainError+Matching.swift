@@ -26,6 +26,8 @@ extension StoreChainError {
     public static var invalidResponse: Code { .invalidResponse }
     public static var saveFailed: Code { .saveFailed }
     public static var httpStatus: Code { .httpStatus }
+    public static var conflict: Code { .conflict }
+    public static var backendUnavailable: Code { .backendUnavailable }
     public static var transport: Code { .transport }
     public static var noEndpoint: Code { .noEndpoint }
     public static var badRecord: Code { .badRecord }

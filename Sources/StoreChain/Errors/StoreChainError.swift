@@ -37,8 +37,16 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let invalidResponse = Code("invalid-response")
         /// A save was rejected; the message names the object and why.
         public static let saveFailed = Code("save-failed")
-        /// A backend answered with an HTTP error status.
+        /// The backend refused a request for good: a status no other code covers (HTTP 400, 401,
+        /// 403, 404, 422…). Trying again will not help; the suggestion says what to check.
         public static let httpStatus = Code("http-status")
+        /// The backend refused a save because the object changed since the version it was based
+        /// on (HTTP 409, or 412 to `If-Match`): read it again, reapply the change, save again.
+        public static let conflict = Code("conflict")
+        /// The backend could not answer now (a server error, a gateway or service unavailable, a
+        /// request timeout: HTTP 408 and 5xx); trying again later may succeed, after `retryAfter`
+        /// when it said so.
+        public static let backendUnavailable = Code("backend-unavailable")
         /// A request could not be sent or its answer not received (refused, reset, too large).
         public static let transport = Code("transport")
         /// No endpoint of the backend can serve a request.
@@ -51,7 +59,8 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let unavailable = Code("unavailable")
         /// A request with the cache-only policy found nothing cached to answer it.
         public static let notCached = Code("not-cached")
-        /// A rate limit stops the request; `retryAfter` says when to try again.
+        /// A rate limit stops the request (a rate-limit handler's, or the backend's: HTTP 429);
+        /// `retryAfter` says when to try again.
         public static let rateLimited = Code("rate-limited")
         /// A cache file could not be opened, read or written.
         public static let cacheFile = Code("cache-file")
@@ -120,7 +129,9 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
     /// More about what went wrong, in words (`body starts: {"error": …}`); the description shows
     /// it in place of the underlying error's own text.
     public var detail: String?
-    /// The HTTP status of an `httpStatus` error.
+    /// The status the backend answered with, for messages and logs. What an error means is its
+    /// `code` (`conflict`, `backendUnavailable`, `rateLimited`, `httpStatus`), which the HTTP
+    /// module derives from the status once; nothing else reads this number.
     public var status: Int?
     /// How long to wait before trying again, when the backend or a rate limit said so.
     public var retryAfter: Duration?
@@ -168,18 +179,14 @@ extension StoreChainError {
     }
 
     /// Whether the backend refused a save because the object changed since the version it
-    /// was based on: HTTP 412 (to `If-Match`) or 409.
-    public var isConflict: Bool {
-        (code == .httpStatus || code == .saveFailed) && (status == 409 || status == 412)
-    }
+    /// was based on (`conflict`).
+    public var isConflict: Bool { code == .conflict }
 
-    /// Whether trying again later may succeed: connection problems, timeouts, and HTTP 408,
-    /// 429 and 5xx (also when a save failed with one). Stale-if-error, retries and the outbox
-    /// apply to these only.
+    /// Whether trying again later may succeed: the backend out of reach (`transport`), a
+    /// deadline passed (`timedOut`), a rate limit (`rateLimited`), the backend failing for now
+    /// (`backendUnavailable`). Stale-if-error, retries and the outbox apply to these only.
     public var isTransient: Bool {
-        if code == .transport || code == .timedOut || code == .rateLimited { return true }
-        guard code == .httpStatus || code == .saveFailed, let status else { return false }
-        return status == 408 || status == 429 || (500..<600).contains(status)
+        code == .transport || code == .timedOut || code == .rateLimited || code == .backendUnavailable
     }
 
     /// Returns a copy whose location is filled in where this one says nothing.

@@ -41,11 +41,9 @@ struct SaveApplier {
             // An object saved before has a version; one loaded from data counts as version 0.
             let current = node.version ?? "0"
             if let expected = change.version, expected != current {
-                var conflict = failure(
+                throw failure(
                     "\(role): \(change.id) was changed by someone else (version \(current), expected \(expected))",
-                    "refetch it, reapply the change and save again")
-                conflict.status = 409
-                throw conflict
+                    "refetch it, reapply the change and save again", code: .conflict)
             }
             for (name, value) in change.attributes {
                 guard let attribute = entity.attribute(named: name) else {
@@ -68,11 +66,9 @@ struct SaveApplier {
                 throw failure("deleted[\(index)]: \(id) does not exist", "it may already have been deleted")
             }
             if let expected = changes.deletedVersions[deleted], expected != node.version ?? "0" {
-                var conflict = failure(
+                throw failure(
                     "deleted[\(index)]: \(id) was changed by someone else (version \(node.version ?? "0"), expected \(expected))",
-                    "refetch it, and delete it again if it should still go")
-                conflict.status = 409
-                throw conflict
+                    "refetch it, and delete it again if it should still go", code: .conflict)
             }
             let entity = try entity(of: node, role: "deleted[\(index)]")
             for relationship in entity.relationships {
@@ -89,8 +85,10 @@ struct SaveApplier {
         return SaveResult(permanentIDs: permanentIDs, nodes: nodes, deleted: changes.deleted.map(remap))
     }
 
-    private func failure(_ message: String, _ suggestion: String? = nil) -> StoreChainError {
-        StoreChainError(.saveFailed, message, suggestion: suggestion)
+    private func failure(_ message: String, _ suggestion: String? = nil, code: StoreChainError.Code = .saveFailed)
+        -> StoreChainError
+    {
+        StoreChainError(code, message, suggestion: suggestion)
     }
 
     private func entity(of node: Node, role: String) throws(StoreChainError) -> Entity {

@@ -37,7 +37,8 @@ public struct RateLimitHandler: StoreHandler {
             await limiter.learn(from: response.info.rateLimit, now: context.clock.now)
             return response
         } catch let error as StoreChainError {
-            if let retryAfter = error.retryAfter, error.status == 429 || error.status == 503 {
+            // The backend (or a limiter below) said when to come back: every request waits.
+            if let retryAfter = error.retryAfter, error.code == .rateLimited || error.code == .backendUnavailable {
                 await limiter.pause(until: context.clock.now.addingTimeInterval(retryAfter.timeInterval))
             }
             throw error

@@ -5,11 +5,11 @@ import StoreChain
 /// and what to do. Secrets never appear: URLs are printed without credentials and headers are
 /// never printed.
 public enum RemoteError {
-    /// The backend answered with an error status.
+    /// The backend answered with an error status: its code in the core's terms (`code(for:)`).
     public static func status(_ request: TransportRequest, _ response: TransportResponse) -> StoreChainError {
         let start = String(decoding: response.body.prefix(200), as: UTF8.self)
         var error = StoreChainError(
-            .httpStatus, "\(request.method) \(redacted(request.url)) answered \(response.status)",
+            code(for: response.status), "\(request.method) \(redacted(request.url)) answered \(response.status)",
             at: .init(path: redacted(request.url)), suggestion: suggestion(for: response.status))
         if !start.isEmpty { error.detail = "body starts: \(start)" }
         error.status = response.status
@@ -20,6 +20,17 @@ public enum RemoteError {
             ?? response.receivedAt
         error.retryAfter = retryAfter(response[header: "retry-after"], now: now)
         return error
+    }
+
+    /// What an error status means, the one place statuses are read: 409 and 412 a conflict,
+    /// 429 a rate limit, 408 and 5xx a backend unavailable for now, any other a refusal.
+    public static func code(for status: Int) -> StoreChainError.Code {
+        switch status {
+        case 409, 412: .conflict
+        case 429: .rateLimited
+        case 408, 500..<600: .backendUnavailable
+        default: .httpStatus
+        }
     }
 
     public static func timedOut(_ request: TransportRequest) -> StoreChainError {
