@@ -39,7 +39,7 @@ struct ExplainCommand: AsyncParsableCommand {
         let request = try fetch.request()
         _ = try FetchPlan(request, model: pipeline.model)
         var lines = ["fetch \(request)", "", "handlers that see it:"]
-        var pager: PaginationOptions?
+        var pager: (any FetchPaging)?
         for (index, stage) in pipeline.stages.enumerated() {
             guard
                 let handler = stage.handler.unscoped(as: (any StoreHandler).self, for: .fetch, entity: request.entity)
@@ -47,11 +47,11 @@ struct ExplainCommand: AsyncParsableCommand {
                 lines.append("  \(index + 1). \(stage.type) — passed by (scoped to other requests)")
                 continue
             }
-            if let handler = handler as? PaginationHandler { pager = handler.options }
+            if pager == nil, let paging = handler as? any FetchPaging { pager = paging }
             lines.append("  \(index + 1). \(stage.type)")
         }
         lines.append("terminal: \(pipeline.terminalType)")
-        guard let remote = pipeline.terminal as? RemoteResponder else {
+        guard let remote = pipeline.terminal as? any FetchExplaining else {
             lines.append("  answers the whole request in memory")
             return lines.joined(separator: "\n")
         }
@@ -85,7 +85,7 @@ struct ExplainCommand: AsyncParsableCommand {
     /// What the pages will be: the ones covering the window, in order until it is full, or all.
     /// A `Link` endpoint's page size is whatever its URL asks for, so none is stated for it; the
     /// others use the pager's size for the entity, else the endpoint's own.
-    static func pages(_ plan: FetchExplanation, request: FetchRequest, pager: PaginationOptions?) -> String {
+    static func pages(_ plan: FetchExplanation, request: FetchRequest, pager: (any FetchPaging)?) -> String {
         guard let style = plan.paging else { return "one response (the endpoint does not page)" }
         let pageSize = style == .link ? nil : pager?.pageSize(for: request.entity) ?? plan.pageSize
         let size = pageSize.map { " of \($0)" } ?? ""

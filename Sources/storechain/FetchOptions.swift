@@ -54,7 +54,7 @@ struct PipelineOption: ParsableArguments {
         throws(StoreChainError)
         -> [H]
     {
-        let found = pipeline.handlers.compactMap { $0.unscoped(as: H.self) }
+        let found = pipeline.handlers.handlers(of: H.self)
         guard !found.isEmpty else {
             throw StoreChainError(
                 .invalidRequest, "\(self.pipeline) has no \(name) handler",

@@ -71,13 +71,13 @@ struct QueryCommand: AsyncParsableCommand {
         if let policy { request.cachePolicy = try Self.policy(policy) }
         let chain: Chain
         let model: Model
-        var remote: RemoteResponder?
+        var remote: (any UpstreamCounting)?
         let subrequests = SubrequestCounter()
         if let pipeline {
             let loaded = try Pipeline.load(contentsOf: URL(filePath: pipeline))
             chain = Chain(handlers: [subrequests] + loaded.handlers, terminal: loaded.terminal)
             model = loaded.model
-            remote = loaded.terminal as? RemoteResponder
+            remote = loaded.terminal as? any UpstreamCounting
         } else if let modelPath = self.model, let data {
             model = try ModelFile.load(contentsOf: URL(filePath: modelPath))
             chain = Chain(

@@ -66,6 +66,34 @@ import Testing
         await chain.shutdown()
     }
 
+    /// A handler of one's own that batches faults says so with `FaultBatching`, and the context
+    /// fires faults together for it as for `BatchingHandler`: found by what it can do, not by
+    /// its type.
+    @Test func aHandlerOfOnesOwnThatBatchesFaultsSetsTheBatchSize() async throws {
+        struct TrackBatches: FaultBatching {
+            func faultBatchSize(for entity: String) -> Int? { entity == "Track" ? 40 : nil }
+            func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
+                -> StoreResponse
+            { try await next(request, context) }
+        }
+        let store = try albumWithTracks(60)
+        let terminal = RecordingResponder(forwardingTo: store)
+        let chain = Chain(handlers: [TrackBatches()], terminal: terminal)
+        let context = ObjectContext(chain: chain, model: store.model)
+        #expect(context.faultBatchSize(for: "Track") == 40)
+        #expect(context.faultBatchSize(for: "Album") == 1)
+        #expect(chain.handlers(of: (any FaultBatching).self, for: .objectFault, entity: "Track").count == 1)
+        let scoped = Chain(handlers: [TrackBatches().when(kinds: [.fetch])], terminal: terminal)
+        #expect(scoped.handlers(of: (any FaultBatching).self, for: .objectFault, entity: "Track").isEmpty)
+        #expect(ObjectContext(chain: scoped, model: store.model).faultBatchSize(for: "Track") == 1)
+        let albums = try await context.fetch(FetchRequest(entity: "Album"))
+        let tracks = try await albums[0].relatedObjects("tracks")
+        _ = try await tracks[0].value("title")
+        #expect(tracks[0..<40].allSatisfy { !$0.isFault } && tracks[40].isFault, "the used track and the 39 after it")
+        try terminal.requireForwarded(exactly: 1 + 40)
+        await chain.shutdown()
+    }
+
     @Test func withoutABatchingHandlerFaultsFireOneByOne() async throws {
         let store = try albumWithTracks(30)
         let terminal = RecordingResponder(forwardingTo: store)

@@ -29,7 +29,7 @@ extension Chain {
     static func relayChangesFromElsewhere(among handlers: [any StoreHandler], services: ChainServices)
         -> [Task<Void, Never>]
     {
-        let caches = handlers.compactMap { $0.unscoped(as: (any CachingHandler).self) }
+        let caches = handlers.handlers(of: (any CachingHandler).self)
         return caches.indices.compactMap { index in
             guard let changes = caches[index].changesFromElsewhere() else { return nil }
             let others = caches.indices.filter { $0 != index }.map { caches[$0] }

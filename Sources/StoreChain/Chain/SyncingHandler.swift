@@ -15,8 +15,7 @@ extension Chain {
     @discardableResult
     public func sync() async throws -> Int {
         var remaining = 0
-        for handler in handlers {
-            guard let syncing = handler.unscoped(as: (any SyncingHandler).self) else { continue }
+        for syncing in handlers(of: (any SyncingHandler).self) {
             remaining += try await syncing.sync(context: makeContext())
         }
         return remaining

@@ -10,14 +10,8 @@ extension ObjectContext {
     /// batching handler in the chain that batches the entity, else one.
     func faultBatchSize(for entity: String) -> Int {
         if let faultBatchSize { return faultBatchSize }
-        for handler in chain.handlers {
-            if let batching = handler.unscoped(as: BatchingHandler.self, for: .objectFault, entity: entity),
-                batching.options.entities.contains(entity)
-            {
-                return batching.options.maxBatch
-            }
-        }
-        return 1
+        return chain.handlers(of: (any FaultBatching).self, for: .objectFault, entity: entity)
+            .lazy.compactMap { $0.faultBatchSize(for: entity) }.first ?? 1
     }
 
     func cachedValue(of object: ManagedObject, _ name: String) -> Value? {

@@ -12,10 +12,14 @@ import Foundation
 /// ```swift
 /// Chain(terminal: remote) { BatchingHandler(model: model, options: .init(entities: ["Track"])) }
 /// ```
-public final class BatchingHandler: StoreHandler {
+public final class BatchingHandler: FaultBatching {
     public let name = "batching"
     public let model: Model
     public let options: BatchingOptions
+
+    public func faultBatchSize(for entity: String) -> Int? {
+        options.entities.contains(entity) ? options.maxBatch : nil
+    }
 
     private typealias Waiter = CheckedContinuation<StoreResponse, any Error>
 

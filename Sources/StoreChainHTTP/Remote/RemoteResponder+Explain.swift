@@ -1,43 +1,7 @@
 import Foundation
 import StoreChain
 
-/// How the remote adapter would serve a fetch, worked out without sending anything.
-public struct FetchExplanation: Sendable, Hashable {
-    /// The endpoint the planner picks, as its template.
-    public var endpoint: String
-    /// The conjuncts the backend applies.
-    public var pushed: [String]
-    /// What is applied in memory afterwards: the predicate (re-checked whole), a sort the
-    /// backend does not do, the window.
-    public var inMemory: [String]
-    /// The backend applies the whole predicate exactly and returns records in the requested
-    /// order, so a pager can read only the pages covering the window.
-    public var exact: Bool
-    /// The endpoint's paging style and page size, when it pages.
-    public var paging: PageInfo.Style?
-    public var pageSize: Int?
-    /// Key paths through relationships loaded to evaluate the request.
-    public var follows: [String]
-    /// For each relationship on those key paths that needs requests of its own: the ways to read
-    /// it, with their expected requests, and which one is chosen.
-    public var relatedReads: [RelatedRead]
-    /// Every endpoint considered that could not serve the request, and why.
-    public var rejected: [String]
-}
-
-/// The ways to read one relationship for the objects of a fetch, with the requests each is
-/// expected to cost, and the rule that picks one when the fetch runs (the number of owners and
-/// keys is known only then).
-public struct RelatedRead: Sendable, Hashable {
-    /// `Entity.relationship`.
-    public var relationship: String
-    /// Each option: how, and its expected requests.
-    public var options: [String]
-    /// How one option is chosen.
-    public var choice: String
-}
-
-extension RemoteResponder {
+extension RemoteResponder: FetchExplaining {
     /// Which endpoint a fetch would use, what is pushed down, what runs in memory, and how the
     /// related objects it needs would be read. Sends nothing upstream: a listing's size comes
     /// from what this responder learned or, through `context`'s chain, from the caches

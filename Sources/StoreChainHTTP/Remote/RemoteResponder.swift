@@ -13,7 +13,7 @@ import StoreChain
 /// let remote = try RemoteResponder(model: model, options: options)
 /// let chain = Chain(terminal: remote) { … }
 /// ```
-public final class RemoteResponder: StoreResponder {
+public final class RemoteResponder: UpstreamCounting {
     public let name = "remote"
     public let model: Model
     public let options: RemoteOptions
@@ -32,11 +32,7 @@ public final class RemoteResponder: StoreResponder {
     let listingSizes = ListingSizes()
 
     /// Requests and bytes exchanged so far.
-    public struct Traffic: Sendable, Hashable {
-        public var requests = 0
-        public var bytesReceived = 0
-        public var bytesSent = 0
-    }
+    public typealias Traffic = UpstreamTraffic
 
     /// Checks the options against the model (every entity, attribute, relationship and
     /// template), and reads the bearer token from the environment. Every HTTP exchange passes

@@ -16,7 +16,7 @@
 /// ```swift
 /// Chain(terminal: remote) { PaginationHandler(model: model, options: .init(pageSize: 50)) }
 /// ```
-public struct PaginationHandler: StoreHandler {
+public struct PaginationHandler: FetchPaging {
     public let name = "pagination"
     public let model: Model
     public let options: PaginationOptions
@@ -25,6 +25,8 @@ public struct PaginationHandler: StoreHandler {
         self.model = model
         self.options = options
     }
+
+    public func pageSize(for entity: String) -> Int? { options.pageSize(for: entity) }
 
     public func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse

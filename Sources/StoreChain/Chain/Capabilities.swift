@@ -1,0 +1,58 @@
+/// What a handler or terminal can do besides answering requests. Code that needs such a part of
+/// the chain asks for the capability (`chain.handlers(of: (any FaultBatching).self, …)`), never
+/// for a concrete type, so a handler of your own can offer the same and be found the same way.
+/// (`SyncingHandler` and `CachingHandler` are capabilities too; `FetchExplaining` is a
+/// terminal's.)
+
+/// A handler that sends many object faults of an entity as one request.
+public protocol FaultBatching: StoreHandler {
+    /// How many faults of `entity` it sends together; `nil` when it does not batch `entity`.
+    func faultBatchSize(for entity: String) -> Int?
+}
+
+/// A handler that reads a fetch from the backend in pages.
+public protocol FetchPaging: StoreHandler {
+    /// The page size it asks of `entity`'s endpoints; `nil` leaves each endpoint its own.
+    func pageSize(for entity: String) -> Int?
+}
+
+/// A terminal that counts its exchanges with the backend.
+public protocol UpstreamCounting: StoreResponder {
+    /// Requests and bytes exchanged so far.
+    var traffic: UpstreamTraffic { get }
+}
+
+/// Requests and bytes a terminal exchanged with its backend.
+public struct UpstreamTraffic: Sendable, Hashable {
+    public var requests = 0
+    public var bytesReceived = 0
+    public var bytesSent = 0
+
+    public init(requests: Int = 0, bytesReceived: Int = 0, bytesSent: Int = 0) {
+        self.requests = requests
+        self.bytesReceived = bytesReceived
+        self.bytesSent = bytesSent
+    }
+}
+
+extension Sequence where Element == any StoreHandler {
+    /// The handlers that offer `type` (a capability protocol, as `(any FaultBatching).self`) for
+    /// requests of `kind` for `entity` (`nil`: any), in chain order. A scoped handler counts
+    /// only when its scope takes such requests (`ScopedHandler.applies(to:for:)`).
+    public func handlers<H>(of type: H.Type, for kind: StoreRequest.Kind? = nil, entity: String? = nil) -> [H] {
+        compactMap { $0.unscoped(as: type, for: kind, entity: entity) }
+    }
+}
+
+extension Chain {
+    /// The chain's handlers that offer `type` for requests of `kind` for `entity` (`nil`: any),
+    /// in order, scopes respected:
+    ///
+    /// ```swift
+    /// let batchSize = chain.handlers(of: (any FaultBatching).self, for: .objectFault, entity: "Track")
+    ///     .lazy.compactMap { $0.faultBatchSize(for: "Track") }.first ?? 1
+    /// ```
+    public func handlers<H>(of type: H.Type, for kind: StoreRequest.Kind? = nil, entity: String? = nil) -> [H] {
+        handlers.handlers(of: type, for: kind, entity: entity)
+    }
+}
