@@ -3,6 +3,9 @@ import StoreChain
 import StoreChainModelFile
 import Yams
 
+// Over 400 lines: one walk over a pipeline document, model to terminal, that gathers every
+// problem with its place; its parts share the walk's state (problems, document, registry).
+
 /// Walks a pipeline document: the model, the terminal and each handler, collecting every
 /// problem with its place in the file.
 struct PipelineReader {

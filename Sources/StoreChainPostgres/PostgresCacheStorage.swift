@@ -26,10 +26,10 @@ public final class PostgresCacheStorage: CacheStorage {
     let schema: PostgresCacheSchema
     let connections: PostgresConnections
     /// Tells this storage's changes to the other processes, and theirs to this one's readers.
-    private let listener: PostgresChangeListener
+    let listener: PostgresChangeListener
     /// Identifies this storage's notices among those of every process.
     private let id = UUID().uuidString
-    private let logger: Logger
+    let logger: Logger
     /// Whether the tables are known to exist.
     private let prepared = Atomic<Bool>(false)
     /// Recently used entries, marked with the next write.
@@ -37,7 +37,7 @@ public final class PostgresCacheStorage: CacheStorage {
     private let writes = Atomic<Int>(0)
     /// Called before each use of the server, where it runs (tests check it is off the caller's
     /// executor).
-    private let accessProbe = Mutex<(@Sendable () -> Void)?>(nil)
+    let accessProbe = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// A storage in `schema` (created on first use) of the server at `address`. `user` names the
     /// cache in log lines and errors (a pipeline passes its type and line); `claimWait` bounds how
@@ -291,58 +291,6 @@ public final class PostgresCacheStorage: CacheStorage {
         }
     }
 
-    // MARK: Changes elsewhere
-
-    /// The saves, deletions and refreshes other processes write to this namespace, as they
-    /// commit (heard through `LISTEN` on a connection of its own while anyone reads them).
-    public func changesFromElsewhere() -> AsyncStream<ChangeEvent>? {
-        listener.changes()
-    }
-
-    /// Returns once changes from elsewhere are listened for (a change made before is not heard
-    /// of): for tests.
-    package func untilListening() async {
-        await listener.untilListening()
-    }
-
-    // MARK: Claims
-
-    /// Claims `key` with a session advisory lock on the shared connection: the lock ends when
-    /// the claim is released, or with the session when the process dies. Keys are hashed, so two
-    /// keys may rarely share a lock: one then waits for the other, and fetches itself.
-    @concurrent public func claim(_ key: String) async -> CacheClaim? {
-        accessProbe.withLock { $0 }?()
-        let scope = "storechain claims \(schema.name)/\(namespace)"
-        do {
-            let held = try await connections.withSharedConnection { connection in
-                try await connection.query(
-                    "SELECT pg_try_advisory_lock(hashtext(\(scope)), hashtext(\(key)))", logger: logger
-                ).collect().first?.decode(Bool.self)
-            }
-            guard held == true else { return nil }
-        } catch {
-            // The server is out of reach: nobody else can be waited for, so this process fetches.
-            return CacheClaim {}
-        }
-        return CacheClaim { [connections, logger] in
-            do {
-                try await connections.withSharedConnection { connection in
-                    try await connection.query(
-                        "SELECT pg_advisory_unlock(hashtext(\(scope)), hashtext(\(key)))", logger: logger)
-                }
-            } catch {
-                // The session that held the lock is gone, and the lock with it.
-                logger.debug("postgres-cache: releasing the claim on \(key) failed: \(error)")
-            }
-        }
-    }
-
-    /// Calls `probe` before each use of the server, where that use runs: for tests that check
-    /// the storage's work leaves the caller's executor.
-    package func setAccessProbe(_ probe: (@Sendable () -> Void)?) {
-        accessProbe.withLock { $0 = probe }
-    }
-
     // MARK: Internals
 
     /// The rows of one statement, read on the shared connection once the tables exist.
@@ -439,63 +387,5 @@ public final class PostgresCacheStorage: CacheStorage {
                     """, logger: logger)
             }
         }
-    }
-}
-
-/// The nodes of one write as column arrays, for one `INSERT … SELECT FROM unnest(…)`. A node
-/// written twice in one write keeps its last version (one statement may not update a row twice).
-private struct NodeRows {
-    var keys: [String] = []
-    var entities: [String] = []
-    var payloads: [ByteBuffer] = []
-    var freshness: [String] = []
-    var sizes: [Int32] = []
-
-    init(_ nodes: [Node]) throws {
-        var positions: [String: Int] = [:]
-        // The nodes of one response share their freshness: each distinct one is encoded once.
-        var encoded: [Freshness: String] = [:]
-        for node in nodes where !node.id.isTemporary {
-            let key = try StoredNode.key(for: node.id)
-            let payload = try NodePayload.encode(node)
-            let nodeFreshness = node.freshness ?? Freshness(expiresAt: .distantPast)
-            let text = try encoded[nodeFreshness] ?? RowEncoder.text(nodeFreshness)
-            encoded[nodeFreshness] = text
-            if let position = positions[key] {
-                (payloads[position], freshness[position], sizes[position]) =
-                    (ByteBuffer(bytes: payload), text, Int32(clamping: payload.count))
-                continue
-            }
-            positions[key] = keys.count
-            keys.append(key)
-            entities.append(node.id.entity)
-            payloads.append(ByteBuffer(bytes: payload))
-            freshness.append(text)
-            sizes.append(Int32(clamping: payload.count))
-        }
-    }
-
-    func keys(of entity: String) -> [String] {
-        zip(keys, entities).filter { $0.1 == entity }.map(\.0)
-    }
-}
-
-/// Freshness as the text stored in a row.
-private enum RowEncoder {
-    static func text(_ freshness: Freshness) throws -> String {
-        String(decoding: try JSONEncoder().encode(freshness), as: UTF8.self)
-    }
-}
-
-/// Decodes the freshness texts of one read: the rows of one response share their text, so each
-/// distinct one is decoded once.
-private struct RowDecoder {
-    private var decoded: [String: Freshness] = [:]
-
-    mutating func freshness(_ text: String) throws -> Freshness {
-        if let known = decoded[text] { return known }
-        let freshness = try JSONDecoder().decode(Freshness.self, from: Data(text.utf8))
-        decoded[text] = freshness
-        return freshness
     }
 }

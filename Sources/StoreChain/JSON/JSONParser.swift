@@ -1,3 +1,6 @@
+// Over 400 lines: one parser over one byte cursor (values, strings with their escapes and UTF-8
+// checks, numbers); its steps share the cursor and stay private to it.
+
 /// A strict RFC 8259 JSON parser that says where malformed input goes wrong.
 ///
 /// Errors carry the byte offset, line and column. Nesting deeper than `maxDepth` is rejected

@@ -1,5 +1,9 @@
 import Foundation
 
+// Over 400 lines: one recursive-descent grammar (precedence levels, operators with their
+// modifiers, aggregates, arguments), read top to bottom; split, a rule's callers and callees would
+// sit in different files.
+
 extension FetchPredicate {
     /// Parses NSPredicate format syntax, substituting `%@`, `%K`, `%d`, `%f` from `arguments`.
     ///
