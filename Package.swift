@@ -1,8 +1,9 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-/// Every target runs in Swift 6 mode with the caller's executor by default (see DESIGN.md,
-/// "Concurrency and speed"): without it each call from the main actor pays two executor hops.
+/// Every target runs in Swift 6 mode with the caller's executor by default (see
+/// Docs/Architecture.md, Invariants 7): without it each call from the main actor pays two
+/// executor hops.
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
     .enableUpcomingFeature("ExistentialAny"),

@@ -5,7 +5,7 @@ import Testing
 
 @testable import StoreChainSQLite
 
-/// Where cache storage runs (DESIGN.md, "Concurrency and speed"): a fetch made on the main
+/// Where cache storage runs (Docs/Architecture.md, Invariants 7): a fetch made on the main
 /// actor reads and writes its SQLite file elsewhere, and a memory-cache hit stays on the main
 /// actor.
 @Suite struct StorageExecutorTests {

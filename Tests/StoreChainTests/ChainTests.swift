@@ -251,7 +251,7 @@ import Testing
         #expect(await events.next() == nil)
     }
 
-    /// The invariant of DESIGN.md: five pass-through handlers change nothing, for generated
+    /// The oracle (Docs/Architecture.md, Invariants 1): five pass-through handlers change nothing, for generated
     /// fetch requests.
     @Test func passThroughHandlersGiveTheTerminalsAnswers() async throws {
         let store = try Fixtures.store()

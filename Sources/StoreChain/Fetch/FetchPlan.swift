@@ -2,7 +2,7 @@
 /// and the result form, ready to run over any set of nodes.
 ///
 /// Every terminal that evaluates requests in memory runs them through a plan, so all of them
-/// share one set of semantics (the reference the invariant in DESIGN.md speaks of).
+/// share one set of semantics (the reference of Docs/Architecture.md, Invariants 1).
 public struct FetchPlan: Sendable {
     public let request: FetchRequest
     public let entity: Entity
