@@ -6,8 +6,9 @@
 //
 // It loads the pipeline, prints `ready`, and waits for a line on standard input. Then it fetches
 // bands whose name begins with "The" (the same request N times) or, with `--names`, with
-// "PREFIX-i" for fetch i (N different requests): all at once, or one every MS milliseconds.
-// `--again-first` fetches the first request once more after the others. It prints one JSON line
+// "PREFIX-i" for fetch i (N different requests): all at once, or one after another, one every MS
+// milliseconds (a fetch that takes longer delays the next). `--again-first` then waits for another
+// line on standard input and fetches the first request once more. It prints one JSON line
 // per answer, `{"fetch":3,"status":"hit","objects":2}` or `{"fetch":3,"error":"…"}`, then `done`,
 // and exits 1 if any fetch failed.
 import Foundation
@@ -47,16 +48,23 @@ struct SharedClient {
     /// Runs the plan's fetches and returns how many failed.
     static func run(_ plan: Plan, on chain: Chain) async throws -> Int {
         let requests = try (0..<plan.fetches).map(plan.request)
-        var failures = await withTaskGroup(of: Bool.self) { group in
-            for (index, request) in requests.enumerated() {
-                group.addTask {
-                    try? await Task.sleep(for: plan.every * index)
-                    return await fetch(request, index: index, on: chain)
+        var failures = 0
+        if plan.every == .zero {
+            failures = await withTaskGroup(of: Bool.self) { group in
+                for (index, request) in requests.enumerated() {
+                    group.addTask { await fetch(request, index: index, on: chain) }
                 }
+                return await group.reduce(0) { $0 + ($1 ? 0 : 1) }
             }
-            return await group.reduce(0) { $0 + ($1 ? 0 : 1) }
+        } else {
+            let start = ContinuousClock.now
+            for (index, request) in requests.enumerated() {
+                try? await Task.sleep(until: start + plan.every * index)
+                failures += await fetch(request, index: index, on: chain) ? 0 : 1
+            }
         }
         if plan.againFirst, let first = requests.first {
+            _ = readLine()
             failures += await fetch(first, index: plan.fetches, on: chain) ? 0 : 1
         }
         return failures

@@ -27,11 +27,36 @@ enum ClientProcesses {
     /// How long the children may take, ready to done, before all are killed and the test fails.
     static let timeLimit: TimeInterval = 120
 
+    /// What `whileRunning` sees of the running children, and tells them.
+    struct Control: Sendable {
+        fileprivate let children: [(output: Collected, input: Pipe)]
+
+        /// Waits until every child printed at least `count` lines after `ready`; false when
+        /// `timeLimit` passed first.
+        @discardableResult
+        func waitForLines(_ count: Int) -> Bool {
+            let deadline = Date(timeIntervalSinceNow: ClientProcesses.timeLimit)
+            while Date() < deadline {
+                let printed = children.map { child in
+                    child.output.text.split(separator: "\n").filter { $0 != "ready" }.count
+                }
+                if printed.allSatisfy({ $0 >= count }) { return true }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            return false
+        }
+
+        /// Writes `line` to every child's standard input.
+        func send(_ line: String) {
+            for child in children { try? child.input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8)) }
+        }
+    }
+
     /// Runs the children; `whileRunning` runs on a thread of its own once they are told to go
-    /// (to stop a server under them, say).
+    /// (to stop a server under them, say), and can wait for what they print.
     static func run(
         _ binary: URL, _ children: [Child], environment: [String: String] = [:],
-        whileRunning: @escaping @Sendable () -> Void = {}
+        whileRunning: @escaping @Sendable (Control) -> Void = { _ in }
     ) async throws -> [Outcome] {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
@@ -44,7 +69,7 @@ enum ClientProcesses {
     }
 
     /// What a reader thread collects from one pipe.
-    private final class Collected: Sendable {
+    fileprivate final class Collected: Sendable {
         let data = Mutex(Data())
         let ready = DispatchSemaphore(value: 0)
 
@@ -52,7 +77,8 @@ enum ClientProcesses {
     }
 
     private static func runBlocking(
-        _ binary: URL, _ children: [Child], environment: [String: String], whileRunning: @escaping @Sendable () -> Void
+        _ binary: URL, _ children: [Child], environment: [String: String],
+        whileRunning: @escaping @Sendable (Control) -> Void
     ) throws -> [Outcome] {
         let readers = DispatchGroup()
         var started: [(process: Process, input: Pipe, output: Collected, errors: Collected)] = []
@@ -95,10 +121,19 @@ enum ClientProcesses {
                 }
             }
         }
-        Thread.detachNewThread(whileRunning)
+        let control = Control(children: started.map { ($0.output, $0.input) })
+        Thread.detachNewThread { whileRunning(control) }
         if readers.wait(timeout: .now() + timeLimit) == .timedOut {
+            // What each child printed so far says where it stopped.
+            let printed = started.map { child in
+                "stdout: \(child.output.text.suffix(400))\nstderr: \(child.errors.text.suffix(1_500))"
+            }
             throw CocoaError(
-                .executableLoad, userInfo: [NSLocalizedDescriptionKey: "the clients ran past \(timeLimit) s"])
+                .executableLoad,
+                userInfo: [
+                    NSLocalizedDescriptionKey: "the clients ran past \(timeLimit) s:\n"
+                        + printed.joined(separator: "\n")
+                ])
         }
         return started.map { child in
             child.process.waitUntilExit()

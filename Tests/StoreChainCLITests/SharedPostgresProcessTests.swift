@@ -76,12 +76,19 @@ import Testing
             ClientProcesses.Child(
                 arguments: [folder.pipeline, "--fetches", "30", "--every", "150", "--names", "r\($0)", "--again-first"])
         }
-        // Fetches go on for 4.5 s; the server is down from 1 s to 2 s of them.
-        let outcomes = try await ClientProcesses.run(Self.client(), children) {
-            Thread.sleep(forTimeInterval: 1)
+        // One fetch every 150 ms, 4.5 s in all. The server goes down once each client has its
+        // first answer (stored in the shared cache), for a second; the first request is fetched
+        // again once every client is done and a client could reach the server again: driven by
+        // what the clients print, not by how fast a busy machine starts them.
+        let outcomes = try await ClientProcesses.run(Self.client(), children) { control in
+            control.waitForLines(1)
             try? cluster.stopServer()
             Thread.sleep(forTimeInterval: 1)
             try? cluster.startServer()
+            control.waitForLines(30)
+            // A client that failed to reach the server tries again after `retryInterval` (1 s).
+            Thread.sleep(forTimeInterval: 1.5)
+            control.send("go")
         }
         await backend.stop()
 
