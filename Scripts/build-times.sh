@@ -28,7 +28,7 @@ timed() {
     fi
     local took=$((SECONDS - start)) busy
     # How busy the cores were: a build that leaves them idle waits on something else.
-    busy=$(echo "$before $(cpu_now)" | awk '{t = $4 - $2; printf "%d", t > 0 ? 100 * ($3 - $1) / t : 0}')
+    busy=$(echo "$before $(cpu_now)" | awk '{t = $4 - $2; printf "%d", (t > 0 ? 100 * ($3 - $1) / t : 0)}')
     printf '%-66s %3dm%02ds   target %-4s cores %3d%% busy\n' "$label" $((took / 60)) $((took % 60)) "$target" "$busy"
 }
 
