@@ -29,7 +29,12 @@ timed() {
     local took=$((SECONDS - start)) busy
     # How busy the cores were: a build that leaves them idle waits on something else.
     busy=$(echo "$before $(cpu_now)" | awk '{t = $4 - $2; printf "%d", (t > 0 ? 100 * ($3 - $1) / t : 0)}')
-    printf '%-66s %3dm%02ds   target %-4s cores %3d%% busy\n' "$label" $((took / 60)) $((took % 60)) "$target" "$busy"
+    # Of a `swift test`, how long the tests themselves ran: the rest is building.
+    local ran
+    ran=$(grep -ao 'Test run with [0-9]* tests.* after [0-9.]* seconds' "$work/last.log" | tail -1 \
+        | grep -o '[0-9.]* seconds' || true)
+    printf '%-66s %3dm%02ds   target %-4s cores %3d%% busy%s\n' "$label" $((took / 60)) $((took % 60)) "$target" \
+        "$busy" "${ran:+, tests ran $ran}"
 }
 
 git clone -q "$root" "$work/StoreChain"
