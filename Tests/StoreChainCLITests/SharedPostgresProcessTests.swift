@@ -195,7 +195,11 @@ import Testing
 
     /// The answers a client printed, once it has printed `done` and exited.
     static func answers(_ outcome: ClientProcesses.Outcome) throws -> [Answer] {
-        try #require(outcome.status == 0 && outcome.lines.last == "done", "the client failed: \(outcome.stderr)")
+        // A failed fetch is an answer line with an `error`: they say why the client failed.
+        let failed = outcome.lines.filter { $0.contains(#""error""#) }.prefix(5)
+        try #require(
+            outcome.status == 0 && outcome.lines.last == "done",
+            "the client failed (status \(outcome.status)): \(failed.joined(separator: "\n")) \(outcome.stderr)")
         return try outcome.lines.dropLast().map { line in
             let value = try JSONParser().parse(Array(line.utf8))
             guard case .integer(let fetch) = value["fetch"] else { throw TestFailure("not an answer: \(line)") }
