@@ -44,6 +44,21 @@ start_server() {
     }
 }
 
+# Stops the cluster in $2 once process $1 has ended. It first closes every descriptor it inherited
+# past the standard three: a caller that starts children from several threads (a test process) may
+# have handed it the write end of another child's output pipe, and whoever reads that pipe to its
+# end would then wait for this watcher, which waits for the caller to end (a whole test run hung so).
+stop_when_gone() {
+    trap '' HUP
+    local fd
+    for fd in /proc/$BASHPID/fd/*; do
+        fd=${fd##*/}
+        if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi
+    done
+    while kill -0 "$1" 2>/dev/null; do sleep 1; done
+    bash "$0" stop "$2"
+}
+
 case "${1:-}" in
 start)
     stop_with=""
@@ -64,8 +79,7 @@ start)
     start_server "$dir"
     if [ -n "$stop_with" ]; then
         # Detached from the caller's output, so a caller reading this script's output is not held.
-        nohup bash -c "while kill -0 $stop_with 2>/dev/null; do sleep 1; done; bash '$0' stop '$dir'" \
-            >/dev/null 2>&1 &
+        stop_when_gone "$stop_with" "$dir" </dev/null >/dev/null 2>&1 &
     fi
     echo "export STORECHAIN_POSTGRES_URL=postgres://storechain:$password@127.0.0.1:$port/postgres"
     echo "export STORECHAIN_POSTGRES_DIR=$dir"
