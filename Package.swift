@@ -110,6 +110,9 @@ let package = Package(
             dependencies: ["StoreChain", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
+        // What this package's own tests share and users have no use for (a throwaway PostgreSQL
+        // cluster): a target, not a product, so it is not part of the public API.
+        .target(name: "StoreChainTestSupport", path: "Tests/Support", swiftSettings: swiftSettings),
         .target(
             name: "StoreChainDemoBackend",
             dependencies: [
@@ -219,6 +222,7 @@ let package = Package(
         .testTarget(
             name: "StoreChainPipelineTests",
             dependencies: [
+                "StoreChainTestSupport",
                 "StoreChainPipeline", "StoreChain", "StoreChainHTTP", "StoreChainSQLite", "StoreChainTesting",
                 "StoreChainDemoBackend", .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
@@ -236,6 +240,7 @@ let package = Package(
         .testTarget(
             name: "StoreChainSQLiteTests",
             dependencies: [
+                "StoreChainTestSupport",
                 "StoreChain", "StoreChainSQLite", "StoreChainPostgres", "StoreChainTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -244,6 +249,7 @@ let package = Package(
         .testTarget(
             name: "StoreChainPostgresTests",
             dependencies: [
+                "StoreChainTestSupport",
                 "StoreChain", "StoreChainPostgres", "StoreChainSQLite", "StoreChainTesting",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
@@ -278,6 +284,7 @@ let package = Package(
         .testTarget(
             name: "StoreChainCLITests",
             dependencies: [
+                "StoreChainTestSupport",
                 "storechain", "storechain-crash-writer", "storechain-shared-client", "StoreChain", "StoreChainPipeline",
                 "StoreChainDemoBackend", "StoreChainHTTP", "StoreChainSQLite", "StoreChainPostgres",
                 "StoreChainTesting",

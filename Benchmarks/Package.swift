@@ -37,15 +37,14 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("NonisolatedNonsendingByDefault")],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
         ),
-        // Sharing state through PostgreSQL: needs a server (`STORECHAIN_POSTGRES_URL`, or it
-        // starts a throwaway cluster with Scripts/postgres.sh).
+        // Sharing state through PostgreSQL: needs a server (`STORECHAIN_POSTGRES_URL`; start a
+        // throwaway cluster with Scripts/postgres.sh).
         .executableTarget(
             name: "StoreChainPostgresBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "package-benchmark"),
                 .product(name: "StoreChain", package: libraryPackage),
                 .product(name: "StoreChainPostgres", package: libraryPackage),
-                .product(name: "StoreChainTesting", package: libraryPackage),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,5 +1,5 @@
 import Benchmark
-import StoreChain
+@_spi(Internals) import StoreChain
 
 /// A typical app predicate, and JSON of about the same length as the parsing baseline.
 private let predicateText = #"title BEGINSWITH[c] "s" AND year >= 1990 AND (price < 10.0 OR price == nil)"#

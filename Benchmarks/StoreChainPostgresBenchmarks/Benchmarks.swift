@@ -4,20 +4,25 @@ import Logging
 import PostgresNIO
 import StoreChain
 import StoreChainPostgres
-import StoreChainTesting
 import Synchronization
 
 /// What sharing state through PostgreSQL costs, each against a bare postgres-nio statement on a
 /// connection of its own in the same run: a shared-cache hit against a `SELECT` of the same row,
 /// and a shared rate-limit permit (one atomic `UPDATE`) against a `SELECT 1` round trip. The
-/// server is `STORECHAIN_POSTGRES_URL`, or a throwaway cluster started for the run.
+/// server is `STORECHAIN_POSTGRES_URL` (`.ci/run` starts a throwaway cluster and sets it; by
+/// hand: `eval "$(bash Scripts/postgres.sh start)"` in the repository's root first).
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .throughput], maxDuration: .seconds(3), maxIterations: 10_000)
+    guard let url = ProcessInfo.processInfo.environment["STORECHAIN_POSTGRES_URL"], !url.isEmpty else {
+        fatalError(
+            "no PostgreSQL server for the benchmarks: STORECHAIN_POSTGRES_URL is not set; start a throwaway "
+                + #"cluster with `eval "$(bash Scripts/postgres.sh start)"` in the repository's root"#)
+    }
     do {
-        try postgresBenchmarks(url: try TestPostgres.url())
+        try postgresBenchmarks(url: url)
     } catch {
-        fatalError("no PostgreSQL server for the benchmarks: \(error)")
+        fatalError("the PostgreSQL benchmarks failed: \(error)")
     }
 }
 
@@ -38,7 +43,7 @@ private let unreachable = NextResponder { request, _ in
 
 private func postgresBenchmarks(url: String) throws {
     let address = try PostgresAddress(url: url)
-    let schema = TestPostgres.freshSchema()
+    let schema = "b" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
     let context = RequestContext()
     let bare = BareConnection(address: address)
 

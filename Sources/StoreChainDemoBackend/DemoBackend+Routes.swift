@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
-import StoreChain
+@_spi(Internals) import StoreChain
 
 /// A JSON answer and, for paged lists, the URLs of the next and last pages and the number of
 /// records.

@@ -1,4 +1,4 @@
-import StoreChain
+@_spi(Internals) import StoreChain
 import StoreChainTesting
 
 extension FuzzTarget {

@@ -1,6 +1,6 @@
 import CZlib
 import Foundation
-import StoreChain
+@_spi(Internals) import StoreChain
 
 /// How the disk cache writes a node: a compact binary payload, read back without a JSON decoder.
 ///

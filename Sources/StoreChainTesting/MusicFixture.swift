@@ -1,4 +1,4 @@
-import StoreChain
+@_spi(Internals) import StoreChain
 
 /// A small music catalog (4 bands, 6 albums, 7 tracks, with gaps and odd values) for handler
 /// tests: a model, its records, and an `InMemoryStore` holding them.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import StoreChain
+@_spi(Internals) import StoreChain
 import StoreChainPipeline
 
 /// `storechain save`: one insert, update or delete through a pipeline, printed as JSON.

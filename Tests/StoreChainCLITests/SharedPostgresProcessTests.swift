@@ -1,8 +1,9 @@
 import Foundation
-import StoreChain
+@_spi(Internals) import StoreChain
 import StoreChainDemoBackend
 import StoreChainPipeline
 import StoreChainPostgres
+import StoreChainTestSupport
 import StoreChainTesting
 import Testing
 

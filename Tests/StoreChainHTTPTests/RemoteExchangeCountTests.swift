@@ -21,7 +21,7 @@ import Testing
         #expect(try metrics.expectCounter("storechain_upstream_requests_total", [("method", "GET")]).totalValue == 6)
         #expect(response.info.pagesRead == 6)
         #expect(response.info.exchanges == 6)
-        #expect(response.info.httpStatus == 200)
-        #expect(response.info.endpoint == "GET /bands?page={page}&per_page={per_page}")
+        #expect(response.info.http?.status == 200)
+        #expect(response.info.http?.endpoint == "GET /bands?page={page}&per_page={per_page}")
     }
 }

@@ -31,10 +31,10 @@ import Testing
         let remote = try responder(transport)
         let response = try await fetch(remote, TestData.fetch("Band", where: "name BEGINSWITH[c] 'low' AND rating > 4"))
         #expect(transport.requests.map(\.url.absoluteString) == ["https://api.example/v2/bands/search?q=low"])
-        #expect(response.info.endpoint == "GET /bands/search?q={name}")
-        #expect(response.info.pushedPredicate?.format == #"name BEGINSWITH[c] "low""#)
+        #expect(response.info.http?.endpoint == "GET /bands/search?q={name}")
+        #expect(response.info.http?.pushedPredicate?.format == #"name BEGINSWITH[c] "low""#)
         #expect(response.info.exchanges == 1)
-        #expect(response.info.httpStatus == 200)
+        #expect(response.info.http?.status == 200)
         // The rest (rating > 4) was applied in memory.
         #expect(try response.fetchResult().nodes.map(\.id.key) == [1])
     }
@@ -259,8 +259,8 @@ import Testing
         let found = try await remote.respond(
             to: .objectFault(ObjectID(entity: "Band", key: 1)), context: RequestContext())
         #expect(try found.objectNode()?[attribute: "name"] == "Low")
-        #expect(found.info.headers["etag"] == "\"v1\"")
-        #expect(found.info.headers["cache-control"] == "max-age=60")
+        #expect(found.info.http?.headers["etag"] == "\"v1\"")
+        #expect(found.info.http?.headers["cache-control"] == "max-age=60")
         let gone = try await remote.respond(
             to: .objectFault(ObjectID(entity: "Band", key: 2)), context: RequestContext())
         #expect(try gone.objectNode() == nil)

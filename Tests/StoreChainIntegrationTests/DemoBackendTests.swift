@@ -64,7 +64,7 @@ import Testing
             let v2 = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: base))
             let chain = Chain(handlers: [], terminal: v2)
             let rue = try await chain.send(.fetch(TestData.fetch("Band", where: "name BEGINSWITH[c] 'rue'")))
-            #expect(rue.info.endpoint == "GET /bands/search?name={name}")
+            #expect(rue.info.http?.endpoint == "GET /bands/search?name={name}")
             #expect(
                 try rue.fetchResult()
                     == backend.store.fetch(TestData.fetch("Band", where: "name BEGINSWITH[c] 'rue'")).withoutToMany)
@@ -165,8 +165,8 @@ import Testing
             let v2 = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: base))
             let first = try await v2.respond(
                 to: .objectFault(ObjectID(entity: "Band", key: 1)), context: RequestContext())
-            let etag = try #require(first.info.headers["etag"])
-            #expect(first.info.headers["cache-control"] == "max-age=60")
+            let etag = try #require(first.info.http?.headers["etag"])
+            #expect(first.info.http?.headers["cache-control"] == "max-age=60")
             let second = try await v2.respond(
                 to: .revalidation(.objectFault(ObjectID(entity: "Band", key: 1)), Validators(etag: etag)),
                 context: RequestContext())

@@ -2,6 +2,7 @@ import Foundation
 import StoreChain
 import StoreChainPipeline
 import StoreChainPostgres
+import StoreChainTestSupport
 import StoreChainTesting
 import Testing
 

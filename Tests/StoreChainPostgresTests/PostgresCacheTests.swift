@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import StoreChain
 import StoreChainPostgres
+import StoreChainTestSupport
 import StoreChainTesting
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import StoreChain
 import StoreChainPostgres
+import StoreChainTestSupport
 import StoreChainTesting
 import Testing
 

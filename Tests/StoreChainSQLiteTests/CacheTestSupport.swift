@@ -3,6 +3,7 @@ import Logging
 import StoreChain
 import StoreChainPostgres
 import StoreChainSQLite
+import StoreChainTestSupport
 import StoreChainTesting
 
 /// The caches, so every shared rule is tested over each storage: memory, a SQLite file and a

@@ -24,16 +24,17 @@ import Testing
     @Test func concurrentFaultsBecomeOneFetchAndEachCallerGetsItsOwnObject() async throws {
         let (chain, terminal, batching) = harness()
         let keys = [100, 101, 110, 200, 201, 210, 300, 999]
-        try await withThrowingTaskGroup(of: (Int, Node?).self) { group in
+        try await withThrowingTaskGroup(of: (Int, StoreResponse).self) { group in
             for key in keys {
-                group.addTask { (key, try await chain.send(.objectFault(track(key))).objectNode()) }
+                group.addTask { (key, try await chain.send(.objectFault(track(key)))) }
             }
             await clock.waitForSleepers(1)
             while batching.waitingCount(for: "Track") < keys.count { await Task.yield() }
             #expect(terminal.count() == 0, "nothing is sent before the window closes")
             await clock.advance(by: .milliseconds(5))
-            for try await (key, node) in group {
-                #expect(node == store.node(for: track(key)), "Track \(key)")
+            for try await (key, response) in group {
+                #expect(try response.objectNode() == store.node(for: track(key)), "Track \(key)")
+                #expect(response.info.batchSize == keys.count, "each answer says how many shared its fetch")
             }
         }
         try terminal.requireForwarded(exactly: 1)

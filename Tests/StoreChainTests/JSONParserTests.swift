@@ -1,4 +1,4 @@
-import StoreChain
+@_spi(Internals) import StoreChain
 import Testing
 
 @Suite struct JSONParserTests {

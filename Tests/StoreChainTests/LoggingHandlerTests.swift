@@ -34,6 +34,18 @@ import Testing
         )
     }
 
+    /// A fault a batching handler answered with others says how many shared its exchange.
+    @Test func aBatchedFaultSaysHowManySharedItsExchange() async throws {
+        let terminal = RecordingResponder { _, _ in
+            var info = ResponseInfo(answeredBy: "remote", origin: .remote)
+            info.exchanges = 1
+            info.batchSize = 8
+            return StoreResponse(.object(nil), info: info)
+        }
+        _ = try await chain(terminal).send(.objectFault(ObjectID(entity: "Track", key: 1)))
+        #expect(log.entries.first?.message.contains("exchanges=1 batch=8 ") == true, "\(log.entries)")
+    }
+
     @Test func aSubRequestSaysWhichRequestItServed() async throws {
         let terminal = RecordingResponder { request, context in
             if case .fetch = request {

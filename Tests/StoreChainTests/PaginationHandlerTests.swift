@@ -2,7 +2,7 @@ import Foundation
 import StoreChainTesting
 import Testing
 
-@testable import StoreChain
+@_spi(Internals) @testable import StoreChain
 
 /// A backend listing of 100 bands that answers one page at a time in one paging style, the
 /// way the remote adapter does when a pager asks for a page.

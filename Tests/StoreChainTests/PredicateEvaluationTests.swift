@@ -1,5 +1,5 @@
 import Foundation
-import StoreChain
+@_spi(Internals) import StoreChain
 import Testing
 
 /// The evaluator against answers computed by hand from `Fixtures.recordsJSON`.

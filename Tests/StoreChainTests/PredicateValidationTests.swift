@@ -1,5 +1,5 @@
 import Foundation
-import StoreChain
+@_spi(Internals) import StoreChain
 import Testing
 
 /// Requests that do not fit the model fail before any work, saying what and where.

@@ -124,7 +124,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
                     == true
             {
                 var response = answer(cached, status: .stale, isStale: true)
-                response.info.error = error.description
+                response.info.error = error
                 return response
             }
         }

@@ -49,17 +49,6 @@ public struct ResponseInfo: Sendable, Hashable {
     /// The exchange's facts; `nil` while every one has its default.
     private var exchange: OutOfLine<ExchangeFacts>?
 
-    /// The backend's response headers worth passing up (lower-cased names: `etag`,
-    /// `cache-control`, `x-ratelimit-remaining`, …), of the last exchange made for this answer.
-    public var headers: [String: String] {
-        get { fact(\.headers) }
-        set { setFact(\.headers, newValue) }
-    }
-    /// The HTTP status of the last exchange made for this answer, when there was one.
-    public var httpStatus: Int? {
-        get { fact(\.httpStatus) }
-        set { setFact(\.httpStatus, newValue) }
-    }
     /// Exchanges with the backend made to give this answer: its own, and its pages' when it was
     /// stitched from pages. Sub-requests for related objects count on their own responses.
     public var exchanges: Int {
@@ -70,16 +59,6 @@ public struct ResponseInfo: Sendable, Hashable {
     public var pagesRead: Int? {
         get { fact(\.pagesRead) }
         set { setFact(\.pagesRead, newValue) }
-    }
-    /// The backend request that answered (`GET /bands/search?q={name}`), when a remote did.
-    public var endpoint: String? {
-        get { fact(\.endpoint) }
-        set { setFact(\.endpoint, newValue) }
-    }
-    /// The part of the fetch's predicate the backend applied, when any.
-    public var pushedPredicate: FetchPredicate? {
-        get { fact(\.pushedPredicate) }
-        set { setFact(\.pushedPredicate, newValue) }
     }
     /// Records the backend sent that could not be mapped and were left out (each logged).
     public var skippedRecords: Int {
@@ -107,8 +86,8 @@ public struct ResponseInfo: Sendable, Hashable {
         get { fact(\.freshness) }
         set { setFact(\.freshness, newValue) }
     }
-    /// An error that was absorbed to give this (stale) answer.
-    public var error: String? {
+    /// The error that was absorbed to give this (stale) answer, with its code and retry hint.
+    public var error: StoreChainError? {
         get { fact(\.error) }
         set { setFact(\.error, newValue) }
     }
@@ -140,7 +119,7 @@ public struct ResponseInfo: Sendable, Hashable {
 
     public init(
         answeredBy: String, origin: Origin, isStale: Bool = false, applied: Applied = .all,
-        hasMorePages: Bool? = nil, headers: [String: String] = [:], error: String? = nil, notModified: Bool = false
+        hasMorePages: Bool? = nil, error: StoreChainError? = nil, notModified: Bool = false
     ) {
         self.answeredBy = answeredBy
         self.origin = origin
@@ -148,7 +127,6 @@ public struct ResponseInfo: Sendable, Hashable {
         self.applied = applied
         self.hasMorePages = hasMorePages
         self.notModified = notModified
-        if !headers.isEmpty { self.headers = headers }
         if error != nil { self.error = error }
     }
 
@@ -169,18 +147,14 @@ public struct ResponseInfo: Sendable, Hashable {
 private struct ExchangeFacts: Sendable, Hashable {
     static let none = ExchangeFacts()
 
-    var headers: [String: String] = [:]
-    var httpStatus: Int?
     var exchanges = 0
     var pagesRead: Int?
-    var endpoint: String?
-    var pushedPredicate: FetchPredicate?
     var skippedRecords = 0
     var rateLimit: RateLimitStatus?
     var batchSize: Int?
     var custom = ResponseFacts()
     var freshness: ResponseFreshness?
-    var error: String?
+    var error: StoreChainError?
     var completeCollections: Set<String> = []
     var page: PageInfo?
     var pageValidators: [PageValidator] = []

@@ -7,7 +7,7 @@ public struct FetchPlan: Sendable {
     public let request: FetchRequest
     public let entity: Entity
     /// The validated predicate, with constants bound to attribute types.
-    public let predicate: CompiledPredicate?
+    @_spi(Internals) public let predicate: CompiledPredicate?
     private let sortKeys: [SortKey]
     private let keyReader: ValueAccessor.Single
     private let properties: [Property]

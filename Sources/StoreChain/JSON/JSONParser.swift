@@ -6,7 +6,7 @@
 /// Errors carry the byte offset, line and column. Nesting deeper than `maxDepth` is rejected
 /// instead of exhausting the stack, and duplicate object keys are rejected instead of silently
 /// dropping one of the values.
-public struct JSONParser {
+@_spi(Internals) public struct JSONParser {
     public var maxDepth: Int
 
     public init(maxDepth: Int = 512) {
@@ -75,7 +75,7 @@ public struct JSONParser {
     }
 }
 
-extension JSONParser {
+@_spi(Internals) extension JSONParser {
     fileprivate struct Scanner {
         let bytes: UnsafeBufferPointer<UInt8>
         let source: String?

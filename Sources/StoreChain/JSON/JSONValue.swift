@@ -37,8 +37,8 @@ extension JSONValue: CustomStringConvertible {
 }
 
 /// Writes JSON text. Object keys are sorted so the same value always gives the same text.
-public enum JSONWriter {
-    public static func write(_ value: JSONValue, into text: inout String) {
+package enum JSONWriter {
+    package static func write(_ value: JSONValue, into text: inout String) {
         switch value {
         case .null: text += "null"
         case .bool(let flag): text += flag ? "true" : "false"
@@ -66,7 +66,7 @@ public enum JSONWriter {
     }
 
     /// Writes a JSON string literal with the escapes RFC 8259 requires.
-    public static func writeString(_ string: String, into text: inout String) {
+    package static func writeString(_ string: String, into text: inout String) {
         text += "\""
         for scalar in string.unicodeScalars {
             switch scalar {

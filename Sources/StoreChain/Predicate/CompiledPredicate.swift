@@ -7,7 +7,7 @@
 /// let filter = try CompiledPredicate(predicate, entity: "Album", model: model)
 /// let recent = albums.filter { filter.evaluate($0, in: store) }
 /// ```
-public struct CompiledPredicate: Sendable {
+@_spi(Internals) public struct CompiledPredicate: Sendable {
     typealias Test = @Sendable (Node, any NodeSource) -> Bool
 
     /// The predicate after validation, with constants bound to the attribute types.

@@ -4,18 +4,18 @@
 /// To-one relationships are given as the destination's key, to-many as an array of keys. A
 /// relationship given on one side only is filled in on its inverse; given on both sides, the two
 /// must agree. Every error names the JSON path (`$.Album[3].band`) and what to do.
-public struct RecordLoader {
-    public let model: Model
+package struct RecordLoader {
+    package let model: Model
     /// Names the input (a file path) in errors.
-    public var source: String?
+    package var source: String?
 
-    public init(model: Model, source: String? = nil) {
+    package init(model: Model, source: String? = nil) {
         self.model = model
         self.source = source
     }
 
     /// Reads every record in `root` into a dataset.
-    public func load(_ root: JSONValue) throws(StoreChainError) -> Dataset {
+    package func load(_ root: JSONValue) throws(StoreChainError) -> Dataset {
         guard case .object(let collections) = root else {
             return try load { visit throws(StoreChainError) in try visit(.document(root)) }
         }
@@ -36,7 +36,7 @@ public struct RecordLoader {
     ///
     /// - Throws: `StoreChainError` for malformed JSON (byte offset, line and column) or a record
     ///   that does not fit the model (JSON path).
-    public func load(json bytes: some Collection<UInt8>) throws(StoreChainError) -> Dataset {
+    package func load(json bytes: some Collection<UInt8>) throws(StoreChainError) -> Dataset {
         try load { visit throws(StoreChainError) in
             try JSONParser().parseCollections(bytes, source: source, visit)
         }
@@ -111,7 +111,7 @@ public struct RecordLoader {
     /// destination's keys); fields left out are left out, and `null` clears a value.
     ///
     /// - Throws: `invalid-data` naming the JSON path (`$.name`) of a field that does not fit.
-    public func readChanges(_ record: JSONValue, of id: ObjectID, path: String = "$") throws(StoreChainError) -> Node {
+    package func readChanges(_ record: JSONValue, of id: ObjectID, path: String = "$") throws(StoreChainError) -> Node {
         guard let entity = model.entity(named: id.entity) else {
             throw StoreChainError(
                 .invalidRequest, "unknown entity '\(id.entity)'",

@@ -1,18 +1,18 @@
 /// Decoding helpers for configuration types written in files.
-public enum ConfigurationDecoding {
+package enum ConfigurationDecoding {
     /// A coding key for any name.
-    public struct AnyKey: CodingKey {
-        public let stringValue: String
-        public let intValue: Int? = nil
+    package struct AnyKey: CodingKey {
+        package let stringValue: String
+        package let intValue: Int? = nil
 
-        public init(_ name: String) { stringValue = name }
-        public init?(stringValue: String) { self.stringValue = stringValue }
-        public init?(intValue: Int) { nil }
+        package init(_ name: String) { stringValue = name }
+        package init?(stringValue: String) { self.stringValue = stringValue }
+        package init?(intValue: Int) { nil }
     }
 
     /// The one key of a mapping that picks a variant (`{ foreign-key: band_id }`), with its
     /// container; any other shape is an error naming the variants.
-    public static func variant(
+    package static func variant(
         of decoder: any Decoder, among variants: [String], what: String
     ) throws -> (variant: String, key: AnyKey, container: KeyedDecodingContainer<AnyKey>) {
         let container = try decoder.container(keyedBy: AnyKey.self)
@@ -31,7 +31,7 @@ public enum ConfigurationDecoding {
     }
 
     /// A name as an enum case whatever its spelling: `epoch-seconds` is `epochSeconds`.
-    public static func enumCase<T: RawRepresentable & CaseIterable>(
+    package static func enumCase<T: RawRepresentable & CaseIterable>(
         _ type: T.Type, from decoder: any Decoder, what: String
     )
         throws -> T where T.RawValue == String
@@ -47,12 +47,12 @@ public enum ConfigurationDecoding {
     }
 
     /// A name with case, `-` and `_` ignored, for matching `max-objects` to `maxObjects`.
-    public static func normalized(_ name: String) -> String {
+    package static func normalized(_ name: String) -> String {
         String(name.lowercased().filter { $0 != "-" && $0 != "_" })
     }
 
     /// `epochSeconds` → `epoch-seconds`.
-    public static func fileName(_ name: String) -> String {
+    package static func fileName(_ name: String) -> String {
         var result = ""
         var previousLower = false
         for character in name {

@@ -3,16 +3,16 @@ import Foundation
 /// A stable digest of a value's contents, the same in every process and on every platform
 /// (Swift's `Hasher` is seeded per process, and dictionaries iterate in a different order in
 /// each process): it names what a cache's data came from, in files that outlive the process.
-public enum Fingerprint {
+package enum Fingerprint {
     /// 16 hex digits of the 64-bit FNV-1a digest of the value's canonical text.
-    public static func hex(of value: Any) -> String {
+    package static func hex(of value: Any) -> String {
         let digits = String(digest(of: canonicalText(value)), radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
     /// The 64-bit FNV-1a digest of a text's UTF-8 bytes: short, stable names for texts (keys,
     /// validators, identifiers with a length limit), not a defence against forgery.
-    public static func digest(of text: String) -> UInt64 {
+    package static func digest(of text: String) -> UInt64 {
         var digest: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 { digest = (digest ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
         return digest

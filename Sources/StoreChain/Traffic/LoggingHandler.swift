@@ -35,7 +35,8 @@ public struct LoggingHandler: StoreHandler {
             if info.isStale { line += " stale" }
             if let pages = info.pagesRead { line += " pages=\(pages)" }
             if info.exchanges > 0 { line += " exchanges=\(info.exchanges)" }
-            if let error = info.error { line += " error=\(redact(error))" }
+            if let batch = info.batchSize { line += " batch=\(batch)" }
+            if let error = info.error { line += " error=\(redact(error.description))" }
             line += " \(milliseconds(since: start, context))ms"
             if let parent = context.lineage.last { line += " for \(summary(of: parent))" }
             context.logger.log(level: level, "\(line)")

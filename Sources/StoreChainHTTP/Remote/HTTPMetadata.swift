@@ -2,7 +2,7 @@ import Foundation
 import StoreChain
 
 /// What the chain learns from a response's headers: the ones worth passing up in
-/// `ResponseInfo.headers`, and the response's freshness (`HTTPFreshness`).
+/// `ResponseInfo.http`, and the response's freshness (`HTTPFreshness`).
 enum HTTPMetadata {
     static let headers = [
         "cache-control", "expires", "etag", "last-modified", "link", "retry-after", "age", "date",
@@ -19,9 +19,8 @@ enum HTTPMetadata {
     static func info(from response: TransportResponse, answeredBy name: String, notModified: Bool = false)
         -> ResponseInfo
     {
-        var info = ResponseInfo(
-            answeredBy: name, origin: .remote, headers: headers(of: response), notModified: notModified)
-        info.httpStatus = response.status
+        var info = ResponseInfo(answeredBy: name, origin: .remote, notModified: notModified)
+        info.http = HTTPExchange(status: response.status, headers: headers(of: response))
         info.exchanges = 1
         info.freshness = freshness(of: response)
         info.rateLimit = rateLimit(of: response)
@@ -53,10 +52,11 @@ enum HTTPMetadata {
 }
 
 extension ResponseInfo {
-    /// Says which backend request answered and what of the predicate it applied.
+    /// Says which backend request answered and what of the predicate it applied (on the
+    /// exchange's facts: an answer that made no exchange has none).
     mutating func describe(_ plan: QueryPlanner.Plan) {
-        endpoint = plan.endpoint.request
-        pushedPredicate =
+        http?.endpoint = plan.endpoint.request
+        http?.pushedPredicate =
             switch plan.pushed.count {
             case 0: nil
             case 1: .comparison(plan.pushed[0])

@@ -1,5 +1,5 @@
 import Foundation
-import StoreChain
+@_spi(Internals) import StoreChain
 
 extension RemoteResponder: FetchExplaining {
     /// Which endpoint a fetch would use, what is pushed down, what runs in memory, and how the

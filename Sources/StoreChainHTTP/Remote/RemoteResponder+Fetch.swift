@@ -1,5 +1,5 @@
 import Foundation
-import StoreChain
+@_spi(Internals) import StoreChain
 
 extension RemoteResponder {
     /// Maps a list response body to nodes the way a fetch does: the entity's records path,
@@ -179,8 +179,8 @@ extension RemoteResponder {
                 loaded.freshness = loaded.freshness?.combined(with: freshness) ?? freshness
             }
             if loaded.pages > 1 {
-                last.headers["etag"] = nil
-                last.headers["last-modified"] = nil
+                last.http?.headers["etag"] = nil
+                last.http?.headers["last-modified"] = nil
             }
             loaded.last = last
             if response.status == 304 {

@@ -1,5 +1,5 @@
 import Foundation
-import StoreChain
+@_spi(Internals) import StoreChain
 
 extension RemoteResponder {
     /// Reads the one page a pager asked for (`StoreRequest.page`): its records that match the

@@ -1,5 +1,5 @@
 import Foundation
-import StoreChain
+@_spi(Internals) import StoreChain
 
 /// What a fetch reads besides its own listing: the relationships and related objects its key
 /// paths, sort, properties and prefetching need, loaded the cheapest way the endpoints allow

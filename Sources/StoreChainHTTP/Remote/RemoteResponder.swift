@@ -1,5 +1,5 @@
 import Foundation
-import StoreChain
+@_spi(Internals) import StoreChain
 
 /// The terminal that talks to a REST backend.
 ///

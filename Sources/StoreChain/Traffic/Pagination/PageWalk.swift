@@ -351,8 +351,6 @@ struct PageWalk {
             // The answer is as fresh as its least fresh page; the first page's validators are
             // not the answer's (`pageValidators` holds each page's).
             info.freshness = ResponseFreshness.combining(pages.compactMap(\.info.freshness))
-            info.headers["etag"] = nil
-            info.headers["last-modified"] = nil
         }
         info.page = nil
         info.applied = .all
