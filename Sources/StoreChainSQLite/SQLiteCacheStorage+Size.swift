@@ -3,19 +3,18 @@ import GRDB
 import StoreChain
 
 // What the file holds, and keeping it under `maxBytes`: least recently used entries go first.
-extension SQLiteCacheStorage {
-    /// What the file holds: objects per entity, query windows, complete collections, expired
-    /// entries, payload bytes and the file's size on disk.
-    public struct Statistics: Sendable, Hashable {
-        public var objectsByEntity: [String: Int]
-        public var queries: Int
-        public var collections: [String]
-        public var expired: Int
-        public var payloadBytes: Int
-        public var fileBytes: Int
-    }
+extension SQLiteCacheStorage: InspectableCacheStorage {
+    /// The file's path.
+    public var location: String { path }
 
-    @concurrent public func statistics(now: Date = Date()) async throws -> Statistics {
+    /// What the file holds now.
+    public func statistics() async throws -> Statistics { try await statistics(now: Date()) }
+
+    /// What the file holds (`storedBytes` is the file's size on disk).
+    public typealias Statistics = CacheStatistics
+
+    /// What the file holds, with entries expired by `now`.
+    @concurrent public func statistics(now: Date) async throws -> Statistics {
         try read { db in
             var byEntity: [String: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT entity, COUNT(*) AS n FROM nodes GROUP BY entity") {
@@ -33,7 +32,7 @@ extension SQLiteCacheStorage {
                 objectsByEntity: byEntity,
                 queries: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM queries") ?? 0,
                 collections: try String.fetchAll(db, sql: "SELECT entity FROM collections ORDER BY entity"),
-                expired: expired, payloadBytes: try Self.payloadBytes(db), fileBytes: fileBytes())
+                expired: expired, payloadBytes: try Self.payloadBytes(db), storedBytes: fileBytes())
         }
     }
 

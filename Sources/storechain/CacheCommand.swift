@@ -13,9 +13,10 @@ struct CacheCommand: ParsableCommand {
     )
 
     /// The disk caches a pipeline's handlers hold (scoped or not).
-    static func diskCaches(_ option: PipelineOption) throws -> [DiskCache] {
+    static func diskCaches(_ option: PipelineOption) throws -> [any CacheInspecting] {
         try option.handlers(
-            of: DiskCache.self, in: option.load(), named: "disk-cache", example: "{ path: cache/app.sqlite }")
+            of: (any CacheInspecting).self, in: option.load(), named: "disk-cache",
+            example: "{ path: cache/app.sqlite }")
     }
 
     struct Stats: AsyncParsableCommand {
@@ -27,10 +28,10 @@ struct CacheCommand: ParsableCommand {
         func run() async throws {
             do {
                 for cache in try CacheCommand.diskCaches(pipeline) {
-                    let stats = try await cache.storage.statistics()
+                    let stats = try await cache.statistics()
                     let objects = stats.objectsByEntity.values.reduce(0, +)
-                    print("\(cache.storage.path)")
-                    print("  file: \(stats.fileBytes) bytes (payloads \(stats.payloadBytes) bytes)")
+                    print("\(cache.location)")
+                    print("  file: \(stats.storedBytes) bytes (payloads \(stats.payloadBytes) bytes)")
                     print("  objects: \(objects)")
                     for (entity, count) in stats.objectsByEntity.sorted(by: { $0.key < $1.key }) {
                         print("    \(entity): \(count)")
@@ -56,9 +57,9 @@ struct CacheCommand: ParsableCommand {
         func run() async throws {
             do {
                 for cache in try CacheCommand.diskCaches(pipeline) {
-                    try await cache.storage.clear()
-                    let stats = try await cache.storage.statistics()
-                    print("cleared \(cache.storage.path): \(stats.fileBytes) bytes left")
+                    try await cache.clear()
+                    let stats = try await cache.statistics()
+                    print("cleared \(cache.location): \(stats.storedBytes) bytes left")
                 }
             } catch {
                 Output.report(error)

@@ -78,7 +78,7 @@ struct DemoOfflineWritesTour {
         // Someone else changes album 2 meanwhile: the app's update is now based on an old version.
         _ = try backend.store.save(SaveChanges(updated: [Node(id: edited, attributes: ["price": 9.5])]))
         let second = try open()
-        guard let outbox = second.handlers(of: OutboxHandler.self).first else {
+        guard let outbox = second.handlers(of: (any SaveHolding).self).first else {
             throw StoreChainError(.invalidRequest, "the offline pipeline has no outbox")
         }
         let entries = try await outbox.entries()

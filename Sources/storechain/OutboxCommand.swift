@@ -13,10 +13,10 @@ struct OutboxCommand: ParsableCommand {
     )
 
     /// The pipeline and its outbox.
-    static func outbox(_ option: PipelineOption) throws -> (Pipeline, OutboxHandler) {
+    static func outbox(_ option: PipelineOption) throws -> (Pipeline, any SaveHolding) {
         let pipeline = try option.load()
         let outboxes = try option.handlers(
-            of: OutboxHandler.self, in: pipeline, named: "outbox", example: "{ path: outbox.sqlite }")
+            of: (any SaveHolding).self, in: pipeline, named: "outbox", example: "{ path: outbox.sqlite }")
         guard outboxes.count == 1, let outbox = outboxes.first else {
             throw StoreChainError(
                 .invalidRequest, "\(option.pipeline) has \(outboxes.count) outbox handlers",

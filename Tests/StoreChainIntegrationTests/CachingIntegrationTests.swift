@@ -112,7 +112,7 @@ import Testing
         print(
             "disk cache, demo catalog of \(write.nodes.count) objects: payloads \(plain.payloadBytes) → "
                 + "\(compressed.payloadBytes) bytes compressed (\(String(format: "%.2f", Double(compressed.payloadBytes) / Double(plain.payloadBytes)))×), "
-                + "file \(plain.fileBytes) → \(compressed.fileBytes) bytes")
+                + "file \(plain.storedBytes) → \(compressed.storedBytes) bytes")
         // Whole nodes (IDs and relationships too) in less than the JSON of their attributes alone.
         let attributesJSON = try write.nodes.reduce(0) { $0 + (try JSONEncoder().encode($1.attributes)).count }
         #expect(plain.payloadBytes < attributesJSON, "\(plain.payloadBytes) bytes vs \(attributesJSON)")

@@ -164,9 +164,32 @@ import Testing
         try await storage.clear()
         let after = try await storage.statistics()
         #expect(after.objectsByEntity.isEmpty)
-        #expect(after.fileBytes < before.fileBytes / 4, "\(before.fileBytes) → \(after.fileBytes)")
+        #expect(after.storedBytes < before.storedBytes / 4, "\(before.storedBytes) → \(after.storedBytes)")
         let raw = try Data(contentsOf: URL(filePath: cacheFile(harness)))
         #expect(raw.range(of: Data(String(repeating: "x", count: 200).utf8)) == nil)
+    }
+
+    /// An app (or `storechain cache`) finds a disk cache by what it can do, scoped or not, sees
+    /// what it holds and empties it, without knowing its type; a memory cache is not offered.
+    @Test func aDiskCacheIsFoundAsAnInspectableCacheAndClearedThroughIt() async throws {
+        let directory = TemporaryFolder.make("storechain")
+        let model = try MusicFixture.model()
+        let path = directory.appending(path: "c.sqlite").path
+        let disk = DiskCache(model: model, file: DiskCacheFile(path: path))
+        let chain = Chain(
+            handlers: [MemoryCache(model: model), disk.when(kinds: [.fetch])],
+            terminal: RecordingResponder(forwardingTo: try MusicFixture.store()), clock: ManualClock())
+        _ = try await chain.send(.fetch(request))
+        let caches = chain.handlers(of: (any CacheInspecting).self)
+        #expect(caches.count == 1, "the disk cache only")
+        let cache = try #require(caches.first)
+        #expect(cache.location == path)
+        let before = try await cache.statistics()
+        #expect(before.objectsByEntity["Album"] ?? 0 > 0 && before.queries == 1, "\(before)")
+        try await cache.clear()
+        let after = try await cache.statistics()
+        #expect(after.objectsByEntity.isEmpty && after.queries == 0, "\(after)")
+        await chain.shutdown()
     }
 
     @Test func aWindowLookupGivesNodesInOrderOrNilWhenOneIsNotCached() async throws {

@@ -58,6 +58,30 @@ import Testing
         #expect(backend.applied == 0)
     }
 
+    /// An app (or `storechain outbox`) finds the outbox by what it does, scoped or not, and
+    /// settles a refused save through it without knowing its type.
+    @Test func anOutboxIsFoundAsAHandlerHoldingSavesAndSettledThroughIt() async throws {
+        backend.mode = .down
+        let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path))
+        let scoped = Chain(
+            handlers: [outbox.when(kinds: [.save])], terminal: backend, clock: ManualClock(), tracing: nil)
+        _ = try await scoped.send(.save(SaveChanges(inserted: [newBand("Grouper")])))
+        // Refused when it is sent again: kept as failed for the app to settle.
+        backend.mode = .refusing(["Band"])
+        #expect(try await scoped.sync() == 0)
+        let holders = scoped.handlers(of: (any SaveHolding).self)
+        #expect(holders.count == 1)
+        let held = try #require(holders.first)
+        let failed = try await held.entries()
+        #expect(failed.map(\.state) == [.failed], "\(failed)")
+        let entry = try #require(failed.first)
+        try await held.retry(entry.id)
+        #expect(try await outbox.entries().map(\.state) == [.pending])
+        try await held.discard(entry.id)
+        #expect(try await held.entries().isEmpty)
+        #expect(Chain(handlers: [], terminal: backend).handlers(of: (any SaveHolding).self).isEmpty)
+    }
+
     @Test func pendingSavesReplayInOrderWithTheirTemporaryIDsRemapped() async throws {
         backend.mode = .down
         let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path))

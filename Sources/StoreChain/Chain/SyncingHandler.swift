@@ -8,6 +8,18 @@ public protocol SyncingHandler: StoreHandler {
     func sync(context: RequestContext) async throws -> Int
 }
 
+/// A handler that keeps saves until the backend has them (an outbox), and lets the app see and
+/// settle them: `storechain outbox list|retry|discard` and an app's own screens find it with
+/// `chain.handlers(of: (any SaveHolding).self)`.
+public protocol SaveHolding: SyncingHandler {
+    /// Every save held, oldest first.
+    func entries() async throws -> [OutboxEntry]
+    /// Forgets a save, whatever its state: it will never be sent.
+    func discard(_ id: Int64) async throws
+    /// Marks a failed save pending again, to be sent with the next ones.
+    func retry(_ id: Int64) async throws
+}
+
 extension Chain {
     /// Asks every handler holding pending work (an outbox) to send it now.
     ///

@@ -41,7 +41,7 @@ import StoreChain
 ///     RetryHandler()
 /// }
 /// ```
-public final class OutboxHandler: SyncingHandler {
+public final class OutboxHandler: SaveHolding {
     public let name = "outbox"
     public let options: OutboxOptions
     /// The model fetches are evaluated against when waiting saves change their answers.
