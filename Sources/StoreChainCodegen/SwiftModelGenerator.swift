@@ -7,9 +7,11 @@ struct SwiftModelGenerator {
     let model: Model
     let source: String
 
-    /// Member names every generated type has; a property with one of them would not compile.
+    /// Member names every generated type has; a property with one of them would not compile, or
+    /// would hide the object's state (`isDeleted`) behind an attribute of that name.
     static let reservedNames: Set<String> = [
         "object", "objectID", "entityName", "Keys", "insert", "fetch", "fetchRequest", "count", "observe",
+        "isInserted", "isDeleted", "hasChanges", "hasUnsentChanges",
     ]
 
     /// The generated source.

@@ -68,6 +68,29 @@ import Testing
         #expect(try await rue.albums.contains(album))
     }
 
+    /// Typed objects say their state and are deleted as they are, and two values are equal
+    /// when they wrap the same object of the context (fetched twice, or across a save).
+    @Test func aTypedObjectIsDeletedAsItIsAndSaysItsState() async throws {
+        let band = try Band.insert(into: context, name: "Beach House", country: "US")
+        #expect(band.isInserted && band.hasChanges && !band.isDeleted)
+        try await context.save()
+        #expect(!band.hasChanges && !band.hasUnsentChanges, "a backend in reach has the save")
+        let again = try #require(try await Band.fetch(context, where: Band.Keys.name == "Beach House").first)
+        #expect(again == band, "one object per ID in a context, across the save of a new one")
+        #expect(Set([again, band]).count == 1)
+
+        context.delete(again)
+        #expect(band.isDeleted && band.hasChanges)
+        try await context.save()
+        #expect(store.node(for: band.objectID) == nil)
+        #expect(try await Band.count(context, where: Band.Keys.name == "Beach House") == 0)
+
+        let other = ObjectContext(chain: Chain(handlers: [], terminal: terminal), model: store.model)
+        let low = try #require(try await Band.fetch(other, where: Band.Keys.name == "low").first)
+        let lowHere = try #require(try await Band.fetch(context, where: Band.Keys.name == "low").first)
+        #expect(low != lowHere && low.objectID == lowHere.objectID, "two contexts, two objects, one ID")
+    }
+
     @Test func aTypedInsertStillChecksRequiredValuesOnSave() async throws {
         let band = try Band.insert(into: context, name: "Grouper")
         let track = try Track.insert(

@@ -30,11 +30,14 @@ import Testing
     @Test func propertiesThatClashWithGeneratedMembersAreNamed() async throws {
         let model = try TemporaryFolder.create("storechain-codegen").appending(path: "clash.model.yml")
         try
-            "entities:\n  Band:\n    key: id\n    attributes: { id: integer, count: integer, name: string, setName: string }\n"
+            "entities:\n  Band:\n    key: id\n    attributes: { id: integer, count: integer, isDeleted: boolean, name: string, setName: string }\n"
             .write(to: model, atomically: true, encoding: .utf8)
         let outcome = try await CommandRunner.run([model.path, "/dev/null"], executable: "storechain-codegen")
         #expect(outcome.status == 1)
         #expect(outcome.stderr.contains("Band.count clashes with the generated member 'count'"), "\(outcome.stderr)")
+        #expect(
+            outcome.stderr.contains("Band.isDeleted clashes with the generated member 'isDeleted'"), "\(outcome.stderr)"
+        )
         #expect(
             outcome.stderr.contains("Band.name's setter would clash with the property 'setName'"), "\(outcome.stderr)")
     }

@@ -147,6 +147,12 @@ public final class ObjectContext: Sendable {
         }
     }
 
+    /// Marks an object of a generated type for deletion when the context is saved (see
+    /// `delete(_:)` for an untyped object).
+    public func delete(_ object: some TypedObject) {
+        delete(object.object)
+    }
+
     /// Marks an object for deletion when the context is saved; deleting a new object just
     /// forgets it.
     public func delete(_ object: ManagedObject) {

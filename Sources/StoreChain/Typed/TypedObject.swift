@@ -5,7 +5,14 @@
 /// ```swift
 /// let albums = try await Album.fetch(
 ///     context, where: Album.Keys.year >= 1990, sortedBy: [.year.descending], prefetching: [.band])
+/// context.delete(albums[0])
 /// ```
+///
+/// Identity is the wrapped object's: two values are equal when they wrap the same object of the
+/// same context (a context holds one object per ID, so fetching a row twice gives equal values);
+/// the same row in two contexts gives two objects that are not equal, so compare `objectID`
+/// across contexts. A new object's `objectID` is temporary until it is saved; equality holds
+/// across the save.
 public protocol TypedObject: Sendable, Hashable {
     /// The model entity this type stands for.
     static var entityName: String { get }
@@ -18,6 +25,15 @@ public protocol TypedObject: Sendable, Hashable {
 extension TypedObject {
     /// The wrapped object's ID (temporary until it is saved).
     public var objectID: ObjectID { object.objectID }
+
+    /// Whether the object was inserted and not saved yet.
+    public var isInserted: Bool { object.isInserted }
+    /// Whether it is marked for deletion when the context is saved.
+    public var isDeleted: Bool { object.isDeleted }
+    /// Whether it has changes the context has not saved yet.
+    public var hasChanges: Bool { object.hasChanges }
+    /// Whether its saved changes have not reached the backend yet (an outbox holds them).
+    public var hasUnsentChanges: Bool { object.hasUnsentChanges }
 
     /// A fetch request for this entity.
     public static func fetchRequest(
