@@ -15,11 +15,11 @@ import Testing
     func freshUntilTheExpiryInstant(_ kind: CacheKind) async throws {
         let harness = try CacheHarness.make(kind, ttl: .seconds(60))
         let first = try await harness.fetch(albumsOfBand1)
-        #expect(first.cacheStatus == "miss")
+        #expect(first.cacheStatus == .miss)
         #expect(try first.fetchResult() == harness.expected(albumsOfBand1))
         await harness.clock.advance(by: .milliseconds(59_999))
         let second = try await harness.fetch(albumsOfBand1)
-        #expect(second.cacheStatus == "hit")
+        #expect(second.cacheStatus == .hit)
         #expect(second.info.answeredBy == harness.handlerName)
         #expect(try second.fetchResult() == harness.expected(albumsOfBand1))
         #expect(harness.backend.count(.fetch) == 1)
@@ -55,7 +55,7 @@ import Testing
         #expect(reloaded.info.cacheStatus == .bypassed)
         #expect(try reloaded.fetchResult() == harness.expected(albumsOfBand1))
         let cached = try await harness.fetch(albumsOfBand1)
-        #expect(cached.cacheStatus == "hit")
+        #expect(cached.cacheStatus == .hit)
         #expect(try cached.fetchResult() == harness.expected(albumsOfBand1))
     }
 
@@ -66,7 +66,7 @@ import Testing
         await harness.clock.advance(by: .seconds(3_600))
         let stale = try await harness.fetch(albumsOfBand1, policy: .cacheOnly)
         #expect(stale.info.isStale)
-        #expect(stale.cacheStatus == "stale")
+        #expect(stale.cacheStatus == .stale)
         #expect(try stale.fetchResult() == harness.expected(albumsOfBand1))
         #expect(harness.backend.count() == 1)
         // Not cached here: forwarded, so a cache further down (or the terminal) decides.
@@ -96,7 +96,7 @@ import Testing
         #expect(event?.source == harness.handlerName)
         #expect(event?.updated.contains(ObjectID(entity: "Album", key: 12)) == true)
         let fresh = try await harness.fetch(albumsOfBand1)
-        #expect(fresh.cacheStatus == "hit")
+        #expect(fresh.cacheStatus == .hit)
         #expect(try fresh.fetchResult() == harness.expected(albumsOfBand1))
     }
 
@@ -129,11 +129,11 @@ import Testing
         _ = try await harness.fetch(albumsOfBand1)
         await harness.clock.advance(by: .seconds(61))
         let revalidated = try await harness.fetch(albumsOfBand1)
-        #expect(revalidated.cacheStatus == "revalidated")
+        #expect(revalidated.cacheStatus == .revalidated)
         #expect(try revalidated.fetchResult() == harness.expected(albumsOfBand1))
         #expect(harness.backend.state.withLock { $0.validatorsSeen } == [nil, "\"v1\""])
         await harness.clock.advance(by: .seconds(59))
-        #expect(try await harness.fetch(albumsOfBand1).cacheStatus == "hit", "expiry was renewed by the 304")
+        #expect(try await harness.fetch(albumsOfBand1).cacheStatus == .hit, "expiry was renewed by the 304")
         #expect(harness.backend.count(.fetch) == 2)
     }
 
@@ -153,7 +153,7 @@ import Testing
         #expect(try changed.fetchResult() == harness.expected(albumsOfBand1))
         let fresh = try await harness.chain.send(
             .revalidation(.fetch(albumsOfBand1), Validators(etag: "\"v0\"")), context: context)
-        #expect(fresh.cacheStatus == "hit", "the full answer was stored and now answers in full")
+        #expect(fresh.cacheStatus == .hit, "the full answer was stored and now answers in full")
         #expect(try fresh.fetchResult() == harness.expected(albumsOfBand1))
         #expect(harness.backend.state.withLock { $0.validatorsSeen } == ["\"v1\"", "\"v0\""])
     }
@@ -179,7 +179,7 @@ import Testing
         #expect(backend.requests.map(\.kind) == [.fetch, .revalidation])
         #expect(backend.state.withLock { $0.validatorsSeen } == [nil, "\"v1\""])
         let hit = try await chain.send(request, context: chain.makeContext())
-        #expect(hit.cacheStatus == "hit")
+        #expect(hit.cacheStatus == .hit)
         #expect(backend.requests.count == 2)
     }
 
@@ -219,7 +219,7 @@ import Testing
         for (offset, limit) in [(0, 4), (1, 2), (3, 1), (0, 1)] {
             let request = try TestData.fetch("Album", sort: sort, limit: limit, offset: offset)
             let response = try await harness.fetch(request)
-            #expect(response.cacheStatus == "hit", "offset \(offset) limit \(limit)")
+            #expect(response.cacheStatus == .hit, "offset \(offset) limit \(limit)")
             #expect(try response.fetchResult() == harness.expected(request))
         }
         #expect(harness.backend.count(.fetch) == 1)
@@ -257,10 +257,10 @@ import Testing
         let album10 = ObjectID(entity: "Album", key: 10)
         _ = try await harness.chain.send(.save(SaveChanges(updated: [Node(id: album10, attributes: ["title": "Zzz"])])))
         let after = try await harness.fetch(albumsOfBand1)
-        #expect(after.cacheStatus == "miss")
+        #expect(after.cacheStatus == .miss)
         #expect(try after.fetchResult() == harness.expected(albumsOfBand1))
         let fault = try await harness.chain.send(.objectFault(album10))
-        #expect(fault.cacheStatus == "hit")
+        #expect(fault.cacheStatus == .hit)
         #expect(try fault.objectNode()?[attribute: "title"] == "Zzz")
     }
 
@@ -286,7 +286,7 @@ import Testing
             for request in requests {
                 #expect(try harness.expected(request) != before[request], "the save changes \(request)")
                 let after = try await harness.fetch(request)
-                #expect(after.cacheStatus == "miss", "\(request)")
+                #expect(after.cacheStatus == .miss, "\(request)")
                 #expect(try after.fetchResult() == harness.expected(request), "\(request)")
             }
         }
@@ -298,7 +298,7 @@ import Testing
             [bandsWithShortTracks],
             after: SaveChanges(updated: [Node(id: ObjectID(entity: "Track", key: 300), attributes: ["seconds": 90])]))
         let kept = try await harness.fetch(recentAlbums)
-        #expect(kept.cacheStatus == "hit", "a window that reads neither bands nor tracks stays")
+        #expect(kept.cacheStatus == .hit, "a window that reads neither bands nor tracks stays")
         #expect(try kept.fetchResult() == harness.expected(recentAlbums))
     }
 
@@ -411,7 +411,7 @@ import Testing
         let startingWithR = try TestData.fetch("Band", where: "name BEGINSWITH 'R'", sort: [FetchSortDescriptor("id")])
         for request in [allBands, startingWithR] {
             let answer = try await harness.fetch(request)
-            #expect(answer.cacheStatus == "hit", "\(request)")
+            #expect(answer.cacheStatus == .hit, "\(request)")
             #expect(try answer.fetchResult() == harness.expected(request), "\(request)")
         }
         #expect(harness.backend.count(.fetch) == 1)
@@ -422,7 +422,7 @@ import Testing
         let harness = try CacheHarness.make(kind, ttl: .seconds(60))
         let album10 = ObjectID(entity: "Album", key: 10)
         _ = try await harness.chain.send(.objectFault(album10))
-        #expect(try await harness.chain.send(.objectFault(album10)).cacheStatus == "hit")
+        #expect(try await harness.chain.send(.objectFault(album10)).cacheStatus == .hit)
         #expect(harness.backend.count(.objectFault) == 1)
         let events = harness.chain.events.subscribe()
         harness.backend.store.remove(album10)
@@ -433,7 +433,7 @@ import Testing
         #expect(
             try await harness.chain.send(
                 .objectFault(album10), context: harness.chain.makeContext(cachePolicy: .cacheOnly)
-            ).cacheStatus == "miss", "no longer cached")
+            ).cacheStatus == .miss, "no longer cached")
     }
 
     @Test(arguments: CacheKind.allCases)
@@ -444,7 +444,7 @@ import Testing
         for policy in [nil, CachePolicy.useCache, .cacheOnly, .staleWhileRevalidate(maxStale: .seconds(600))] {
             let hit = try await harness.chain.send(
                 .objectFault(album10), context: harness.chain.makeContext(cachePolicy: policy))
-            #expect(hit.cacheStatus == "hit", "policy \(String(describing: policy))")
+            #expect(hit.cacheStatus == .hit, "policy \(String(describing: policy))")
             #expect(hit.info.answeredBy == harness.handlerName)
             #expect(hit.info.isStale == false)
             #expect(try hit.objectNode() == expected)
@@ -455,7 +455,7 @@ import Testing
         #expect(reloaded.info.cacheStatus == .bypassed)
         #expect(harness.backend.count(.objectFault) == 2, "reload asks the backend even for a fresh object")
         await harness.clock.advance(by: .milliseconds(59_999))
-        #expect(try await harness.chain.send(.objectFault(album10)).cacheStatus == "hit")
+        #expect(try await harness.chain.send(.objectFault(album10)).cacheStatus == .hit)
         await harness.clock.advance(by: .milliseconds(1))
         _ = try await harness.chain.send(.objectFault(album10))
         #expect(harness.backend.count(.objectFault) == 3, "at the expiry instant the object is no longer fresh")

@@ -147,7 +147,7 @@ struct CacheHarness {
 }
 
 extension StoreResponse {
-    var cacheStatus: String? { info.cacheStatus?.rawValue }
+    var cacheStatus: CacheStatus? { info.cacheStatus }
 }
 
 /// A memory storage shared with another process, as far as a test needs: the test writes into

@@ -43,7 +43,7 @@ import Testing
         }
         await again.clock.advance(by: .seconds(61))
         let response = try await again.fetch(request)
-        #expect(response.cacheStatus == "revalidated")
+        #expect(response.cacheStatus == .revalidated)
         #expect(again.backend.state.withLock { $0.validatorsSeen } == ["\"catalog-1\""])
     }
 
@@ -69,7 +69,7 @@ import Testing
         let again = try CacheHarness.make(.disk, directory: directory)
         let response = try await again.fetch(request)
         #expect(try response.fetchResult() == again.expected(request), "answered from the backend")
-        #expect(try await again.fetch(request).cacheStatus == "hit", "and cached in the rebuilt file")
+        #expect(try await again.fetch(request).cacheStatus == .hit, "and cached in the rebuilt file")
         if damage != "empty" {
             let kept = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             #expect(kept.contains { $0.hasPrefix("cache.sqlite.corrupt-") }, "\(kept)")
@@ -118,9 +118,9 @@ import Testing
         try storage.setSchemaVersionForTesting(SQLiteCacheStorage.schemaVersion + 1)
         let again = try CacheHarness.make(.disk, directory: harness.directory)
         let response = try await again.fetch(request)
-        #expect(response.cacheStatus == "miss", "the old data is gone")
+        #expect(response.cacheStatus == .miss, "the old data is gone")
         #expect(try response.fetchResult() == again.expected(request))
-        #expect(try await again.fetch(request).cacheStatus == "hit")
+        #expect(try await again.fetch(request).cacheStatus == .hit)
     }
 
     @Test func nodesReadTogetherShareTheirFreshnessWhenItIsTheSame() async throws {

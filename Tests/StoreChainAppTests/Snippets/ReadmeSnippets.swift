@@ -95,3 +95,14 @@ func trafficHandlers(remote: RemoteResponder, model: Model) throws {
     // snippet end
     _ = chain
 }
+
+func settlingHeldSaves(chain: Chain) async throws {
+    // snippet begin
+    if let outbox = chain.handlers(of: (any SaveHolding).self).first {
+        for entry in try await outbox.entries() where entry.state == .failed {
+            print("#\(entry.id) \(entry.kind): \(entry.lastError ?? "")")
+            try await outbox.retry(entry.id)  // or outbox.discard(entry.id)
+        }
+    }
+    // snippet end
+}
