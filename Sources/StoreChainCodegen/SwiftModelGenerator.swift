@@ -10,7 +10,7 @@ struct SwiftModelGenerator {
     /// Member names every generated type has; a property with one of them would not compile, or
     /// would hide the object's state (`isDeleted`) behind an attribute of that name.
     static let reservedNames: Set<String> = [
-        "object", "objectID", "entityName", "Keys", "insert", "fetch", "fetchRequest", "count", "observe",
+        "object", "objectID", "entityName", "Keys", "Fields", "insert", "fetch", "fetchRequest", "count", "observe",
         "isInserted", "isDeleted", "hasChanges", "hasUnsentChanges",
     ]
 
@@ -93,6 +93,7 @@ struct SwiftModelGenerator {
         for attribute in entity.attributes { lines += self.attribute(attribute, isKey: attribute.name == entity.key) }
         for relationship in entity.relationships { lines += self.relationship(relationship) }
         lines += keys(entity)
+        lines += fields(entity)
         lines += insert(entity)
         lines.append("}")
         lines += orderingKeys(entity)
@@ -170,6 +171,45 @@ struct SwiftModelGenerator {
             )
         }
         lines.append("    }")
+        return lines
+    }
+
+    /// `Fields`: the entity's properties as key paths for `#Predicate` and `SortDescriptor`, an
+    /// enum without cases (no value of it exists, so its getters have nothing to return), and
+    /// the model name of each key path, including one to-one step for sorting (`\.band.name`).
+    private func fields(_ entity: Entity) -> [String] {
+        var lines = [
+            "",
+            "    /// `\(entity.name)`'s properties as key paths, for `#Predicate` and `SortDescriptor`.",
+            "    public enum Fields: ModelFields {",
+        ]
+        var names: [(keyPath: String, name: String)] = []
+        for attribute in entity.attributes {
+            let type = Self.swiftType(attribute.type) + (attribute.isOptional ? "?" : "")
+            lines.append("        public var \(Self.name(attribute.name)): \(type) { switch self {} }")
+            names.append((Self.name(attribute.name), attribute.name))
+        }
+        for relationship in entity.relationships {
+            let destination = "\(relationship.destination).Fields"
+            let type =
+                relationship.isToMany ? "[\(destination)]" : destination + (relationship.isOptional ? "?" : "")
+            lines.append("        public var \(Self.name(relationship.name)): \(type) { switch self {} }")
+            names.append((Self.name(relationship.name), relationship.name))
+            guard !relationship.isToMany,
+                let target = model.entities.first(where: { $0.name == relationship.destination })
+            else { continue }
+            let step = Self.name(relationship.name) + (relationship.isOptional ? "?" : "")
+            for attribute in target.attributes {
+                names.append((step + "." + Self.name(attribute.name), relationship.name + "." + attribute.name))
+            }
+        }
+        lines += [
+            "",
+            "        public static func modelName(for keyPath: AnyKeyPath) -> String? {",
+            "            let names: [AnyKeyPath: String] = [",
+        ]
+        lines += names.map { "                \\Fields.\($0.keyPath): \"\($0.name)\"," }
+        lines += ["            ]", "            return names[keyPath]", "        }", "    }"]
         return lines
     }
 

@@ -79,6 +79,9 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
         /// A database server that holds state shared between processes (a PostgreSQL cache or
         /// rate limit) cannot be reached or refused a statement; requests go on without it.
         public static let sharedState = Code("shared-state")
+        /// A Foundation `#Predicate` or `SortDescriptor` has a part the predicate language cannot
+        /// express.
+        public static let unsupportedPredicate = Code("unsupported-predicate")
     }
 
     /// Where a problem is. Every field is optional; the description prints those present.

@@ -49,3 +49,15 @@ func usingGeneratedTypes(context: ObjectContext) async throws {
     // snippet end
     _ = (albums, count)
 }
+
+func usingFoundationPredicates(context: ObjectContext) async throws {
+    // snippet begin
+    let icelandic = try await Album.fetch(
+        context, where: #Predicate { $0.band.country == "IS" && ($0.year ?? 0) >= 1999 },
+        sortBy: [SortDescriptor(\.year, order: .reverse)])
+    let long = try await Track.count(context, where: #Predicate { (300...600).contains($0.seconds) })
+    let named = try await Band.fetch(context, where: #Predicate { $0.country?.starts(with: "U") == true })
+    let busy = try await Band.fetch(context, where: #Predicate { $0.albums.contains { $0.year == 1999 } })
+    // snippet end
+    _ = (icelandic, long, named, busy)
+}
