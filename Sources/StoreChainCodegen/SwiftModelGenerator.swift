@@ -10,7 +10,8 @@ struct SwiftModelGenerator {
     /// Member names every generated type has; a property with one of them would not compile, or
     /// would hide the object's state (`isDeleted`) behind an attribute of that name.
     static let reservedNames: Set<String> = [
-        "object", "objectID", "entityName", "Keys", "Fields", "insert", "fetch", "fetchRequest", "count", "observe",
+        "object", "objectID", "entityName", "Keys", "Fields", "Values", "loaded", "update", "insert", "fetch",
+        "fetchRequest", "count", "observe",
         "isInserted", "isDeleted", "hasChanges", "hasUnsentChanges",
     ]
 
@@ -94,6 +95,7 @@ struct SwiftModelGenerator {
         for relationship in entity.relationships { lines += self.relationship(relationship) }
         lines += keys(entity)
         lines += fields(entity)
+        lines += values(entity)
         lines += insert(entity)
         lines.append("}")
         lines += orderingKeys(entity)
@@ -210,6 +212,61 @@ struct SwiftModelGenerator {
         ]
         lines += names.map { "                \\Fields.\($0.keyPath): \"\($0.name)\"," }
         lines += ["            ]", "            return names[keyPath]", "        }", "    }"]
+        return lines
+    }
+
+    /// `Values`: the attribute values a context holds, as one snapshot (`band.loaded?.name`), and
+    /// `update`, which changes attributes by assignment to such a snapshot.
+    private func values(_ entity: Entity) -> [String] {
+        var lines = [
+            "",
+            "    /// The attribute values of a `\(entity.name)` as its context held them when read: a snapshot",
+            "    /// taken at once, read without a trip. Assigning to one changes nothing; `update` does.",
+            "    /// The key is `nil` until a new object is saved.",
+            "    public struct Values: Sendable, Hashable {",
+        ]
+        // The key is optional: a new object has none until the backend gives it one.
+        func type(of attribute: Attribute) -> String {
+            Self.swiftType(attribute.type) + (attribute.isOptional || attribute.name == entity.key ? "?" : "")
+        }
+        for attribute in entity.attributes {
+            let binding = attribute.name == entity.key ? "let" : "var"
+            lines.append("        public \(binding) \(Self.name(attribute.name)): \(type(of: attribute))")
+        }
+        lines += ["", "        init?(_ stored: [String: Value]) {"]
+        for attribute in entity.attributes {
+            let type = type(of: attribute)
+            lines += [
+                "            guard let \(Self.name(attribute.name)) = stored[\"\(attribute.name)\"].flatMap({ (\(type)).init(storedValue: $0) })",
+                "            else { return nil }",
+                "            self.\(Self.name(attribute.name)) = \(Self.name(attribute.name))",
+            ]
+        }
+        lines += [
+            "        }",
+            "    }",
+            "",
+            "    /// The attribute values the context holds, read without a trip; `nil` while the object",
+            "    /// is a fault (`try await` its properties, or `update`, load it).",
+            "    public var loaded: Values? { object.loadedValues.flatMap(Values.init) }",
+            "",
+            "    /// Changes attributes by assignment, `try await band.update { $0.name = \"Low\" }`: loads",
+            "    /// the object if it is a fault, hands its values to `change`, and sets those it changed;",
+            "    /// `context.save()` sends them. The key cannot be assigned.",
+            "    public func update(_ change: (inout Values) throws -> Void) async throws {",
+            "        guard let before = Values(try await object.loadValues()) else {",
+            "            throw StoreChainError(.typeMismatch, \"\\(objectID) holds a value of another type than the model's\")",
+            "        }",
+            "        var after = before",
+            "        try change(&after)",
+        ]
+        for attribute in entity.attributes where attribute.name != entity.key {
+            let name = Self.name(attribute.name)
+            lines.append(
+                "        if after.\(name) != before.\(name) { try object.set(after.\(name), for: \"\(attribute.name)\") }"
+            )
+        }
+        lines.append("    }")
         return lines
     }
 

@@ -132,3 +132,73 @@ extension Array {
         return results
     }
 }
+
+/// `loaded` reads what the context holds without a trip; `update` changes attributes by
+/// assignment and sets only what changed.
+@Suite struct GeneratedValuesTests {
+    let store: InMemoryStore
+    let terminal: RecordingResponder
+    let context: ObjectContext
+
+    init() throws {
+        store = try MusicFixture.store()
+        terminal = RecordingResponder(forwardingTo: store)
+        context = ObjectContext(chain: Chain(handlers: [], terminal: terminal), model: store.model)
+    }
+
+    @Test func loadedValuesAreReadWithoutATripAndAreNilWhileAFault() async throws {
+        let album = try #require(try await Album.fetch(context, where: Album.Keys.title == "Takk...").first)
+        let sent = terminal.requests.count
+        let values = try #require(album.loaded)
+        #expect(values.title == "Takk..." && values.year == 2005 && values.price == 10 && values.id == 21)
+        let band = try await album.band
+        #expect(band.loaded == nil, "the band is a fault until something reads it")
+        #expect(terminal.requests.count == sent)
+        #expect(try await band.name == "Sigur Rós")
+        #expect(band.loaded?.country == "IS")
+    }
+
+    @Test func loadedShowsUnsavedChangesAndIsASnapshot() async throws {
+        let album = try #require(try await Album.fetch(context, where: Album.Keys.title == "Shout").first)
+        var snapshot = try #require(album.loaded)
+        try album.setYear(1985)
+        #expect(snapshot.year == nil, "a snapshot keeps the values it was read with")
+        #expect(album.loaded?.year == 1985)
+        snapshot.title = "Not saved anywhere"
+        #expect(album.loaded?.title == "Shout")
+        let inserted = try Band.insert(into: context, name: "Grouper")
+        #expect(inserted.loaded?.name == "Grouper" && inserted.loaded?.country == nil)
+        #expect(inserted.loaded?.id == nil, "no key until the backend gives one")
+        try await context.save()
+        #expect(inserted.loaded?.id == store.node(for: inserted.objectID)?[attribute: "id"].integerValue)
+        #expect(inserted.loaded?.id != nil)
+    }
+
+    @Test func updateAssignsLoadsAFaultAndSetsOnlyWhatChanged() async throws {
+        let track = try #require(try await Track.fetch(context, where: Track.Keys.title == "Remedies").first)
+        let album = try await track.album
+        #expect(album.loaded == nil)
+        try await album.update {
+            $0.year = 2014
+            $0.price = $0.price ?? 11.5
+            $0.title = $0.title
+        }
+        #expect(album.loaded?.year == 2014 && album.loaded?.price == 11.5)
+        #expect(album.hasChanges)
+        try await context.save()
+        let stored = try #require(store.node(for: album.objectID))
+        #expect(stored[attribute: "year"] == 2014 && stored[attribute: "price"] == 11.5)
+        #expect(stored[attribute: "title"] == "Remedies Ahead")
+
+        try await album.update { $0.title = $0.title }
+        #expect(!album.hasChanges, "assigning the same value changes nothing")
+        struct Refused: Error {}
+        await #expect(throws: Refused.self) {
+            try await album.update {
+                $0.year = 1
+                throw Refused()
+            }
+        }
+        #expect(album.loaded?.year == 2014, "a change that throws sets nothing")
+    }
+}

@@ -54,6 +54,26 @@ public final class ManagedObject: Sendable, Hashable, CustomStringConvertible {
         context.cachedValue(of: self, name)
     }
 
+    /// Every attribute's value as the context holds it (unsaved changes included), read at
+    /// once; `nil` while the object is a fault.
+    public var loadedValues: [String: Value]? {
+        context.loadedValues(of: self)
+    }
+
+    /// Every attribute's value, faulting the object in through the chain first when needed.
+    ///
+    /// - Throws: `.unavailable` when the object no longer exists upstream.
+    public func loadValues() async throws -> [String: Value] {
+        if let values = loadedValues { return values }
+        if let attribute = try entity.attributes.first { _ = try await value(attribute.name) }
+        guard let values = loadedValues else {
+            throw StoreChainError(
+                .incompleteData, "\(objectID) was loaded without all of its attributes",
+                suggestion: "read each value with value(_:), which faults it in")
+        }
+        return values
+    }
+
     /// Changes an attribute. The change is kept in the context until `save()`.
     ///
     /// - Throws: `.typeMismatch` when the value does not fit the attribute.

@@ -15,15 +15,31 @@ extension ObjectContext {
     }
 
     func cachedValue(of object: ManagedObject, _ name: String) -> Value? {
-        state.withLock { state in
-            if !state.pending.isEmpty, let change = state.pending[object.objectID] {
-                if let value = change.attributes[name] { return value }
-                if change.kind == .inserted {
-                    return model.entity(named: object.objectID.entity)?.attribute(named: name)?.defaultValue ?? .null
-                }
+        state.withLock { state in currentValue(name, of: object, in: state) }
+    }
+
+    /// Every attribute's value as the context holds it, read at once (so no merge lands between
+    /// two of them); `nil` when one of them is not loaded.
+    func loadedValues(of object: ManagedObject) -> [String: Value]? {
+        guard let entity = model.entity(named: object.objectID.entity) else { return nil }
+        return state.withLock { state in
+            var values: [String: Value] = [:]
+            for attribute in entity.attributes {
+                guard let value = currentValue(attribute.name, of: object, in: state) else { return nil }
+                values[attribute.name] = value
             }
-            return state.table.value(name, of: object)
+            return values
         }
+    }
+
+    private func currentValue(_ name: String, of object: ManagedObject, in state: ContextState) -> Value? {
+        if !state.pending.isEmpty, let change = state.pending[object.objectID] {
+            if let value = change.attributes[name] { return value }
+            if change.kind == .inserted {
+                return model.entity(named: object.objectID.entity)?.attribute(named: name)?.defaultValue ?? .null
+            }
+        }
+        return state.table.value(name, of: object)
     }
 
     /// An attribute's value if it is loaded, `nil` when the object must be faulted in first.

@@ -61,3 +61,10 @@ func usingFoundationPredicates(context: ObjectContext) async throws {
     // snippet end
     _ = (icelandic, long, named, busy)
 }
+
+func readingAndAssigningValues(album: Album) async throws {
+    // snippet begin
+    if let values = album.loaded { print(values.title, values.year ?? 0) }   // nil while a fault
+    try await album.update { $0.year = 2012; $0.price = 9.5 }                // context.save() sends it
+    // snippet end
+}
