@@ -26,6 +26,10 @@ import Foundation
 public protocol TypedObject: Sendable, Hashable {
     /// The entity's properties as key paths, for `#Predicate` and `SortDescriptor`.
     associatedtype Fields: ModelFields
+    /// A snapshot of the object's attribute values (the generated `Values`).
+    associatedtype Values: Sendable, Hashable
+    /// The attribute values the context holds, read without a trip; `nil` while a fault.
+    var loaded: Values? { get }
     /// The model entity this type stands for.
     static var entityName: String { get }
     /// The managed object it wraps.

@@ -68,3 +68,12 @@ func readingAndAssigningValues(album: Album) async throws {
     try await album.update { $0.year = 2012; $0.price = 9.5 }                // context.save() sends it
     // snippet end
 }
+
+func followingLiveResults(context: ObjectContext, bands: [Band]) throws {
+    // snippet begin
+    let albums = LiveResults(Album.observe(context, where: Album.Keys.year >= 2000), updatesOnMainActor: true)
+    let band = try LiveObject(bands[0], updatesOnMainActor: true)
+    // SwiftUI: ForEach(albums.objects, id: \.objectID) { Text($0.loaded?.title ?? "…") }; Text(band.values?.name ?? "…")
+    // snippet end
+    _ = (albums, band)
+}
