@@ -1,7 +1,9 @@
 @_spi(Internals) import StoreChain
 
 /// A small music catalog (4 bands, 6 albums, 7 tracks, with gaps and odd values) for handler
-/// tests: a model, its records, and an `InMemoryStore` holding them.
+/// tests: `MusicFixture.model()` is its model, `recordsJSON` its records and
+/// `MusicFixture.store()` an `InMemoryStore` holding them (a new one each call). It has no
+/// values of its own.
 public enum MusicFixture {
     public static func model() throws -> Model {
         try Model([

@@ -25,6 +25,9 @@ struct ExplainCommand: AsyncParsableCommand {
     @OptionGroup var pipelineOption: PipelineOption
     @OptionGroup var fetch: FetchOptions
 
+    @Flag(help: "Explain counting the matching objects instead of fetching them.")
+    var count = false
+
     func run() async throws {
         do {
             print(try await explanation())
@@ -36,7 +39,8 @@ struct ExplainCommand: AsyncParsableCommand {
 
     func explanation() async throws -> String {
         let pipeline = try pipelineOption.load()
-        let request = try fetch.request()
+        var request = try fetch.request()
+        if count { request.resultType = .count }
         _ = try FetchPlan(request, model: pipeline.model)
         var lines = ["fetch \(request)", "", "handlers that see it:"]
         var pager: (any FetchPaging)?
@@ -89,6 +93,11 @@ struct ExplainCommand: AsyncParsableCommand {
         guard let style = plan.paging else { return "one response (the endpoint does not page)" }
         let pageSize = style == .link ? nil : pager?.pageSize(for: request.entity) ?? plan.pageSize
         let size = pageSize.map { " of \($0)" } ?? ""
+        if request.resultType == .count {
+            guard plan.exact else { return "every page\(size) (the filter runs in memory, so every record is counted)" }
+            return "the first page, when it states the total (X-Total-Count) or links the last one (then that "
+                + "page too); else every page\(size) (\(style.rawValue))"
+        }
         guard pager != nil else { return "every page\(size) (\(style.rawValue); no pagination handler)" }
         guard let limit = request.fetchLimit else { return "every page\(size) (\(style.rawValue); no limit)" }
         let end = request.fetchOffset + limit

@@ -71,13 +71,11 @@ struct QueryCommand: AsyncParsableCommand {
         if let policy { request.cachePolicy = try Self.policy(policy) }
         let chain: Chain
         let model: Model
-        var remote: (any UpstreamCounting)?
         let subrequests = SubrequestCounter()
         if let pipeline {
             let loaded = try Pipeline.load(contentsOf: URL(filePath: pipeline))
             chain = Chain(handlers: [subrequests] + loaded.handlers, terminal: loaded.terminal)
             model = loaded.model
-            remote = loaded.terminal as? any UpstreamCounting
         } else if let modelPath = self.model, let data {
             model = try ModelFile.load(contentsOf: URL(filePath: modelPath))
             chain = Chain(
@@ -114,8 +112,7 @@ struct QueryCommand: AsyncParsableCommand {
             if let cache = info.cacheStatus { line += ", cache \(cache.rawValue)" }
             if info.isStale { line += ", stale" }
             if let pages = info.pagesRead { line += ", \(pages) page(s)" }
-            if let remote {
-                let traffic = remote.traffic
+            if let traffic = chain.upstreamTraffic {
                 line += ", upstream \(traffic.requests) request(s), \(traffic.bytesReceived) bytes received"
             }
             let (sent, fromCaches) = subrequests.totals

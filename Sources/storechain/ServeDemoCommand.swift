@@ -15,16 +15,52 @@ struct ServeDemoCommand: AsyncParsableCommand {
     @Option(help: "How many bands the generated catalog has.")
     var bands: Int = 200
 
+    @Option(help: "Delay every answer by this many milliseconds.")
+    var latency: Int = 0
+
+    @Option(name: .customLong("rate-limit"), help: "Answer 429 with Retry-After above this many requests per second.")
+    var rateLimit: Int?
+
+    @Option(name: .customLong("fail-every"), help: "Answer every n-th request with a 500.")
+    var failEvery: Int?
+
+    @Option(name: .customLong("throttle-every"), help: "Answer every n-th request with a 429 and Retry-After: 0.")
+    var throttleEvery: Int?
+
+    @Flag(help: "Send ETag and answer If-None-Match with 304.")
+    var etags = false
+
+    @Option(name: .customLong("max-age"), help: "Send Cache-Control: max-age with this many seconds.")
+    var maxAge: Int?
+
+    func validate() throws {
+        for (name, value) in [
+            ("--latency", Optional(latency)), ("--rate-limit", rateLimit), ("--fail-every", failEvery),
+            ("--throttle-every", throttleEvery), ("--max-age", maxAge),
+        ] {
+            if let value, value < 0 || (value == 0 && name != "--latency" && name != "--max-age") {
+                throw ValidationError("\(name) \(value): expected a positive number")
+            }
+        }
+    }
+
     func run() async throws {
-        let backend = try DemoBackend(bands: bands)
+        let quirks = DemoQuirks(
+            latency: .milliseconds(latency), rateLimitPerSecond: rateLimit, failEvery: failEvery,
+            throttleEvery: throttleEvery, etags: etags, maxAgeSeconds: maxAge)
+        let backend = try DemoBackend(bands: bands, quirks: quirks)
         let bound = try await backend.start(port: port)
         // Written straight to the file descriptor, unbuffered: scripts and tests read the
         // address from a pipe while the server runs.
         let banner = """
             Demo backend on http://127.0.0.1:\(bound)
               v1: GET /v1/catalog
-              v2: GET /v2/bands, /v2/bands/search?name=, /v2/bands/{id}, /v2/bands/{id}/albums,
-                  /v2/albums?cursor=, /v2/albums/{id}, /v2/tracks?ids=1,2, /v2/tracks/{id}; POST, PATCH, DELETE
+              v2: GET /v2/bands?page=&per_page=&sort=, /v2/bands/search?name=, /v2/bands/{id},
+                  /v2/bands/{id}/albums, /v2/albums?cursor=, /v2/albums/{id}, /v2/tracks?ids=1,2,
+                  /v2/tracks?album_id=1,2, /v2/tracks?page=, /v2/tracks/{id}; POST, PATCH, DELETE
+              v3: GET /v3/bands, /v3/albums, /v3/tracks (?page=&per_page=), /v3/{bands,albums,tracks}/{id},
+                  /v3/bands/{id}/albums, /v3/albums/{id}/tracks
+              quirks: \(Self.describe(quirks))
             Press Ctrl-C to stop.
 
             """
@@ -33,5 +69,16 @@ struct ServeDemoCommand: AsyncParsableCommand {
             try await Task.sleep(for: .seconds(3600))
         }
         await backend.stop()
+    }
+
+    static func describe(_ quirks: DemoQuirks) -> String {
+        var parts: [String] = []
+        if quirks.latency > .zero { parts.append("latency \(quirks.latency)") }
+        if let limit = quirks.rateLimitPerSecond { parts.append("429 above \(limit)/s") }
+        if let every = quirks.failEvery { parts.append("500 every \(every) requests") }
+        if let every = quirks.throttleEvery { parts.append("429 every \(every) requests") }
+        if quirks.etags { parts.append("ETags with 304") }
+        if let age = quirks.maxAgeSeconds { parts.append("max-age=\(age)") }
+        return parts.isEmpty ? "none (see serve-demo --help)" : parts.joined(separator: ", ")
     }
 }

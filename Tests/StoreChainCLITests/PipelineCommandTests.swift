@@ -118,6 +118,15 @@ import Testing
                 environment: environment)
             #expect(descending.status == 0, "\(descending.stderr)")
             #expect(descending.stdout.contains("fetch Band"), "\(descending.stdout)")
+
+            let count = try await CommandRunner.run(
+                ["explain", "--pipeline", pipeline.path, "--entity", "Track", "--count"], environment: environment)
+            #expect(count.status == 0, "\(count.stderr)")
+            #expect(count.stdout.contains("pages: the first page, when it states the total"), "\(count.stdout)")
+            let filteredCount = try await CommandRunner.run(
+                ["explain", "--pipeline", pipeline.path, "--entity", "Track", "--where", "seconds > 300", "--count"],
+                environment: environment)
+            #expect(filteredCount.stdout.contains("so every record is counted"), "\(filteredCount.stdout)")
             #expect(backend.stats.requests == 0, "explain sends nothing")
         }
     }

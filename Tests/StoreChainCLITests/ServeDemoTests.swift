@@ -9,7 +9,7 @@ import Testing
     @Test func servesTheDemoBackendStandalone() async throws {
         let process = Process()
         process.executableURL = try CommandRunner.executable()
-        process.arguments = ["serve-demo", "--port", "0", "--bands", "3"]
+        process.arguments = ["serve-demo", "--port", "0", "--bands", "3", "--etags", "--max-age", "60"]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -20,7 +20,7 @@ import Testing
         let text = await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
             DispatchQueue.global().async {
                 var text = ""
-                while !text.contains("\n") {
+                while !text.contains("Ctrl-C") {
                     let chunk = reader.availableData
                     if chunk.isEmpty { break }
                     text += String(decoding: chunk, as: UTF8.self)
@@ -37,5 +37,19 @@ import Testing
         let count = try await v2.respond(
             to: .fetch(FetchRequest(entity: "Band", resultType: .count)), context: RequestContext())
         #expect(try count.fetchResult() == .count(3))
+        #expect(text.contains("quirks: ETags with 304, max-age=60"), "\(text)")
+        #expect(text.contains("/v2/tracks?album_id=1,2") && text.contains("/v3/bands/{id}/albums"))
+        let headers = try #require(count.info.http?.headers)
+        let names = Set(headers.keys.map { $0.lowercased() })
+        #expect(
+            names.contains("etag")
+                && headers.contains { $0.key.lowercased() == "cache-control" && $0.value == "max-age=60" }, "\(headers)"
+        )
+    }
+
+    @Test func aQuirkOptionOutOfRangeIsRefusedNamingIt() async throws {
+        let result = try await CommandRunner.run(["serve-demo", "--fail-every", "0"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("--fail-every 0: expected a positive number"), "\(result.stderr)")
     }
 }

@@ -83,6 +83,9 @@ import Testing
         #expect(try await bands(remote).isEmpty == false)
         #expect(transport.requests.map { $0.headers["Authorization"] } == ["Bearer old", "Bearer new"])
         #expect(remote.traffic.requests == 2, "each exchange counts")
+        #expect(
+            Chain(handlers: [], terminal: remote).upstreamTraffic == remote.traffic, "an app reads it from its chain")
+        #expect(Chain(handlers: [], terminal: InMemoryStore(model: try RemoteFixtures.model())).upstreamTraffic == nil)
     }
 
     @Test func withoutAResendThe401IsTheError() async throws {

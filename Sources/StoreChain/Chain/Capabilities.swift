@@ -56,3 +56,11 @@ extension Chain {
         handlers.handlers(of: type, for: kind, entity: entity)
     }
 }
+
+extension Chain {
+    /// Requests and bytes the terminal exchanged with its backend so far (what `storechain query
+    /// --stats` prints), or `nil` when the terminal does not count them (an in-memory store).
+    public var upstreamTraffic: UpstreamTraffic? {
+        (terminal as? any UpstreamCounting)?.traffic
+    }
+}
