@@ -54,18 +54,21 @@ struct BandcampExample {
         }
     }
 
-    /// Writing through the generated types: a typed insert and a setter, one save, then a typed
-    /// count and sort that see the new album.
+    /// Writing through the generated types: a typed insert and an assignment, one save, then a
+    /// count and a sort written with Foundation's `#Predicate` and `SortDescriptor` that see the
+    /// new album, read without a trip (`loaded`).
     static func record(_ context: ObjectContext) async throws {
-        guard let band = try await Band.fetch(context, sortedBy: [.name], limit: 1).first else { return }
-        let name = try await band.name
+        guard let band = try await Band.fetch(context, sortedBy: [.name], limit: 1).first,
+            let name = band.loaded?.name
+        else { return }
         let album = try Album.insert(into: context, title: "Live at the Loopback", band: band)
-        try album.setYear(2026)
+        try await album.update { $0.year = 2026 }
         try await context.save()
-        print("   saved \(try await album.title) as \(album.objectID)")
-        let ofBand = Album.Keys.band.key(Band.Keys.name) == name
+        print("   saved \(album.loaded?.title ?? "?") as \(album.objectID)")
+        let ofBand = #Predicate<Album.Fields> { $0.band.name == name }
         let count = try await Album.count(context, where: ofBand)
-        let newest = try await Album.fetch(context, where: ofBand, sortedBy: [.year.descending], limit: 1)
-        print("   \(name) now has \(count) albums, the newest \(try await newest.first?.title ?? "none")")
+        let newest = try await Album.fetch(
+            context, where: ofBand, sortBy: [SortDescriptor(\.year, order: .reverse)], limit: 1)
+        print("   \(name) now has \(count) albums, the newest \(newest.first?.loaded?.title ?? "none")")
     }
 }
