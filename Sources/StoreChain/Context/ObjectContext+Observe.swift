@@ -14,8 +14,8 @@ extension ObjectContext {
     /// ```swift
     /// for try await bands in context.observe(FetchRequest(entity: "Band")) { render(bands) }
     /// ```
-    public func observe(_ request: FetchRequest) -> Observation {
-        Observation { [self] in
+    public func observe(_ request: FetchRequest) -> FetchObservation {
+        FetchObservation { [self] in
             let (events, endEvents, _) = chain.events.subscription()
             let relevant = relevantEntities(for: request)
             let (stream, continuation) = AsyncThrowingStream.makeStream(of: [ManagedObject].self)

@@ -1,13 +1,13 @@
 /// The results of a typed fetch as they change: what `TypedObject.observe(_:…)` returns. It
-/// emits only when the result differs, as `Observation` does.
+/// emits only when the result differs, as `FetchObservation` does.
 public struct TypedObservation<Object: TypedObject>: AsyncSequence, Sendable {
     public typealias Element = [Object]
     public typealias Failure = any Error
 
     /// The untyped observation underneath.
-    public let observation: Observation
+    public let observation: FetchObservation
 
-    public init(_ observation: Observation) {
+    public init(_ observation: FetchObservation) {
         self.observation = observation
     }
 
@@ -16,7 +16,7 @@ public struct TypedObservation<Object: TypedObject>: AsyncSequence, Sendable {
     }
 
     public struct Iterator: AsyncIteratorProtocol {
-        var base: Observation.Iterator
+        var base: FetchObservation.Iterator
 
         public mutating func next() async throws -> [Object]? {
             try await base.next(isolation: #isolation)?.compactMap(Object.init)
@@ -33,7 +33,7 @@ public struct TypedObservation<Object: TypedObject>: AsyncSequence, Sendable {
     }
 
     /// The same results, failing with `timed-out` when none comes within `limit` (see
-    /// `Observation.timeout(_:clock:)`).
+    /// `FetchObservation.timeout(_:clock:)`).
     public func timeout(_ limit: Duration, clock: any StoreClock = SystemClock()) -> Self {
         Self(observation.timeout(limit, clock: clock))
     }

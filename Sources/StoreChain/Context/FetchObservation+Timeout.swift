@@ -1,6 +1,6 @@
 import Foundation
 
-extension Observation {
+extension FetchObservation {
     /// The current result, once: `let bands = try await context.observe(request).first()`.
     ///
     /// - Throws: the fetch's error, or `CancellationError` when the task is cancelled first.
@@ -20,8 +20,8 @@ extension Observation {
     /// try await context.save()
     /// let after = try await results.next()     // or `timed-out` after 5 s without a change
     /// ```
-    public func timeout(_ limit: Duration, clock: any StoreClock = SystemClock()) -> Observation {
-        Observation { [start] in
+    public func timeout(_ limit: Duration, clock: any StoreClock = SystemClock()) -> FetchObservation {
+        FetchObservation { [start] in
             let (source, sourceTask) = start()
             let (stream, continuation) = AsyncThrowingStream.makeStream(of: [ManagedObject].self)
             let deadline = Deadline(clock.now.addingTimeInterval(limit.timeInterval))

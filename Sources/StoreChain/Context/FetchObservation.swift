@@ -3,7 +3,7 @@
 /// Each iterator runs its own observation: the current result first, then the result again after
 /// every change that may affect it, when it differs. The observation stops when the iterator is
 /// dropped or its task is cancelled, or when the chain shuts down.
-public struct Observation: AsyncSequence, Sendable {
+public struct FetchObservation: AsyncSequence, Sendable {
     public typealias Element = [ManagedObject]
     public typealias Failure = any Error
 
