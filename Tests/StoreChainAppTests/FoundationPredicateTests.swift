@@ -104,6 +104,15 @@ import Testing
         }
     }
 
+    #if canImport(Darwin)
+        @Test func localizedStandardContainsIgnoresCaseAndDiacritics() async throws {
+            try await expectSameAnswers(
+                #Predicate<Band.Fields> { $0.name.localizedStandardContains("ROS") }, #"name CONTAINS[cd] "ROS""#,
+                fetch: { try await Band.fetch(context, where: #Predicate { $0.name.localizedStandardContains("ROS") }) }
+            )
+        }
+    #endif
+
     @Test func sortDescriptorsConvertToSortKeys() async throws {
         let byYear = try await Album.fetch(
             context, where: #Predicate { $0.year != nil }, sortBy: [SortDescriptor(\.year, order: .reverse)], limit: 3)

@@ -214,3 +214,15 @@ extension PredicateExpressions.NilCoalesce: ConvertibleExpression {
         }
     }
 }
+
+#if canImport(Darwin)
+    /// `$0.name.localizedStandardContains("sigur")` (Apple platforms): `CONTAINS[cd]`.
+    extension PredicateExpressions.StringLocalizedStandardContains: ConvertibleExpression {
+        func convert(_ conversion: inout PredicateConversion) throws(StoreChainError) -> PredicateTerm {
+            .predicate(
+                try conversion.comparison(
+                    conversion.term(root), .contains, conversion.term(other),
+                    options: [.caseInsensitive, .diacriticInsensitive], in: self))
+        }
+    }
+#endif

@@ -158,11 +158,12 @@ struct PredicateConversion {
 
     /// `lhs op rhs`, with the key path on the left.
     func comparison(
-        _ lhs: PredicateTerm, _ op: Comparison.Operator, _ rhs: PredicateTerm, in expression: Any
+        _ lhs: PredicateTerm, _ op: Comparison.Operator, _ rhs: PredicateTerm, options: Comparison.Options = [],
+        in expression: Any
     ) throws(StoreChainError) -> FetchPredicate {
         switch (lhs, rhs) {
         case (.path(let path), .constant(let value)):
-            return try compare(path, op, .constant(value), in: expression)
+            return try compare(path, op, .constant(value), options: options, in: expression)
         case (.path(let path), .path(let other)):
             guard !path.throughElement, !other.throughElement else {
                 throw Self.unsupported(expression, "it compares two key paths inside a to-many test")
@@ -186,13 +187,14 @@ struct PredicateConversion {
     }
 
     /// `path op rhs`; a path through a to-many element only inside its test.
-    func compare(_ path: PredicatePath, _ op: Comparison.Operator, _ rhs: Operand, in expression: Any)
-        throws(StoreChainError) -> FetchPredicate
-    {
+    func compare(
+        _ path: PredicatePath, _ op: Comparison.Operator, _ rhs: Operand, options: Comparison.Options = [],
+        in expression: Any
+    ) throws(StoreChainError) -> FetchPredicate {
         if path.throughElement && !isQuantifying {
             throw Self.unsupported(expression, "it reads an element of a to-many relationship outside its test")
         }
-        return .comparison(Comparison(.keyPath(path.components), op, rhs))
+        return .comparison(Comparison(.keyPath(path.components), op, rhs, options: options))
     }
 
     /// `(path ?? fallback) op value`: the path's comparison where it has a value, the fallback's
