@@ -60,6 +60,18 @@ import Testing
         (#Predicate { $0.country?.starts(with: "U") == true }, #"country BEGINSWITH "U""#),
         (#Predicate { $0.country?.starts(with: "U") ?? true }, #"country == nil OR country BEGINSWITH "U""#),
         (#Predicate { $0.country?.starts(with: "U") != true }, #"NOT country BEGINSWITH "U""#),
+        // Swift: a band without a country is neither `== false` nor `== true`.
+        (#Predicate { $0.country?.starts(with: "U") == false }, #"country != nil AND NOT country BEGINSWITH "U""#),
+        (
+            #Predicate { $0.country?.starts(with: "U") != false },
+            #"NOT (country != nil AND NOT country BEGINSWITH "U")"#
+        ),
+        (#Predicate { ($0.country ?? "").starts(with: "U") }, #"country BEGINSWITH "U""#),
+        (#Predicate { ($0.country ?? "").starts(with: "") }, #"country == nil OR country BEGINSWITH """#),
+        (
+            #Predicate { band in band.country.flatMap { _ in band.name == "low" } ?? false },
+            #"country != nil AND name == "low""#
+        ),
         (#Predicate { $0.active == true }, "active == true"),
         (#Predicate { $0.founded != nil }, "founded != nil"),
         (#Predicate { $0.albums.contains { ($0.year ?? 2000) < 1995 } }, "ANY albums.year < 1995"),

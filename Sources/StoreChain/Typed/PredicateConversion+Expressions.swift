@@ -205,9 +205,10 @@ extension PredicateExpressions.NilCoalesce: ConvertibleExpression {
         case (.path(let path), .constant(let fallback)):
             return .coalesced(path, default: fallback)
         case (.optionalPredicate(let predicate, let guardPath), .constant(.bool(let fallback))):
-            let missing = FetchPredicate.comparison(
-                Comparison(.keyPath(guardPath.components), .equal, .constant(.null)))
-            return .predicate(fallback ? missing || predicate : PredicateConversion.nonNil(guardPath, and: predicate))
+            return .predicate(
+                fallback
+                    ? PredicateConversion.missing(guardPath) || predicate
+                    : PredicateConversion.nonNil(guardPath, and: predicate))
         default:
             throw PredicateConversion.unsupported(
                 self, "only a key path ?? a constant, or an optional test ?? true or false, converts")

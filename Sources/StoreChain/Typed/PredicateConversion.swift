@@ -180,7 +180,8 @@ struct PredicateConversion {
             }
             return try comparison(rhs, flipped, lhs, in: expression)
         case (.optionalPredicate(let predicate, let guardPath), .constant(.bool(let value))) where op == .equal:
-            return value ? Self.nonNil(guardPath, and: predicate) : !Self.nonNil(guardPath, and: predicate)
+            // Swift: a missing optional is neither `== true` nor `== false`.
+            return value ? Self.nonNil(guardPath, and: predicate) : Self.present(guardPath) && !predicate
         default:
             throw Self.unsupported(expression, "it does not compare a key path with a value")
         }
@@ -202,24 +203,40 @@ struct PredicateConversion {
     private func coalesced(
         _ path: PredicatePath, _ fallback: Value, _ op: Comparison.Operator, _ value: Value, in expression: Any
     ) throws(StoreChainError) -> FetchPredicate {
-        let present = try compare(path, op, .constant(value), in: expression)
+        let test = try compare(path, op, .constant(value), in: expression)
         let fallbackHolds = try ValueTest.make(
             Comparison(.constant(fallback), op, .constant(value)), matcher: StringMatcher([]))(fallback, value)
-        let missing = FetchPredicate.comparison(Comparison(.keyPath(path.components), .equal, .constant(.null)))
-        if fallbackHolds { return missing || present }
-        return Self.nonNil(path, and: present)
+        return fallbackHolds ? Self.missing(path) || test : Self.nonNil(path, and: test)
     }
 
     /// `path != nil AND predicate`, written as the predicate alone where a missing value already
     /// fails it (an ordering, a string test or equality with a value).
     static func nonNil(_ path: PredicatePath, and predicate: FetchPredicate) -> FetchPredicate {
         if case .comparison(let comparison) = predicate, comparison.op != .notEqual,
-            comparison.modifier == .direct, comparison.rhs != .constant(.null)
+            comparison.modifier == .direct, case .keyPath(let keyPath) = comparison.lhs,
+            keyPath.starts(with: path.components), !Self.holdsNull(comparison.rhs)
         {
             return predicate
         }
-        let present = FetchPredicate.comparison(Comparison(.keyPath(path.components), .notEqual, .constant(.null)))
-        return present && predicate
+        return present(path) && predicate
+    }
+
+    /// `path != nil`.
+    static func present(_ path: PredicatePath) -> FetchPredicate {
+        .comparison(Comparison(.keyPath(path.components), .notEqual, .constant(.null)))
+    }
+
+    /// `path == nil`.
+    static func missing(_ path: PredicatePath) -> FetchPredicate {
+        .comparison(Comparison(.keyPath(path.components), .equal, .constant(.null)))
+    }
+
+    private static func holdsNull(_ operand: Operand) -> Bool {
+        switch operand {
+        case .constant(let value): value == .null
+        case .array(let elements): elements.contains(where: holdsNull)
+        default: false
+        }
     }
 
     /// A Swift value as a predicate constant, if it is one.
