@@ -78,8 +78,9 @@ struct PostgresChangeNotice: Codable, Hashable {
 
 /// Listens on a cache schema's channel while anyone reads the changes, on a connection of its
 /// own, and hands every other storage's notice of this namespace to each reader. When the
-/// server goes away it listens again once it is back (changes made meanwhile are not heard of:
-/// the memory caches hold them until they expire).
+/// connection drops it listens again once the server is back; the notices sent meanwhile are lost
+/// (PostgreSQL does not replay them), so it then hands every reader a gap (`ChangeEvent.isGap`):
+/// the caches above forget what they hold and observations refetch.
 final class PostgresChangeListener: Sendable {
     let channel: String
     let namespace: String
@@ -96,6 +97,9 @@ final class PostgresChangeListener: Sendable {
         var nextReader = 0
         var listening: Task<Void, Never>?
         var isListening = false
+        /// Whether a listening connection dropped since the channel was last listened on: the
+        /// next one starts after a gap.
+        var missedNotices = false
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -177,10 +181,23 @@ final class PostgresChangeListener: Sendable {
     }
 
     private func setListening(_ listening: Bool) {
-        let waiters = state.withLock { state in
-            state.isListening = listening
-            defer { if listening { state.waiters = [] } }
-            return listening ? state.waiters : []
+        let (waiters, readers) = state.withLock {
+            state -> ([CheckedContinuation<Void, Never>], [AsyncStream<ChangeEvent>.Continuation]) in
+            defer { state.isListening = listening }
+            guard listening else {
+                if state.isListening { state.missedNotices = true }
+                return ([], [])
+            }
+            defer {
+                state.waiters = []
+                state.missedNotices = false
+            }
+            return (state.waiters, state.missedNotices ? Array(state.readers.values) : [])
+        }
+        if !readers.isEmpty {
+            logger.notice("\(source): listening on \(channel) again after a drop; changes made meanwhile are unknown")
+            let gap = ChangeEvent(source: source, isGap: true)
+            for reader in readers { reader.yield(gap) }
         }
         for waiter in waiters { waiter.resume() }
     }

@@ -230,6 +230,69 @@ import Testing
         #expect(nodes.contains { $0.attributes["name"] == .string("Rue Royale (renamed)") }, "\(nodes)")
     }
 
+    /// PostgreSQL does not replay the notices a dropped `LISTEN` connection missed. A save made
+    /// while the reader's listener was down must not leave its memory cache answering the old
+    /// value until the ttl: listening again is a gap, which empties the caches above and makes
+    /// observations refetch.
+    @Test func noticesMissedWhileTheListenerWasDownAreAGapNotStaleData() async throws {
+        let schema = TestPostgres.freshSchema()
+        let backend = try MusicFixture.store()
+        let clock = ManualClock()
+        let saverCache = try PostgresCache(
+            model: backend.model, database: PostgresCacheDatabase(url: try TestPostgres.url(), schema: schema))
+        let saver = Chain(handlers: [MemoryCache(model: backend.model), saverCache], terminal: backend)
+        let readerStorage = try PostgresCacheStorage(
+            address: try PostgresAddress(url: try TestPostgres.url()), schema: schema, clock: clock)
+        let reader = Chain(
+            handlers: [
+                MemoryCache(model: backend.model),
+                PostgresCache(name: "postgres-cache", model: backend.model, storage: readerStorage),
+            ], terminal: backend, clock: clock)
+        let heard = reader.events.subscribe()
+        await readerStorage.untilListening()
+        let bands = FetchRequest(entity: "Band", sortDescriptors: [FetchSortDescriptor("name")])
+        _ = try await reader.send(.fetch(bands))
+        #expect(try await reader.send(.fetch(bands)).info.origin == .memory)
+        let context = ObjectContext(chain: reader, model: backend.model)
+        var results = context.observe(bands).timeout(.seconds(30), clock: SystemClock()).makeAsyncIterator()
+        _ = try await results.next()
+
+        // Every listener of this schema's channel (not of other tests') loses its connection;
+        // the reader's waits on its clock before listening again, so the save below is sure to
+        // fall in the gap.
+        try await Self.execute(
+            """
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE query LIKE 'LISTEN%storechain_changes_\(schema)%' AND pid <> pg_backend_pid()
+            """)
+        await clock.waitForSleepers(1)
+        let band = ObjectID(entity: "Band", key: 1)
+        let renamed = Node(id: band, attributes: ["name": .string("Rue Royale (renamed)")])
+        _ = try await saver.send(.save(SaveChanges(updated: [renamed])))
+        await clock.advance(by: .seconds(1))
+
+        let gap = try #require(
+            await withTaskGroup(of: ChangeEvent?.self) { group in
+                group.addTask { await heard.first { $0.isGap } }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(30))
+                    return nil
+                }
+                defer { group.cancelAll() }
+                return await group.next() ?? nil
+            }, "listening again was not reported as a gap")
+        #expect(gap.source.contains("another process"))
+        // The memory cache may hold the answer again by now (the observation refetched), but
+        // not the one from before the gap.
+        let after = try await reader.send(.fetch(bands))
+        guard case .objects(let nodes) = try after.fetchResult() else { throw CancellationError() }
+        #expect(nodes.contains { $0.attributes["name"] == .string("Rue Royale (renamed)") }, "\(nodes)")
+        let observed = try #require(try await results.next(), "the observation refetched after the gap")
+        #expect(try await observed.asyncContains { try await $0.value("name") == .string("Rue Royale (renamed)") })
+        await saver.shutdown()
+        await reader.shutdown()
+    }
+
     // MARK: Helpers
 
     /// A chain whose cache shares `schema` (holding `namespace`), over `backend` (by default a
@@ -307,5 +370,12 @@ final class Finishing<Value: Sendable>: Sendable {
             if clock.sleeperCount > 0 { await clock.advance(by: .milliseconds(20)) } else { await Task.yield() }
         }
         return try await task.value
+    }
+}
+
+extension Array {
+    fileprivate func asyncContains(_ test: (Element) async throws -> Bool) async rethrows -> Bool {
+        for element in self where try await test(element) { return true }
+        return false
     }
 }

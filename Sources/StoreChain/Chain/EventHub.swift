@@ -28,12 +28,16 @@ public struct ChangeEvent: Sendable, Hashable {
     /// The updates of a save an outbox holds, as sent: the attributes and relationships each
     /// sets, not the whole object (`nodes` has no state for them until they reach the backend).
     public var unsentUpdates: [Node]
+    /// Changes were made that this event cannot name (the connection that tells of them was
+    /// down for a while): anything cached may be out of date, so caches forget what they hold
+    /// and every observation refetches.
+    public var isGap: Bool
 
     public init(
         inserted: Set<ObjectID> = [], updated: Set<ObjectID> = [], deleted: Set<ObjectID> = [],
         invalidatedEntities: Set<String> = [], nodes: [Node] = [], permanentIDs: [ObjectID: ObjectID] = [:],
         source: String, sent: Set<ObjectID> = [], rejected: Set<ObjectID> = [], rejection: String? = nil,
-        resolved: [ObjectID: ConflictPolicy] = [:], unsentUpdates: [Node] = []
+        resolved: [ObjectID: ConflictPolicy] = [:], unsentUpdates: [Node] = [], isGap: Bool = false
     ) {
         self.inserted = inserted
         self.updated = updated
@@ -47,6 +51,7 @@ public struct ChangeEvent: Sendable, Hashable {
         self.rejection = rejection
         self.resolved = resolved
         self.unsentUpdates = unsentUpdates
+        self.isGap = isGap
     }
 
     /// Every entity the event touches.
