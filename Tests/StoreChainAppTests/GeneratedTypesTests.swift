@@ -135,17 +135,7 @@ extension Array {
 
 /// `loaded` reads what the context holds without a trip; `update` changes attributes by
 /// assignment and sets only what changed.
-@Suite struct GeneratedValuesTests {
-    let store: InMemoryStore
-    let terminal: RecordingResponder
-    let context: ObjectContext
-
-    init() throws {
-        store = try MusicFixture.store()
-        terminal = RecordingResponder(forwardingTo: store)
-        context = ObjectContext(chain: Chain(handlers: [], terminal: terminal), model: store.model)
-    }
-
+extension GeneratedTypesTests {
     @Test func loadedValuesAreReadWithoutATripAndAreNilWhileAFault() async throws {
         let album = try #require(try await Album.fetch(context, where: Album.Keys.title == "Takk...").first)
         let sent = terminal.requests.count

@@ -211,17 +211,7 @@ import Testing
         let renamed = Node(id: band, attributes: ["name": .string("Rue Royale (renamed)")])
         _ = try await saver.send(.save(SaveChanges(updated: [renamed])))
 
-        // Not a timing check: a lost notice fails the test instead of hanging it.
-        let change = try #require(
-            await withTaskGroup(of: ChangeEvent?.self) { group in
-                group.addTask { await heard.first { _ in true } }
-                group.addTask {
-                    try? await Task.sleep(for: .seconds(30))
-                    return nil
-                }
-                defer { group.cancelAll() }
-                return await group.next() ?? nil
-            }, "the reader heard of no change")
+        let change = try #require(await Self.first(in: heard) { _ in true }, "the reader heard of no change")
         #expect(change.updated == [band] && change.invalidatedEntities.contains("Band"), "\(change)")
         #expect(change.source.contains("another process"))
         let after = try await reader.send(.fetch(bands))
@@ -271,16 +261,7 @@ import Testing
         _ = try await saver.send(.save(SaveChanges(updated: [renamed])))
         await clock.advance(by: .seconds(1))
 
-        let gap = try #require(
-            await withTaskGroup(of: ChangeEvent?.self) { group in
-                group.addTask { await heard.first { $0.isGap } }
-                group.addTask {
-                    try? await Task.sleep(for: .seconds(30))
-                    return nil
-                }
-                defer { group.cancelAll() }
-                return await group.next() ?? nil
-            }, "listening again was not reported as a gap")
+        let gap = try #require(await Self.first(in: heard) { $0.isGap }, "listening again was not reported as a gap")
         #expect(gap.source.contains("another process"))
         // The memory cache may hold the answer again by now (the observation refetched), but
         // not the one from before the gap.
@@ -294,6 +275,22 @@ import Testing
     }
 
     // MARK: Helpers
+
+    /// The first event of `events` that passes `test`, or `nil` after 30 s. Not a timing check:
+    /// a lost notice fails the test instead of hanging it.
+    static func first(
+        in events: AsyncStream<ChangeEvent>, where test: @escaping @Sendable (ChangeEvent) -> Bool
+    ) async -> ChangeEvent? {
+        await withTaskGroup(of: ChangeEvent?.self) { group in
+            group.addTask { await events.first(where: test) }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(30))
+                return nil
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? nil
+        }
+    }
 
     /// A chain whose cache shares `schema` (holding `namespace`), over `backend` (by default a
     /// new one over the music fixture that answers its first request after `firstAnswerAfter`

@@ -140,19 +140,13 @@ extension PredicateExpressions.RangeExpressionContains: ConvertibleExpression {
 
 extension PredicateExpressions.ClosedRange: ConvertibleExpression {
     func convert(_ conversion: inout PredicateConversion) throws(StoreChainError) -> PredicateTerm {
-        guard case .constant(let low) = try conversion.term(lower),
-            case .constant(let high) = try conversion.term(upper)
-        else { throw PredicateConversion.unsupported(self, "a range's bounds must be constants") }
-        return .range(low: low, high: high, closed: true)
+        try conversion.range(lower, upper, closed: true, in: self)
     }
 }
 
 extension PredicateExpressions.Range: ConvertibleExpression {
     func convert(_ conversion: inout PredicateConversion) throws(StoreChainError) -> PredicateTerm {
-        guard case .constant(let low) = try conversion.term(lower),
-            case .constant(let high) = try conversion.term(upper)
-        else { throw PredicateConversion.unsupported(self, "a range's bounds must be constants") }
-        return .range(low: low, high: high, closed: false)
+        try conversion.range(lower, upper, closed: false, in: self)
     }
 }
 

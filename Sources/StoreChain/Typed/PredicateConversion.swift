@@ -108,6 +108,16 @@ struct PredicateConversion {
         }
     }
 
+    /// A range written in the predicate (`300...500`, `300..<500`), whose bounds must be constants.
+    mutating func range(
+        _ lower: some PredicateExpression, _ upper: some PredicateExpression, closed: Bool, in expression: Any
+    ) throws(StoreChainError) -> PredicateTerm {
+        guard case .constant(let low) = try term(lower), case .constant(let high) = try term(upper) else {
+            throw Self.unsupported(expression, "a range's bounds must be constants")
+        }
+        return .range(low: low, high: high, closed: closed)
+    }
+
     /// Converts the test of `contains(where:)` (`ANY`) or `allSatisfy` (`ALL`) over `collection`.
     mutating func quantified(
         _ modifier: Comparison.Modifier, over collection: some PredicateExpression,
