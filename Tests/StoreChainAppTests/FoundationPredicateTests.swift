@@ -73,6 +73,8 @@ import Testing
             #"country != nil AND name == "low""#
         ),
         (#Predicate { $0.active == true }, "active == true"),
+        (#Predicate { $0.active ?? false }, "active == true"),
+        (#Predicate { $0.active ?? true }, "active == nil OR active == true"),
         (#Predicate { $0.founded != nil }, "founded != nil"),
         (#Predicate { $0.albums.contains { ($0.year ?? 2000) < 1995 } }, "ANY albums.year < 1995"),
         (

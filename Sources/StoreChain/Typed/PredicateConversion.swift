@@ -9,10 +9,11 @@ extension FetchPredicate {
     /// recent.format   // band.country == "IS" AND year > 1999
     /// ```
     ///
-    /// Comparisons, `&&`, `||`, `!`, `?.` and `if let` through optional to-ones, `??` with a
-    /// constant, `starts(with:)`, `contains(_:)` on a string or on a constant array or range,
-    /// `contains(where:)` and `allSatisfy` over a to-many relationship with one comparison inside
-    /// (`ANY`, `ALL`), and `count`/`isEmpty` of a to-many relationship (`@count`) convert.
+    /// Comparisons, `&&`, `||`, `!`, `?.` and `if let` through optionals, `??` with a constant,
+    /// `starts(with:)`, `contains(_:)` on a string or on a constant array or range,
+    /// `contains(where:)` (`ANY`) over a to-many relationship with comparisons joined by `||`,
+    /// `allSatisfy` (`ALL`) with comparisons joined by `&&`, and `count`/`isEmpty` of a to-many
+    /// relationship (`@count`) convert. A missing value behaves as Swift's `nil` does.
     ///
     /// - Throws: `unsupported-predicate` naming the part of the expression that has no
     ///   equivalent (arithmetic, a method the predicate language lacks, a comparison of two
@@ -104,6 +105,9 @@ struct PredicateConversion {
         case .predicate(let predicate): return predicate
         case .constant(.bool(let value)): return value ? .true : .false
         case .path(let path): return try comparison(.path(path), .equal, .constant(.bool(true)), in: expression)
+        case .coalesced(let path, .bool(let fallback)):  // `$0.active ?? false`
+            return try comparison(
+                .coalesced(path, default: .bool(fallback)), .equal, .constant(.bool(true)), in: expression)
         default: throw Self.unsupported(expression, "it is not a test")
         }
     }
