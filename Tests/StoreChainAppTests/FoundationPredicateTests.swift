@@ -149,6 +149,8 @@ import Testing
         #expect(try await Track.count(context, where: #Predicate { $0.seconds > 400 }) == 2)
         let observed = try Band.observe(context, where: #Predicate { $0.country == "IS" })
         #expect(try await observed.first().count == 1)
+        let sorted = try Track.observe(context, sortBy: [SortDescriptor(\.seconds, order: .reverse)], limit: 2)
+        #expect(try await sorted.first().map { $0.loaded?.title } == ["Svefn-g-englar", "Starálfur"])
     }
 
     @Test func whatThePredicateLanguageCannotSayIsAnErrorNamingThePart() throws {

@@ -157,4 +157,14 @@ extension TypedObject {
         TypedObservation(
             context.observe(try fetchRequest(where: predicate, sortBy: sort, limit: limit, offset: offset)))
     }
+
+    /// Every object of this entity in the order of Foundation sort descriptors, now and after
+    /// every change that alters the result.
+    ///
+    /// - Throws: `unsupported-predicate` at once, for a sort key the predicate language lacks.
+    public static func observe(
+        _ context: ObjectContext, sortBy sort: [SortDescriptor<Fields>], limit: Int? = nil, offset: Int = 0
+    ) throws(StoreChainError) -> TypedObservation<Self> {
+        TypedObservation(context.observe(try fetchRequest(sortBy: sort, limit: limit, offset: offset)))
+    }
 }
