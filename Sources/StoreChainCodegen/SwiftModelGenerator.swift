@@ -234,12 +234,13 @@ struct SwiftModelGenerator {
             lines.append("        public \(binding) \(Self.name(attribute.name)): \(type(of: attribute))")
         }
         lines += ["", "        init?(_ stored: [String: Value]) {"]
-        for attribute in entity.attributes {
+        // Numbered locals: an attribute may be named `stored`.
+        for (index, attribute) in entity.attributes.enumerated() {
             let type = type(of: attribute)
             lines += [
-                "            guard let \(Self.name(attribute.name)) = stored[\"\(attribute.name)\"].flatMap({ (\(type)).init(storedValue: $0) })",
+                "            guard let value\(index) = stored[\"\(attribute.name)\"].flatMap({ (\(type)).init(storedValue: $0) })",
                 "            else { return nil }",
-                "            self.\(Self.name(attribute.name)) = \(Self.name(attribute.name))",
+                "            self.\(Self.name(attribute.name)) = value\(index)",
             ]
         }
         lines += [

@@ -25,6 +25,12 @@ import Testing
         #expect(text.contains(#"public static var `tracks`: Self { Self("tracks") }"#))
         #expect(text.contains(#"public static let `name` = Key<String>("name")"#))
         #expect(text.contains(#"public static let `tracks` = ToMany("tracks")"#))
+        #expect(text.contains("public enum Fields: ModelFields {"))
+        #expect(text.contains("public var `band`: Band.Fields { switch self {} }"))
+        #expect(text.contains(#"\Fields.`band`.`name`: "band.name","#), "one to-one step for sorts")
+        #expect(text.contains("public struct Values: Sendable, Hashable {"))
+        #expect(text.contains("public let `id`: Int?"), "the key cannot be assigned and is nil until saved")
+        #expect(text.contains("public func update(_ change: (inout Values) throws -> Void) async throws {"))
     }
 
     @Test func propertiesThatClashWithGeneratedMembersAreNamed() async throws {
