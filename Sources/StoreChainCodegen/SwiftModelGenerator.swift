@@ -66,6 +66,11 @@ struct SwiftModelGenerator {
         }
     }
 
+    /// The Swift type of `attribute`'s values: optional when the model says so, or when `optional`.
+    private static func swiftType(of attribute: Attribute, optional: Bool = false) -> String {
+        swiftType(attribute.type) + (attribute.isOptional || optional ? "?" : "")
+    }
+
     private static func name(_ text: String) -> String { "`\(text)`" }
 
     private static func setterName(_ property: String) -> String {
@@ -103,7 +108,7 @@ struct SwiftModelGenerator {
     }
 
     private func attribute(_ attribute: Attribute, isKey: Bool) -> [String] {
-        let swiftType = Self.swiftType(attribute.type) + (attribute.isOptional ? "?" : "")
+        let swiftType = Self.swiftType(of: attribute)
         let name = attribute.name
         var lines = [
             "",
@@ -187,8 +192,8 @@ struct SwiftModelGenerator {
         ]
         var names: [(keyPath: String, name: String)] = []
         for attribute in entity.attributes {
-            let type = Self.swiftType(attribute.type) + (attribute.isOptional ? "?" : "")
-            lines.append("        public var \(Self.name(attribute.name)): \(type) { switch self {} }")
+            lines.append(
+                "        public var \(Self.name(attribute.name)): \(Self.swiftType(of: attribute)) { switch self {} }")
             names.append((Self.name(attribute.name), attribute.name))
         }
         for relationship in entity.relationships {
@@ -227,7 +232,7 @@ struct SwiftModelGenerator {
         ]
         // The key is optional: a new object has none until the backend gives it one.
         func type(of attribute: Attribute) -> String {
-            Self.swiftType(attribute.type) + (attribute.isOptional || attribute.name == entity.key ? "?" : "")
+            Self.swiftType(of: attribute, optional: attribute.name == entity.key)
         }
         for attribute in entity.attributes {
             let binding = attribute.name == entity.key ? "let" : "var"
