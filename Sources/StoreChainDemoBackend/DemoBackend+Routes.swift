@@ -96,6 +96,7 @@ extension DemoBackend {
                 }
             }
         }
+        router.get("/v2/changes") { request, _ in try await self.changes(request, route: "/v2/changes") }
         addGitHubStyleRoutes(to: router)
         addMisbehavingRoutes(to: router)
         return router
@@ -305,7 +306,7 @@ extension DemoBackend {
             id: .temporary(entity: entity), attributes: attributes.filter { !$0.value.isNull },
             relationships: relationships)
         if let key = attributes["id"], !key.isNull { node.attributes["id"] = key }
-        let result = try store.save(SaveChanges(inserted: [node]))
+        let result = try save(SaveChanges(inserted: [node]))
         guard let id = result.permanentIDs[node.id] else { return nil }
         return store.node(for: id).map(DemoRepresentation.v2)
     }
@@ -316,7 +317,7 @@ extension DemoBackend {
         var (attributes, relationships) = try DemoRepresentation.fromV2(body, entity: entity)
         attributes.removeValue(forKey: "id")
         // The store refuses a change based on another version than its own (409, here 412).
-        _ = try store.save(
+        _ = try save(
             SaveChanges(updated: [
                 Node(id: objectID, attributes: attributes, relationships: relationships, version: version)
             ]))
@@ -326,7 +327,7 @@ extension DemoBackend {
     private func remove(_ entity: String, id: Int, basedOn version: String?) throws -> JSONValue? {
         let objectID = ObjectID(entity: entity, key: .integer(id))
         guard store.node(for: objectID) != nil else { return nil }
-        _ = try store.save(SaveChanges(deleted: [objectID], deletedVersions: version.map { [objectID: $0] } ?? [:]))
+        _ = try save(SaveChanges(deleted: [objectID], deletedVersions: version.map { [objectID: $0] } ?? [:]))
         return .object([:])
     }
 

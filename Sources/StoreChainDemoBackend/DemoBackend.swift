@@ -28,6 +28,8 @@ public final class DemoBackend: Sendable {
     let counters = Locked(Stats())
     /// The first answer to each write sent with an `Idempotency-Key` header, by key.
     let idempotentAnswers = Locked<[String: WriteAnswer]>([:])
+    /// Every change any client made, for `GET /v2/changes`.
+    let changeLog = DemoChangeLog()
     private let server = Locked<(task: Task<Void, any Error>, port: Int)?>(nil)
 
     /// What the backend has served.
@@ -82,6 +84,14 @@ public final class DemoBackend: Sendable {
     struct WriteAnswer: Sendable {
         var status: Int
         var text: String
+    }
+
+    /// Applies a save to the catalog and records it for the change feed.
+    @discardableResult
+    func save(_ changes: SaveChanges) throws(StoreChainError) -> SaveResult {
+        let result = try store.save(changes)
+        changeLog.record(changes, result)
+        return result
     }
 
     /// Changes the quirks while running.

@@ -44,6 +44,7 @@ public enum DemoPipelines {
           remote:
             base-url: ${STORECHAIN_DEMO_URL}/v2
             timeout: 30s
+            changes: { request: "GET /changes?since={cursor}&wait={wait}", entity: type, operation: op }
             entities:
               Band:
                 records: data
@@ -105,6 +106,11 @@ public enum DemoPipelines {
                 version: version
 
         """
+
+    /// The v2 pipeline following the backend's change feed (`GET /v2/changes`, long-polled), so
+    /// its caches and observers learn of every change another client makes.
+    public static let v2Live = v2.replacingOccurrences(
+        of: "handlers:\n", with: "handlers:\n  - change-feed: { wait: 25s }\n")
 
     /// The GitHub-style v3 API: every list pages, `ids=` batches, per-parent lists that page.
     public static let v3 = """

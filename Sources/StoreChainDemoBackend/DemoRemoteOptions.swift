@@ -84,7 +84,10 @@ public enum DemoRemoteOptions {
         track.update = "PATCH /tracks/{id}"
         track.delete = "DELETE /tracks/{id}"
         track.version = "version"
-        return RemoteOptions(baseURL: v2, entities: ["Band": band, "Album": album, "Track": track])
+        return RemoteOptions(
+            baseURL: v2, entities: ["Band": band, "Album": album, "Track": track],
+            changes: RemoteChangesOptions(
+                request: "GET /changes?since={cursor}&wait={wait}", entity: "type", operation: "op"))
     }
 
     /// v3, GitHub-style: every list pages by page number with `Link` headers (30 a page unless

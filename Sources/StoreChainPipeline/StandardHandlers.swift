@@ -7,7 +7,7 @@ import StoreChainSQLite
 extension HandlerRegistry {
     /// The built-in handler types — `logging`, `metrics`, `memory-cache`, `disk-cache`,
     /// `postgres-cache` (with the package's `Postgres` trait, on by default), `outbox`,
-    /// `pagination`, `rate-limit`, `retry`, `batching` — and terminals — `remote`, `sqlite`,
+    /// `pagination`, `rate-limit`, `retry`, `batching`, `change-feed` — and terminals — `remote`, `sqlite`,
     /// `json-file`, `in-memory` — and the remote terminal's HTTP interceptors — `request-id`,
     /// `token-file`. Their options are documented in `Docs/Pipelines.md`.
     public static var standard: HandlerRegistry {
@@ -46,6 +46,11 @@ extension HandlerRegistry {
         }
         registry.register("retry", options: RetryOptions.self, placement: .traffic) { options, _ in
             RetryHandler(options: options)
+        }
+        registry.register("change-feed", options: ChangeFeedOptions.self) { options, context in
+            // Checking a pipeline starts no feed.
+            if context.validatesOnly { return NotOpened(name: "change-feed") }
+            return ChangeFeedHandler(options: options)
         }
         registry.register("batching", options: BatchingOptions.self, placement: .batching) { options, context in
             try context.model.checkEntities(options.entities.sorted(), option: "entities")

@@ -21,7 +21,12 @@ import Testing
         #expect(outcome.stdout.contains("2. A second run: 10 of 10 answers from the caches, 0 requests"))
         #expect(outcome.stdout.contains("answers at once (stale: true) and refreshes in the background (1 request)"))
         #expect(outcome.stdout.contains("all 40 answered; the backend sent"))
-        #expect(outcome.stdout.contains("3 batch requests (GET /v2/tracks?ids=…), not 300"))
+        // 300 faults in batches of at most 100: 3 requests, or a few more when a busy machine
+        // starts the 100 faults of one batch more slowly than batching's max-delay (50 ms), which
+        // then sends what has joined so far (a documented rule, not a defect).
+        let batches = try #require(
+            outcome.stdout.firstMatch(of: /(\d+) batch requests \(GET \/v2\/tracks\?ids=…\), not 300/))
+        #expect((3...6).contains(try #require(Int(batches.1))), "\(batches.0)")
         #expect(outcome.stdout.contains("6. A GitHub-style API (v3"))
         #expect(outcome.stdout.contains("A new process over the same disk cache: 0 requests."))
         let totals = try #require(

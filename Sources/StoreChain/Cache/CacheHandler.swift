@@ -46,8 +46,8 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         -> StoreResponse
     {
         switch request {
-        case .page, .relationshipPage:
-            // One page is not an answer to the fetch or fault it belongs to.
+        case .page, .relationshipPage, .changes:
+            // One page is not an answer to the fetch or fault it belongs to; changes are news.
             try await next(request, context)
         case .fetch(let fetch): try await self.fetch(fetch, context: context, next: next)
         case .objectFault(let id): try await objectFault(id, context: context, next: next)
@@ -230,7 +230,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
             return whole ? [window, .collections([fetch.entity])] : [window]
         case .objectFault(let id): return [.node(id)]
         case .revalidation(let request, _): return targets(of: request)
-        case .relationshipFault, .save, .page, .relationshipPage: return []
+        case .relationshipFault, .save, .page, .relationshipPage, .changes: return []
         }
     }
 

@@ -26,6 +26,10 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
     /// (`ResponseInfo.notModified`, no result) or with the request's full answer; a responder
     /// that cannot revalidate answers the request itself.
     indirect case revalidation(StoreRequest, Validators)
+    /// The changes the backend made since a position in its change feed, which a
+    /// `ChangeFeedHandler` asks for. Answered with `.changes`: what changed, in order, and the
+    /// position to ask from next; a responder with no change feed throws `.noEndpoint`.
+    case changes(ChangesRequest)
 
     /// The kind of a request, for scoping handlers and for logs.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
@@ -36,6 +40,7 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
         case page
         case relationshipPage = "relationship-page"
         case revalidation
+        case changes
     }
 
     public var kind: Kind {
@@ -47,6 +52,7 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
         case .page: .page
         case .relationshipPage: .relationshipPage
         case .revalidation: .revalidation
+        case .changes: .changes
         }
     }
 
@@ -62,6 +68,7 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
         case .objectFault(let id), .relationshipFault(let id, _), .relationshipPage(let id, _, _): [id.entity]
         case .save(let changes): changes.entities
         case .revalidation(let request, _): request.entities
+        case .changes: []
         }
     }
 
@@ -74,6 +81,7 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
         case .page(let request, let page): "page \(page) of fetch \(request)"
         case .relationshipPage(let id, let name, let page): "page \(page) of relationship \(id).\(name)"
         case .revalidation(let request, let validators): "\(request) if changed since \(validators)"
+        case .changes(let request): "\(request)"
         }
     }
 }

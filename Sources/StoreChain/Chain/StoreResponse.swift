@@ -6,6 +6,7 @@ public struct StoreResponse: Sendable, Hashable {
         case object(Node?)
         case relationship(RelationshipValue)
         case saved(SaveResult)
+        case changes(ChangeFeedPage)
     }
 
     public var result: Result
@@ -41,6 +42,11 @@ public struct StoreResponse: Sendable, Hashable {
         return result
     }
 
+    public func changeFeedPage() throws(StoreChainError) -> ChangeFeedPage {
+        guard case .changes(let page) = result else { throw mismatch("changes") }
+        return page
+    }
+
     private func mismatch(_ expected: String) -> StoreChainError {
         StoreChainError(
             .invalidResponse, "'\(info.answeredBy)' answered with \(result.kindDescription), not \(expected)",
@@ -55,6 +61,7 @@ extension StoreResponse.Result {
         case .object: "an object"
         case .relationship: "a relationship value"
         case .saved: "a save result"
+        case .changes: "changes"
         }
     }
 }

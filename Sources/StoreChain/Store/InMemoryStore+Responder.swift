@@ -38,6 +38,10 @@ extension InMemoryStore: StoreResponder {
         case .revalidation(let request, _):
             // Memory has no versions to compare: the full answer.
             return try await respond(to: request, context: context)
+        case .changes:
+            throw StoreChainError(
+                .noEndpoint, "an in-memory store has no change feed",
+                suggestion: "remove the change-feed handler from a chain that ends in memory")
         }
     }
 }

@@ -67,6 +67,7 @@ public struct LoggingHandler: StoreHandler {
         case .relationshipPage(let id, let name, let page): return "page \(page) of relationship \(id).\(name)"
         case .save(let changes): return "save \(changes.entities.sorted().joined(separator: ",")): \(changes)"
         case .revalidation(let request, _): return summary(of: request) + " if changed"
+        case .changes(let request): return "\(request)"
         }
     }
 

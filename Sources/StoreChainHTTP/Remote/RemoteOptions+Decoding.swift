@@ -7,7 +7,7 @@ import StoreChain
 
 extension RemoteOptions {
     private enum Keys: String, CodingKey {
-        case baseURL, headers, auth, timeout, maxPages, badRecords, entities
+        case baseURL, headers, auth, timeout, maxPages, badRecords, entities, changes
     }
 
     private struct Auth: Decodable {
@@ -39,7 +39,8 @@ extension RemoteOptions {
             bearerTokenVariable: auth?.bearerEnv,
             timeoutSeconds: try container.decodeIfPresent(TimeSpan.self, forKey: .timeout)?.duration.timeInterval ?? 30,
             maxPages: try container.decodeIfPresent(Int.self, forKey: .maxPages) ?? 1_000,
-            badRecords: try container.decodeIfPresent(BadRecordPolicy.self, forKey: .badRecords) ?? .fail)
+            badRecords: try container.decodeIfPresent(BadRecordPolicy.self, forKey: .badRecords) ?? .fail,
+            changes: try container.decodeIfPresent(RemoteChangesOptions.self, forKey: .changes))
         bearerToken = auth?.bearer
     }
 }

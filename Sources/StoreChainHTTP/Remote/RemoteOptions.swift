@@ -27,6 +27,8 @@ public struct RemoteOptions: Sendable, Hashable, Decodable {
     /// What to do with a record that cannot be mapped: fail the request, or skip it and count it.
     public var badRecords: BadRecordPolicy
     public var entities: [String: RemoteEntityOptions]
+    /// The backend's change feed, when it has one (`ChangeFeedHandler` follows it).
+    public var changes: RemoteChangesOptions?
 
     public enum BadRecordPolicy: String, Sendable, Hashable, CaseIterable, Decodable {
         case fail, skip
@@ -39,8 +41,9 @@ public struct RemoteOptions: Sendable, Hashable, Decodable {
     public init(
         baseURL: URL, entities: [String: RemoteEntityOptions], headers: [String: String] = [:],
         bearerTokenVariable: String? = nil, timeoutSeconds: Double = 30, maxPages: Int = 1_000,
-        badRecords: BadRecordPolicy = .fail
+        badRecords: BadRecordPolicy = .fail, changes: RemoteChangesOptions? = nil
     ) {
+        self.changes = changes
         self.baseURL = baseURL
         self.entities = entities
         self.headers = headers

@@ -84,6 +84,26 @@ public final class RemoteResponder: UpstreamCounting {
                 problems.append(error.located(.init(path: "entities.\(name)")))
             }
         }
+        if let changes = options.changes { problems += changesProblems(changes, model: model) }
+        return problems
+    }
+
+    private static func changesProblems(_ changes: RemoteChangesOptions, model: Model) -> [StoreChainError] {
+        var problems: [StoreChainError] = []
+        do throws(StoreChainError) {
+            _ = try RequestTemplate(changes.request)
+        } catch {
+            problems.append(error.located(.init(path: "changes.request")))
+        }
+        for (backendName, entity) in changes.entityNames.sorted(by: { $0.key < $1.key })
+        where model.entity(named: entity) == nil {
+            problems.append(
+                StoreChainError(
+                    .unknownEntity,
+                    "the change feed maps '\(backendName)' to entity '\(entity)', which the model does not have",
+                    at: .init(path: "changes.entity-names.\(backendName)"),
+                    suggestion: Suggestion.didYouMean(entity, in: model.entities.map(\.name))))
+        }
         return problems
     }
 
@@ -165,6 +185,7 @@ public final class RemoteResponder: UpstreamCounting {
         case .relationshipPage(let id, let name, let page):
             try await relationshipPage(page, of: id, name, context: context)
         case .save(let changes): try await save(changes, context: context)
+        case .changes(let request): try await changes(request, context: context)
         }
     }
 
@@ -173,7 +194,8 @@ public final class RemoteResponder: UpstreamCounting {
     /// `RetryHandler`'s job, above; remembering answers is the caches'.
     func send(
         _ method: String, _ url: URL, body: JSONValue? = nil, ifChangedSince validators: Validators? = nil,
-        idempotencyKey: String? = nil, ifMatch: String? = nil, context: RequestContext, accepting: Set<Int> = []
+        idempotencyKey: String? = nil, ifMatch: String? = nil, longPoll: Duration? = nil, context: RequestContext,
+        accepting: Set<Int> = []
     ) async throws -> TransportResponse {
         try context.checkDeadline()
         var headers = options.headers
@@ -190,7 +212,8 @@ public final class RemoteResponder: UpstreamCounting {
             data = Data(body.description.utf8)
             headers["Content-Type"] = "application/json"
         }
-        var timeout = Duration.seconds(options.timeoutSeconds)
+        // A long poll may be held open for its wait before the backend starts to answer.
+        var timeout = Duration.seconds(options.timeoutSeconds) + (longPoll ?? .zero)
         if let deadline = context.deadline {
             timeout = min(timeout, .seconds(max(0, deadline.timeIntervalSince(context.clock.now))))
         }

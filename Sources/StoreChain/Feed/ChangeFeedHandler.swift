@@ -1,0 +1,95 @@
+import Foundation
+
+/// Follows the backend's change feed and tells the chain of every change, so caches forget what
+/// it makes wrong and observers of an affected fetch get the new result without polling.
+///
+/// It is a handler of its own, not part of the remote terminal, so that each exchange with the
+/// feed is a chain request (`StoreRequest.changes`) that rate limiting, retry, logging and tracing
+/// see, sent from the top of the chain like any request a handler makes on its own account; the
+/// terminal only knows how to ask its backend (the `changes` mapping of the remote options).
+///
+/// 1. When the chain is built it asks for the feed's current position (no cursor).
+/// 2. Then, in a loop, for the changes since the last position, held open up to
+///    `ChangeFeedOptions.wait` (a long poll), at most one request per `interval`.
+/// 3. Each answer with changes becomes one `ChangeEvent`, in the backend's order. An answer that
+///    says the position is too old (a gap) becomes a gap event: every cache forgets what it
+///    holds and every observation refetches, since nobody can name what was missed.
+/// 4. A failure is logged and asked again from the same position after a backoff with jitter
+///    (`retry-base-delay` doubling up to `retry-max-delay`), so a dropped connection or a
+///    restarted backend resumes where it stopped, losing and repeating nothing.
+///
+/// ```swift
+/// Chain(terminal: remote) { ChangeFeedHandler(); CacheHandler(storage: MemoryCacheStorage(), model: model) }
+/// ```
+public final class ChangeFeedHandler: ChangeSource {
+    public let name = "change-feed"
+    public let options: ChangeFeedOptions
+    /// Picks the wait after a failure from its ceiling.
+    private let jitter: @Sendable (Duration) -> Duration
+
+    /// A feed handler; `jitter` picks the wait after failures from its ceiling (full jitter by
+    /// default; tests pass `{ $0 }`).
+    public init(
+        options: ChangeFeedOptions = ChangeFeedOptions(),
+        jitter: @escaping @Sendable (Duration) -> Duration = RetryPolicy.fullJitter
+    ) {
+        self.options = options
+        self.jitter = jitter
+    }
+
+    public func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
+        -> StoreResponse
+    {
+        try await next(request, context)
+    }
+
+    public func follow(services: ChainServices, apply: @escaping @Sendable (ChangeEvent) async -> Void) async {
+        let clock = services.clock
+        let backoff = RetryPolicy(
+            options: RetryOptions(baseDelay: options.retryBaseDelay, maxDelay: options.retryMaxDelay))
+        var cursor: String?
+        var failures = 0
+        while !Task.isCancelled {
+            let started = clock.now
+            let context = RequestContext(services: services, cachePolicy: nil, deadline: nil)
+            do {
+                guard
+                    let response = try await context.sendOnOwnAccount(
+                        .changes(ChangesRequest(cursor: cursor, wait: options.wait)))
+                else { return }
+                let page = try response.changeFeedPage()
+                if failures > 0 {
+                    services.logger.info(
+                        "change-feed: resumed after \(failures) failure(s), from \(cursor ?? "the current position")")
+                }
+                failures = 0
+                if page.isGap {
+                    services.logger.warning(
+                        "change-feed: the backend cannot answer from \(cursor ?? "the current position") (a gap); caches forget what they hold and observers refetch"
+                    )
+                }
+                if page.isGap || !page.changes.isEmpty || !page.invalidatedEntities.isEmpty {
+                    await apply(page.event(source: name))
+                }
+                // More may be waiting after a page with changes, and nothing was asked yet after
+                // the current position or a gap: ask at once. After an empty answer, not before
+                // the interval is up.
+                let waits = cursor != nil && page.changes.isEmpty && !page.isGap
+                cursor = page.cursor ?? (page.isGap ? nil : cursor)
+                if waits { try await clock.sleep(until: started.addingTimeInterval(options.interval.timeInterval)) }
+            } catch {
+                if Task.isCancelled || error is CancellationError { return }
+                if let error = error as? StoreChainError, error.code == .noEndpoint {
+                    services.logger.error("change-feed: stopped, the chain cannot answer it: \(error)")
+                    return
+                }
+                failures += 1
+                let delay = jitter(backoff.ceiling(after: failures))
+                services.logger.warning(
+                    "change-feed: asking for changes since \(cursor ?? "now") failed (\(error)); asking again in \(delay)"
+                )
+                do { try await clock.sleep(for: delay) } catch { return }
+            }
+        }
+    }
+}

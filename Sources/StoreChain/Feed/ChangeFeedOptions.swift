@@ -1,0 +1,44 @@
+/// How `ChangeFeedHandler` follows the backend's change feed.
+public struct ChangeFeedOptions: Sendable, Hashable {
+    /// How long the backend may hold a request open until a change arrives (a long poll);
+    /// `nil` asks for an answer at once.
+    public var wait: Duration?
+    /// The least time from one request to the next, so a backend that answers at once is
+    /// polled at this interval, not in a busy loop.
+    public var interval: Duration
+    /// The wait before asking again after a failure; it doubles with each failure in a row.
+    public var retryBaseDelay: Duration
+    /// The longest wait before asking again after failures.
+    public var retryMaxDelay: Duration
+
+    public init(
+        wait: Duration? = .seconds(25), interval: Duration = .seconds(1), retryBaseDelay: Duration = .seconds(1),
+        retryMaxDelay: Duration = .seconds(60)
+    ) {
+        self.wait = wait
+        self.interval = interval
+        self.retryBaseDelay = retryBaseDelay
+        self.retryMaxDelay = max(retryBaseDelay, retryMaxDelay)
+    }
+}
+
+extension ChangeFeedOptions: Decodable {
+    private enum CodingKeys: String, CodingKey {
+        case wait, interval, retryBaseDelay, retryMaxDelay
+    }
+
+    /// Reads `{ wait: 25s, interval: 1s, retry-base-delay: 1s, retry-max-delay: 60s }` (`wait: 0s`
+    /// asks for answers at once); a key left out keeps the default of `init`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = ChangeFeedOptions()
+        let wait = try container.decodeIfPresent(TimeSpan.self, forKey: .wait)?.duration ?? defaults.wait
+        self.init(
+            wait: wait == .zero ? nil : wait,
+            interval: try container.decodeIfPresent(TimeSpan.self, forKey: .interval)?.duration ?? defaults.interval,
+            retryBaseDelay: try container.decodeIfPresent(TimeSpan.self, forKey: .retryBaseDelay)?.duration
+                ?? defaults.retryBaseDelay,
+            retryMaxDelay: try container.decodeIfPresent(TimeSpan.self, forKey: .retryMaxDelay)?.duration
+                ?? defaults.retryMaxDelay)
+    }
+}

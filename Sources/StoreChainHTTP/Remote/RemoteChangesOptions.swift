@@ -1,0 +1,89 @@
+import StoreChain
+
+/// Where the backend's change feed is and how its answers read (a changes-since endpoint):
+///
+/// ```yaml
+/// changes:
+///   request: GET /changes?since={cursor}&wait={wait}
+///   changes: changes          # the list of changes in the body
+///   cursor: cursor            # where to ask from next
+///   entity: type              # each change's entity, as the backend names it
+///   entity-names: { album: Album, band: Band }
+///   key: id
+///   operation: op             # insert, update or delete (create, upsert, remove… too)
+///   record: record            # the object's new state, mapped like fetched records
+///   gap-statuses: [409, 410]  # "cannot answer from that cursor"
+/// ```
+///
+/// `{cursor}` is left out when asking for the current position; `{wait}` is the long poll's
+/// wait in whole seconds.
+public struct RemoteChangesOptions: Sendable, Hashable {
+    public var request: String
+    /// Where the list of changes sits in the body.
+    public var changes: String
+    /// Where the next cursor sits in the body.
+    public var cursor: String
+    /// The field of a change naming its entity.
+    public var entity: String
+    /// The backend's entity names → the model's; a name not listed matches a model entity of
+    /// that name, ignoring case.
+    public var entityNames: [String: String]
+    /// The field of a change holding the object's key.
+    public var key: String
+    /// The field of a change saying what happened.
+    public var operation: String
+    /// The field of a change holding the object's new state, if the feed sends it.
+    public var record: String?
+    /// Statuses that mean the backend cannot answer from the cursor asked (a gap).
+    public var gapStatuses: Set<Int>
+
+    public init(
+        request: String, changes: String = "changes", cursor: String = "cursor", entity: String = "entity",
+        entityNames: [String: String] = [:], key: String = "id", operation: String = "operation",
+        record: String? = "record", gapStatuses: Set<Int> = [409, 410]
+    ) {
+        self.request = request
+        self.changes = changes
+        self.cursor = cursor
+        self.entity = entity
+        self.entityNames = entityNames
+        self.key = key
+        self.operation = operation
+        self.record = record
+        self.gapStatuses = gapStatuses
+    }
+
+    /// What a change's operation field means; `nil` for a value no backend uses.
+    static func operation(_ text: String) -> FeedChange.Operation? {
+        switch text.lowercased() {
+        case "insert", "inserted", "create", "created", "add", "added", "post": .insert
+        case "update", "updated", "upsert", "change", "changed", "modify", "modified", "patch", "put": .update
+        case "delete", "deleted", "remove", "removed", "destroy", "destroyed": .delete
+        default: nil
+        }
+    }
+}
+
+extension RemoteChangesOptions: Decodable {
+    private enum Keys: String, CodingKey {
+        case request, changes, cursor, entity, entityNames, key, operation, record, gapStatuses
+    }
+
+    /// Reads the `changes` section (only `request` required); a key left out keeps the default
+    /// of `init`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        let defaults = RemoteChangesOptions(request: try container.decode(String.self, forKey: .request))
+        self.init(
+            request: defaults.request,
+            changes: try container.decodeIfPresent(String.self, forKey: .changes) ?? defaults.changes,
+            cursor: try container.decodeIfPresent(String.self, forKey: .cursor) ?? defaults.cursor,
+            entity: try container.decodeIfPresent(String.self, forKey: .entity) ?? defaults.entity,
+            entityNames: try container.decodeIfPresent([String: String].self, forKey: .entityNames)
+                ?? defaults.entityNames,
+            key: try container.decodeIfPresent(String.self, forKey: .key) ?? defaults.key,
+            operation: try container.decodeIfPresent(String.self, forKey: .operation) ?? defaults.operation,
+            record: try container.decodeIfPresent(String.self, forKey: .record) ?? defaults.record,
+            gapStatuses: Set(try container.decodeIfPresent([Int].self, forKey: .gapStatuses) ?? [409, 410]))
+    }
+}

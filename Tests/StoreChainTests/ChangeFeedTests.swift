@@ -1,0 +1,246 @@
+import Foundation
+import StoreChain
+import StoreChainTesting
+import Synchronization
+import Testing
+
+/// A backend's change feed, scripted: fetches and faults go to an in-memory store, requests for
+/// changes get the answers a test queues, in order (waiting, like a long poll, until there is
+/// one). A request from no cursor gets the position "c0" at once.
+private final class ScriptedFeed: Sendable {
+    let store: InMemoryStore
+    private let queue = AnswerQueue()
+    let terminal: RecordingResponder
+
+    init(store: InMemoryStore) {
+        self.store = store
+        let queue = self.queue
+        terminal = RecordingResponder(name: "scripted-feed") { request, context in
+            guard case .changes(let changes) = request else {
+                return try await store.respond(to: request, context: context)
+            }
+            queue.asked(from: changes.cursor)
+            let info = ResponseInfo(answeredBy: "scripted-feed", origin: .remote)
+            guard changes.cursor != nil else {
+                return StoreResponse(.changes(ChangeFeedPage(changes: [], cursor: "c0")), info: info)
+            }
+            return StoreResponse(.changes(try await queue.next().get()), info: info)
+        }
+    }
+
+    /// The cursors the feed asked from, in order (`nil`: the current position).
+    var cursors: [String?] { queue.cursors }
+
+    func answer(_ page: ChangeFeedPage) { queue.push(.success(page)) }
+    func fail(_ error: any Error) { queue.push(.failure(error)) }
+
+    /// Waits (by yielding) until the feed has asked `count` times.
+    func waitForRequests(_ count: Int) async {
+        while cursors.count < count { await Task.yield() }
+    }
+}
+
+/// Answers in the order they are pushed; `next()` waits for one (until cancelled).
+private final class AnswerQueue: Sendable {
+    typealias Answer = Result<ChangeFeedPage, any Error>
+
+    private struct State {
+        var answers: [Answer] = []
+        var waiter: CheckedContinuation<Answer, Never>?
+        var cursors: [String?] = []
+    }
+
+    private let state = Locked(State())
+
+    var cursors: [String?] { state.withLock { $0.cursors } }
+
+    func asked(from cursor: String?) { state.withLock { $0.cursors.append(cursor) } }
+
+    func push(_ answer: Answer) {
+        let waiter = state.withLock { state in
+            guard let waiter = state.waiter else {
+                state.answers.append(answer)
+                return nil as CheckedContinuation<Answer, Never>?
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume(returning: answer)
+    }
+
+    func next() async -> Answer {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Answer, Never>) in
+                let ready = state.withLock { state -> Answer? in
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    guard state.answers.isEmpty else { return state.answers.removeFirst() }
+                    state.waiter = waiter
+                    return nil
+                }
+                if let ready { waiter.resume(returning: ready) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state in
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(returning: .failure(CancellationError()))
+        }
+    }
+}
+
+@Suite struct ChangeFeedTests {
+    let store: InMemoryStore
+    let clock = ManualClock()
+
+    init() throws {
+        store = try Fixtures.store()
+    }
+
+    func album(_ key: Int) -> ObjectID { ObjectID(entity: "Album", key: .integer(key)) }
+    func band(_ key: Int) -> ObjectID { ObjectID(entity: "Band", key: .integer(key)) }
+
+    /// Changes `id` in the store, as another client would, and returns the change the feed reports.
+    func change(_ id: ObjectID, _ attributes: AttributeValues) throws -> FeedChange {
+        _ = try store.save(SaveChanges(updated: [Node(id: id, attributes: attributes)]))
+        let node = try #require(store.node(for: id))
+        return FeedChange(.update, id, node: node)
+    }
+
+    fileprivate func chain(_ feed: ScriptedFeed, caches: [any StoreHandler] = []) -> Chain {
+        Chain(
+            handlers: [ChangeFeedHandler(options: ChangeFeedOptions(wait: .seconds(25)), jitter: { $0 })] + caches,
+            terminal: feed.terminal, clock: clock)
+    }
+
+    @Test func aChangeReachesAnObserverOfAnAffectedFetch() async throws {
+        let feed = ScriptedFeed(store: store)
+        let chain = chain(feed, caches: [MemoryCache(model: store.model)])
+        let context = ObjectContext(chain: chain, model: store.model)
+        var results = context.observe(
+            try TestData.fetch("Album", where: "year >= 2005", sort: [FetchSortDescriptor("id")])
+        ).makeAsyncIterator()
+        let first = try #require(try await results.next())
+        #expect(first.map(\.objectID) == [album(10), album(11), album(21)])
+        feed.answer(ChangeFeedPage(changes: [try change(album(21), ["year": 1990])], cursor: "c1"))
+        let second = try #require(try await results.next())
+        #expect(second.map(\.objectID) == [album(10), album(11)])
+        #expect(feed.cursors.prefix(2) == [nil, "c0"])
+        await chain.shutdown()
+    }
+
+    /// An observer refetches when its entity changes, but delivers only a result that differs:
+    /// the change to a band outside the result passes without a delivery, so the next delivery
+    /// is the one a later change into the result makes.
+    @Test func aChangeOutsideTheResultDoesNotWakeTheObserver() async throws {
+        let feed = ScriptedFeed(store: store)
+        let chain = chain(feed, caches: [MemoryCache(model: store.model)])
+        let context = ObjectContext(chain: chain, model: store.model)
+        var results = context.observe(try TestData.fetch("Band", where: "country == 'UK'")).makeAsyncIterator()
+        #expect(try await results.next()?.map(\.objectID) == [band(1)])
+        feed.answer(ChangeFeedPage(changes: [try change(band(2), ["name": "Sigur Rós (live)"])], cursor: "c1"))
+        feed.answer(ChangeFeedPage(changes: [try change(band(4), ["country": "UK"])], cursor: "c2"))
+        let next = try #require(try await results.next())
+        #expect(Set(next.map(\.objectID)) == [band(1), band(4)])
+        #expect(feed.cursors.prefix(3) == [nil, "c0", "c1"])
+        await chain.shutdown()
+    }
+
+    /// A failed request is asked again after the backoff (on the chain's clock) from the same
+    /// cursor, so nothing is lost and nothing repeated.
+    @Test func aFailedRequestResumesFromTheSameCursor() async throws {
+        let feed = ScriptedFeed(store: store)
+        let chain = chain(feed)
+        let events = chain.events.subscribe()
+        var iterator = events.makeAsyncIterator()
+        let first = try change(album(10), ["price": 1.5])
+        feed.answer(ChangeFeedPage(changes: [first], cursor: "c1"))
+        #expect(try #require(await iterator.next()).nodes == [try #require(first.node)])
+        feed.fail(StoreChainError(.transport, "connection reset"))
+        await clock.waitForSleepers(1)
+        #expect(clock.nextDeadline == clock.now.addingTimeInterval(1), "the first retry waits retry-base-delay")
+        let second = try change(album(11), ["price": 2.5])
+        feed.answer(ChangeFeedPage(changes: [second], cursor: "c2"))
+        await clock.advance(by: .seconds(1))
+        #expect(try #require(await iterator.next()).nodes == [try #require(second.node)])
+        #expect(feed.cursors.prefix(4) == [nil, "c0", "c1", "c1"])
+        await chain.shutdown()
+    }
+
+    /// A gap (the backend no longer keeps changes that far back) cannot be named: every cache
+    /// forgets what it holds, and the feed goes on at once from the cursor the gap answer gives.
+    @Test func aGapMakesTheCachesForgetEverything() async throws {
+        let feed = ScriptedFeed(store: store)
+        let chain = chain(feed, caches: [MemoryCache(model: store.model)])
+        let request = try TestData.fetch("Album", sort: [FetchSortDescriptor("id")])
+        _ = try await chain.fetch(request)
+        _ = try await chain.fetch(request)
+        #expect(feed.terminal.count(.fetch) == 1, "the cache answers the second fetch")
+        let events = chain.events.subscribe()
+        feed.answer(ChangeFeedPage(changes: [], cursor: "c7", isGap: true))
+        for await event in events where event.isGap { break }
+        _ = try await chain.fetch(request)
+        #expect(feed.terminal.count(.fetch) == 2, "after the gap the cache holds nothing")
+        await feed.waitForRequests(3)
+        #expect(feed.cursors == [nil, "c0", "c7"])
+        await chain.shutdown()
+    }
+
+    /// 10,000 changes in 20 pages: each page becomes one event, in order, naming each object by
+    /// its last state in the page; the feed asks for the next page only after the caches have
+    /// applied the last one, so a burst never piles up in memory.
+    @Test func aBurstIsAppliedInOrderOnePageAtATime() async throws {
+        let feed = ScriptedFeed(store: store)
+        let probe = ForgetProbe(feed: feed)
+        let chain = chain(feed, caches: [probe])
+        var events = chain.events.subscribe().makeAsyncIterator()
+        let albums = [10, 11, 20, 21, 30, 31].map(album)
+        var number = 0
+        for page in 1...20 {
+            let changes = (0..<500).map { _ in
+                number += 1
+                let id = albums[number % albums.count]
+                return FeedChange(.update, id, node: Node(id: id, attributes: ["price": .double(Double(number))]))
+            }
+            feed.answer(ChangeFeedPage(changes: changes, cursor: "c\(page)"))
+        }
+        var latest: [ObjectID: Double] = [:]
+        for page in 1...20 {
+            let event = try #require(await events.next())
+            #expect(event.nodes.count == albums.count, "page \(page): one state per object")
+            for node in event.nodes {
+                guard case .double(let price)? = node.attributes["price"] else { continue }
+                #expect(price > latest[node.id] ?? 0, "page \(page): \(node.id) moved back")
+                latest[node.id] = price
+            }
+        }
+        #expect(latest.values.max() == 10_000)
+        #expect(probe.askedWhenForgetting == Array(2...21), "each page applied before the next was asked for")
+        await chain.shutdown()
+    }
+}
+
+/// A cache that keeps nothing and notes, each time it is told to forget, how many requests for
+/// changes the feed has sent so far.
+private final class ForgetProbe: CachingHandler {
+    let name = "forget-probe"
+    let feed: ScriptedFeed
+    private let asked = Locked<[Int]>([])
+
+    init(feed: ScriptedFeed) { self.feed = feed }
+
+    var askedWhenForgetting: [Int] { asked.withLock { $0 } }
+
+    func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws -> StoreResponse {
+        try await next(request, context)
+    }
+
+    func changesFromElsewhere() -> AsyncStream<ChangeEvent>? { nil }
+
+    func forget(_ change: ChangeEvent, context: RequestContext) async {
+        // Give the feed every chance to run ahead while this page is being applied.
+        for _ in 0..<20 { await Task.yield() }
+        let count = feed.cursors.count
+        asked.withLock { $0.append(count) }
+    }
+}
