@@ -120,6 +120,7 @@ public final class DemoBackend: Sendable {
     /// Starts listening on 127.0.0.1 (`port` 0 picks a free port) and returns the port.
     @discardableResult
     public func start(port: Int = 0) async throws -> Int {
+        changeLog.reopen()
         let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
         var logger = Logger(label: "storechain.demo-backend")
         // Cancelling the server task to stop it logs a shutdown error; nothing else is worth noise.
@@ -154,6 +155,7 @@ public final class DemoBackend: Sendable {
                 return state
             })
         else { return }
+        changeLog.close()
         running.task.cancel()
         _ = try? await running.task.value
     }

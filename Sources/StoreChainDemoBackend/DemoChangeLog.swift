@@ -24,6 +24,8 @@ final class DemoChangeLog: Sendable {
         var last = 0
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextWaiter = 0
+        /// The backend is stopping: long polls answer at once.
+        var isClosed = false
     }
 
     let epoch = String(UInt32.random(in: 1...UInt32.max), radix: 36)
@@ -54,6 +56,22 @@ final class DemoChangeLog: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
+    /// Ends every long poll (with what it has) and makes later ones answer at once, so a server
+    /// stopping does not wait out their waits.
+    func close() {
+        let waiters = state.withLock { state in
+            state.isClosed = true
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Lets long polls wait again (the backend started again).
+    func reopen() {
+        state.withLock { $0.isClosed = false }
+    }
+
     /// The changes after `cursor`, at most `limit`, waiting up to `wait` for one when there are
     /// none yet; without a cursor, none and the current position.
     func changes(after cursor: String?, limit: Int, wait: Duration) async -> Answer {
@@ -66,7 +84,9 @@ final class DemoChangeLog: Sendable {
                 (self.answer(after: after, limit: limit, in: state), state.last)
             }
             if let answer { return answer }
-            guard ContinuousClock.now < deadline else { return .changes([], cursor: cursor) }
+            guard ContinuousClock.now < deadline, !state.withLock(\.isClosed) else {
+                return .changes([], cursor: cursor)
+            }
             await waitForChange(after: seen, until: deadline)
         }
     }
@@ -98,7 +118,7 @@ final class DemoChangeLog: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
                 let cancelled = state.withLock { state in
-                    if Task.isCancelled || state.last > seen { return true }
+                    if Task.isCancelled || state.last > seen || state.isClosed { return true }
                     state.waiters[id] = waiter
                     return false
                 }

@@ -45,8 +45,9 @@ import Testing
         #expect(
             pipeline.stages.map(\.type) == [
                 "logging", "metrics", "memory-cache", "disk-cache", "pagination", "batching", "rate-limit", "retry",
+                "change-feed",
             ])
-        #expect(pipeline.stages.map(\.line) == [4, 5, 6, 7, 14, 15, 17, 18])
+        #expect(pipeline.stages.map(\.line) == [4, 5, 6, 7, 14, 15, 17, 18, 19])
         #expect(pipeline.terminalType == "json-file")
         let handlers = pipeline.handlers
         let logging = try #require(handlers[0] as? LoggingHandler)
@@ -73,6 +74,11 @@ import Testing
             retry.options
                 == RetryOptions(
                     maxAttempts: 4, baseDelay: .milliseconds(250), maxDelay: .seconds(5), retriesSaves: true))
+        #expect(
+            (handlers[8] as? ChangeFeedHandler)?.options
+                == ChangeFeedOptions(
+                    wait: .seconds(20), interval: .seconds(2), retryBaseDelay: .milliseconds(500),
+                    retryMaxDelay: .seconds(60)))
         let batching = try #require(handlers[5] as? ScopedHandler)
         #expect(batching.kinds == [.objectFault] && batching.entities == ["Track"])
         #expect(
@@ -130,6 +136,34 @@ import Testing
         #expect(
             messages.contains { $0.contains("mixed.yml:4") && $0.contains("unknown option 'max-objects'") },
             "\(messages)")
+    }
+
+    /// A bad value in a change feed's options or the remote's `changes` mapping is an error at
+    /// its line, naming its key path.
+    @Test func changeFeedOptionsAreCheckedWhereTheyAreWritten() throws {
+        let text = """
+            model: music.model.yml
+            handlers:
+              - change-feed: { wait: soon }
+            terminal:
+              remote:
+                base-url: http://127.0.0.1:8080
+                changes: { request: "FETCH /changes", entity-names: { record: Albun } }
+                entities: { Band: {}, Album: {}, Track: {} }
+            """
+        let failure = try #require(throws: ValidationFailure.self) {
+            try Pipeline.parse(text, source: "live.yml", directory: Self.fixtures, validatesOnly: true)
+        }
+        let messages = failure.errors.map(\.description)
+        #expect(
+            messages.contains { $0.contains("live.yml:3") && $0.contains("'soon' is not a duration") }, "\(messages)")
+        #expect(
+            messages.contains { $0.contains("live.yml:7") && $0.contains("changes.request") && $0.contains("method") },
+            "\(messages)")
+        #expect(
+            messages.contains {
+                $0.contains("live.yml:7") && $0.contains("changes.entity-names.record") && $0.contains("'Album'")
+            }, "\(messages)")
     }
 
     @Test func jsonPipelineFilesWithBareHandlerNames() async throws {

@@ -50,6 +50,12 @@ public struct LoggingHandler: StoreHandler {
             if let parent = context.lineage.last { line += " for \(summary(of: parent))" }
             context.logger.log(level: level, "\(line)")
             throw error
+        } catch is CancellationError {
+            // The caller stopped waiting (a chain shutting down ends its change feed's long
+            // poll this way): not a failure of the request.
+            context.logger.log(
+                level: level, "\(summary(of: request)) cancelled after \(milliseconds(since: start, context))ms")
+            throw CancellationError()
         } catch {
             context.logger.warning(
                 "\(summary(of: request)) failed after \(milliseconds(since: start, context))ms: \(redact("\(error)"))")

@@ -1,0 +1,110 @@
+import Foundation
+import StoreChain
+import StoreChainDemoBackend
+import StoreChainHTTP
+import StoreChainPipeline
+import StoreChainTesting
+import Testing
+
+/// The change feed against the demo backend over loopback: `GET /v2/changes` long-polled by
+/// the `change-feed` handler of the demo's live pipeline.
+@Suite(.serialized) struct ChangeFeedEndToEndTests {
+    /// The demo model and live pipeline in a fresh folder, and the environment that points them
+    /// at `port` and at one cache folder.
+    static func pipeline(port: Int) throws -> (file: URL, environment: [String: String]) {
+        let folder = TemporaryFolder.make("storechain-feed")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try DemoCatalogModel.text.write(
+            to: folder.appending(path: "music.model.yml"), atomically: true, encoding: .utf8)
+        let file = folder.appending(path: "live.pipeline.yml")
+        try DemoPipelines.v2Live.write(to: file, atomically: true, encoding: .utf8)
+        return (file, ["STORECHAIN_DEMO_URL": "http://127.0.0.1:\(port)", "STORECHAIN_CACHE_DIR": folder.path])
+    }
+
+    /// The first result `results` delivers that satisfies `condition`, or an error after a minute
+    /// (a guard against a lost change hanging the run, not a timing: the long poll answers as
+    /// soon as the backend has the change).
+    static func first(
+        _ results: FetchObservation, where condition: @escaping @Sendable ([ManagedObject]) async throws -> Bool
+    ) async throws -> [ManagedObject] {
+        try await withThrowingTaskGroup(of: [ManagedObject]?.self) { group in
+            group.addTask {
+                for try await objects in results where try await condition(objects) { return objects }
+                return nil
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(60))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let found = try await group.next() ?? nil else {
+                throw StoreChainError(.timedOut, "no observed result met the condition within a minute")
+            }
+            return found
+        }
+    }
+
+    /// Two processes over one disk cache, each following the feed and observing the same fetch;
+    /// a third client renames an album through the backend: both observers deliver the new title,
+    /// and a fetch outside the change's reach is still answered from the caches.
+    @Test func aSaveByAnotherClientReachesObserversInTwoProcessesOverOneDiskCache() async throws {
+        let backend = try DemoBackend(bands: 20)
+        let port = try await backend.start()
+        let (file, environment) = try Self.pipeline(port: port)
+        let first = try Pipeline.load(contentsOf: file, environment: environment).makeChain()
+        let second = try Pipeline.load(contentsOf: file, environment: environment).makeChain()
+        let request = try TestData.fetch("Album", where: "id == 5")
+        let observers = [first, second].map { chain in
+            ObjectContext(chain: chain, model: backend.model).observe(request)
+        }
+        let bands = try TestData.fetch("Band", where: "id <= 3")
+        _ = try await first.fetch(bands)
+        for observer in observers {
+            let current = try await Self.first(observer) { $0.count == 1 }
+            #expect(try await current[0].value("title") != "Renamed elsewhere")
+        }
+        let other = Chain(
+            handlers: [],
+            terminal: try RemoteResponder(
+                model: backend.model, options: DemoRemoteOptions.v2(baseURL: try #require(backend.baseURL))))
+        let otherContext = ObjectContext(chain: other, model: backend.model)
+        try otherContext.object(with: ObjectID(entity: "Album", key: .integer(5))).set(
+            "Renamed elsewhere", for: "title")
+        _ = try await otherContext.save()
+        for observer in observers {
+            _ = try await Self.first(observer) { objects in
+                try await objects.first?.value("title") == "Renamed elsewhere"
+            }
+        }
+        let before = backend.stats.requestsByRoute["/v2/bands"] ?? 0
+        let response = try await first.send(.fetch(bands))
+        #expect(response.info.cacheStatus == .hit, "a change to an album leaves the bands cached")
+        #expect(backend.stats.requestsByRoute["/v2/bands"] ?? 0 == before)
+        await first.shutdown()
+        await second.shutdown()
+        await backend.stop()
+    }
+
+    /// The backend keeps a bounded window of changes and a new epoch per run: a cursor from
+    /// before a restart is a gap (410 with the current cursor), never a resume at the wrong place.
+    @Test func aCursorFromAnotherRunOfTheBackendIsAGap() async throws {
+        let backend = try DemoBackend(bands: 5)
+        let base = try #require(URL(string: "http://127.0.0.1:\(try await backend.start())"))
+        let remote = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: base))
+        let now = try await remote.respond(to: .changes(ChangesRequest(cursor: nil)), context: RequestContext())
+            .changeFeedPage()
+        let cursor = try #require(now.cursor)
+        #expect(!now.isGap)
+        let restarted = try DemoBackend(bands: 5)
+        let other = try RemoteResponder(
+            model: restarted.model,
+            options: DemoRemoteOptions.v2(
+                baseURL: try #require(URL(string: "http://127.0.0.1:\(try await restarted.start())"))))
+        let page = try await other.respond(to: .changes(ChangesRequest(cursor: cursor)), context: RequestContext())
+            .changeFeedPage()
+        #expect(page.isGap)
+        #expect(page.cursor != nil && page.cursor != cursor)
+        await backend.stop()
+        await restarted.stop()
+    }
+}
