@@ -33,14 +33,25 @@ struct ServeDemoCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-age"), help: "Send Cache-Control: max-age with this many seconds.")
     var maxAge: Int?
 
+    @Option(
+        help:
+            "Change random records (an album's price, a track's title) this many times a second, so GET /v2/changes has something to say."
+    )
+    var churn: Double?
+
     func validate() throws {
         for (name, value) in [
             ("--latency", Optional(latency)), ("--rate-limit", rateLimit), ("--fail-every", failEvery),
             ("--throttle-every", throttleEvery), ("--max-age", maxAge),
         ] {
-            if let value, value < 0 || (value == 0 && name != "--latency" && name != "--max-age") {
-                throw ValidationError("\(name) \(value): expected a positive number")
+            let zeroAllowed = name == "--latency" || name == "--max-age"
+            if let value, value < 0 || (value == 0 && !zeroAllowed) {
+                throw ValidationError(
+                    "\(name) \(value): expected \(zeroAllowed ? "zero or more" : "a positive number")")
             }
+        }
+        if let churn, !(churn > 0 && churn <= 1_000) {
+            throw ValidationError("--churn \(churn): expected changes per second, more than 0 and at most 1000")
         }
     }
 
@@ -57,14 +68,17 @@ struct ServeDemoCommand: AsyncParsableCommand {
               v1: GET /v1/catalog
               v2: GET /v2/bands?page=&per_page=&sort=, /v2/bands/search?name=, /v2/bands/{id},
                   /v2/bands/{id}/albums, /v2/albums?cursor=, /v2/albums/{id}, /v2/tracks?ids=1,2,
-                  /v2/tracks?album_id=1,2, /v2/tracks?page=, /v2/tracks/{id}; POST, PATCH, DELETE
+                  /v2/tracks?album_id=1,2, /v2/tracks?page=, /v2/tracks/{id}; POST, PATCH, DELETE;
+                  /v2/changes?since=&wait= (every change, long-polled)
               v3: GET /v3/bands, /v3/albums, /v3/tracks (?page=&per_page=), /v3/{bands,albums,tracks}/{id},
                   /v3/bands/{id}/albums, /v3/albums/{id}/tracks
-              quirks: \(Self.describe(quirks))
+              quirks: \(Self.describe(quirks))\(churn.map { "\n  churn: \($0) changes a second" } ?? "")
             Press Ctrl-C to stop.
 
             """
         FileHandle.standardOutput.write(Data(banner.utf8))
+        let churning = churn.map { rate in Task { await backend.churn(perSecond: rate) } }
+        defer { churning?.cancel() }
         while !Task.isCancelled {
             try await Task.sleep(for: .seconds(3600))
         }

@@ -4,7 +4,7 @@ import Testing
 /// Help texts read as paragraphs at the usual 80 columns: no sentence is broken after a few
 /// words (`explain --help` once wrapped "is pushed / down"), and no line runs past the width.
 @Suite struct HelpTextTests {
-    @Test(arguments: ["query", "save", "explain", "validate", "cache", "outbox", "demo", "serve-demo"])
+    @Test(arguments: ["query", "save", "explain", "validate", "cache", "outbox", "demo", "serve-demo", "watch"])
     func helpWrapsAsParagraphs(command: String) async throws {
         let help = try await CommandRunner.run([command, "--help"], environment: ["COLUMNS": "80"])
         #expect(help.status == 0, "\(help.stderr)")

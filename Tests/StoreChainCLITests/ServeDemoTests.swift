@@ -9,7 +9,9 @@ import Testing
     @Test func servesTheDemoBackendStandalone() async throws {
         let process = Process()
         process.executableURL = try CommandRunner.executable()
-        process.arguments = ["serve-demo", "--port", "0", "--bands", "3", "--etags", "--max-age", "60"]
+        process.arguments = [
+            "serve-demo", "--port", "0", "--bands", "3", "--etags", "--max-age", "60", "--churn", "50",
+        ]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -39,6 +41,13 @@ import Testing
         #expect(try count.fetchResult() == .count(3))
         #expect(text.contains("quirks: ETags with 304, max-age=60"), "\(text)")
         #expect(text.contains("/v2/tracks?album_id=1,2") && text.contains("/v3/bands/{id}/albums"))
+        #expect(text.contains("/v2/changes?since=") && text.contains("churn: 50.0 changes a second"), "\(text)")
+        // The churn changes records, and the change feed tells of it.
+        let now = try await v2.respond(to: .changes(ChangesRequest(cursor: nil)), context: RequestContext())
+        let changes = try await v2.respond(
+            to: .changes(ChangesRequest(cursor: try now.changeFeedPage().cursor, wait: .seconds(20))),
+            context: RequestContext())
+        #expect(try !changes.changeFeedPage().changes.isEmpty)
         let headers = try #require(count.info.http?.headers)
         let names = Set(headers.keys.map { $0.lowercased() })
         #expect(
@@ -47,9 +56,14 @@ import Testing
         )
     }
 
-    @Test func aQuirkOptionOutOfRangeIsRefusedNamingIt() async throws {
-        let result = try await CommandRunner.run(["serve-demo", "--fail-every", "0"])
+    @Test(arguments: [
+        (["--fail-every", "0"], "--fail-every 0: expected a positive number"),
+        (["--latency=-1"], "--latency -1: expected zero or more"),
+        (["--churn", "0"], "--churn 0.0: expected changes per second"),
+    ])
+    func aQuirkOptionOutOfRangeIsRefusedNamingIt(arguments: [String], message: String) async throws {
+        let result = try await CommandRunner.run(["serve-demo"] + arguments)
         #expect(result.status != 0)
-        #expect(result.stderr.contains("--fail-every 0: expected a positive number"), "\(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
     }
 }
