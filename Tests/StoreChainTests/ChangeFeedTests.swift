@@ -146,6 +146,47 @@ private final class AnswerQueue: Sendable {
         await chain.shutdown()
     }
 
+    /// An update that brings the object's new state changes the cached object in place, so the
+    /// complete collection stays complete and answers the next fetch (with the new value) without
+    /// a request; an insert cannot be placed (the lists it joins are not known), so the
+    /// collection is no longer complete and the next fetch goes to the backend.
+    @Test func anUpdateWithItsStateKeepsACompleteCollectionComplete() async throws {
+        let feed = ScriptedFeed(store: store)
+        let chain = chain(feed, caches: [MemoryCache(model: store.model)])
+        _ = try await chain.fetch(FetchRequest(entity: "Album"))
+        let events = chain.events.subscribe()
+        var iterator = events.makeAsyncIterator()
+        feed.answer(ChangeFeedPage(changes: [try change(album(21), ["year": 1990])], cursor: "c1"))
+        _ = await iterator.next()
+        let old = try TestData.fetch("Album", where: "year < 2000", sort: [FetchSortDescriptor("id")])
+        let answer = try await chain.send(.fetch(old))
+        // Values and versions (a stale version would make the next update a conflict).
+        struct State: Equatable {
+            let node: Node
+            static func == (a: State, b: State) -> Bool {
+                (a.node.id, a.node.attributes, a.node.relationships, a.node.version)
+                    == (b.node.id, b.node.attributes, b.node.relationships, b.node.version)
+            }
+        }
+        func state(_ result: FetchResult) -> [State] {
+            guard case .objects(let nodes) = result else { return [] }
+            return nodes.map(State.init)
+        }
+        #expect(state(try answer.fetchResult()) == state(try store.fetch(old)))
+        #expect(answer.info.cacheStatus == .hit)
+        #expect(feed.terminal.count(.fetch) == 1, "the collection answered")
+
+        let inserted = Node(
+            id: album(40), attributes: ["id": 40, "title": "New", "year": 1980],
+            relationships: ["band": .toOne(band(4))])
+        _ = try store.save(SaveChanges(inserted: [inserted]))
+        feed.answer(ChangeFeedPage(changes: [FeedChange(.insert, album(40), node: inserted)], cursor: "c2"))
+        _ = await iterator.next()
+        #expect(state(try await chain.fetch(old)) == state(try store.fetch(old)))
+        #expect(feed.terminal.count(.fetch) == 2, "after an insert the collection is read again")
+        await chain.shutdown()
+    }
+
     /// A failed request is asked again after the backoff (on the chain's clock) from the same
     /// cursor, so nothing is lost and nothing repeated.
     @Test func aFailedRequestResumesFromTheSameCursor() async throws {

@@ -19,12 +19,36 @@ extension CacheHandler: CachingHandler {
             return
         }
         var write = CacheWrite()
-        write.removed = change.inserted.union(change.updated).union(change.deleted)
+        let inPlace = await updatedInPlace(change, context: context)
+        write.nodes = Array(inPlace.values)
+        write.removed = change.inserted.union(change.updated).union(change.deleted).subtracting(inPlace.keys)
         write.invalidated = change.entities
-        write.incomplete = change.entities
+        // Entities changed in ways not applied in place: their complete collections may lack it.
+        write.incomplete = change.invalidatedEntities.union(write.removed.map(\.entity))
         // A save elsewhere, done: answers read before it are not stored after this.
         saveOrder.end(begun: [], changed: change.entities)
         await perform("write", context: context) { [write] in try await storage.write(write) }
+    }
+
+    /// The cached objects an update that brings the object's new state changes in place: it
+    /// takes the state's attributes and version and keeps its freshness and its relationships (the state must give the same to-one
+    /// relationships, or none), so the complete collections that hold it stay complete. An
+    /// object not cached, or whose relationships the change moves, is forgotten instead.
+    private func updatedInPlace(_ change: ChangeEvent, context: RequestContext) async -> [ObjectID: Node] {
+        let states = change.nodes.filter { change.updated.contains($0.id) && !change.deleted.contains($0.id) }
+        guard !states.isEmpty else { return [:] }
+        let cached = await perform("read", context: context) { try await storage.nodes(states.map(\.id)) } ?? [:]
+        var updated: [ObjectID: Node] = [:]
+        for state in states {
+            guard var node = cached[state.id], node.freshness != nil,
+                state.relationships.allSatisfy({ node.relationships[$0.key] == $0.value })
+            else { continue }
+            node.attributes = state.attributes
+            // The version the next update is based on (a stale one would be refused as a conflict).
+            node.version = state.version ?? node.version
+            updated[state.id] = node
+        }
+        return updated
     }
 
     /// The entities `change` may have changed: all of the model's after a gap.

@@ -79,7 +79,9 @@ extension ChangeFeedPage {
             }
             if let node = change.node, change.operation != .delete { event.nodes.append(node) }
         }
-        event.invalidatedEntities = Set(changes.map(\.id.entity)).union(invalidatedEntities)
+        // Only what the changes cannot name: the caches keep a collection complete when every
+        // change to it is applied in place.
+        event.invalidatedEntities = invalidatedEntities
         return event
     }
 }
