@@ -187,7 +187,8 @@ let package = Package(
             dependencies: ["StoreChain", "StoreChainPipeline", "StoreChainDemoBackend"],
             path: "Examples/Bandcamp",
             exclude: [
-                "README.md", "shared.pipeline.yml", "v1.pipeline.yml", "v2.pipeline.yml", "v3.pipeline.yml",
+                "README.md", "live.pipeline.yml", "shared.pipeline.yml", "v1.pipeline.yml", "v2.pipeline.yml",
+                "v3.pipeline.yml",
             ],
             sources: ["Sources"],
             resources: [.copy("music.model.yml")],

@@ -55,21 +55,27 @@ FLOORS = {
 # lanes against one lane; a shared-cache hit against a bare postgres-nio SELECT of the row, and a
 # shared rate-limit permit against a bare SELECT 1 (StoreChainPostgresBenchmarks, which needs
 # STORECHAIN_POSTGRES_URL or starts a throwaway cluster).
+# Reported with their 99th percentile too: the time from a save by one client to another
+# chain's app seeing it, through the change feed and by polling.
+PERCENTILES = ("Change delivery",)
+# Groups whose figure is a count of upstream requests (a custom metric), not a time.
+COUNTED = ("Churn",)
+REQUESTS_METRIC = "upstream-requests"
 # Allocations per call reported for these (package-benchmark's malloc counter).
 ALLOCATIONS = ["Memory cache hit: object fault through the handler"]
 
 
-def median(path: pathlib.Path) -> float:
-    """The file's 50th percentile, in nanoseconds for times and in units for counts."""
+def median(path: pathlib.Path, at: float = 50) -> float:
+    """The file's 50th (or `at`) percentile, in nanoseconds for times and in units for counts."""
     lines = path.read_text(encoding="utf-8").splitlines()
     time_unit = re.search(r"\((ns|μs|us|ms|s)\)", lines[0])
     count_unit = re.search(r"\((K|M|G)\)", lines[0])
     scale = TIME_UNITS[time_unit.group(1)] if time_unit else COUNT_UNITS[count_unit.group(1)] if count_unit else 1
     for line in lines[1:]:
         percentile, value = line.split("\t")[:2]
-        if float(percentile) >= 50:
+        if float(percentile) >= at:
             return float(value) * scale
-    raise SystemExit(f"{path.name}: no 50th percentile")
+    raise SystemExit(f"{path.name}: no {at:g}th percentile")
 
 
 def main(options: list) -> int:
@@ -84,19 +90,25 @@ def main(options: list) -> int:
             sys.stderr.write(run.stdout + run.stderr)
             return run.returncode
         medians = {}
+        tails = {}
         suffix = ".histogram.percentiles.tsv"
         for path in pathlib.Path(out).glob("*" + suffix):
             # "<run>.<target>.<name>.<metric>.histogram.percentiles.tsv"; names hold no dots.
             _, _, name, metric = path.name[: -len(suffix)].split(".", 3)
-            medians.setdefault(metric, {})[name.replace("_", " ")] = median(path)
-    return report(medians)
+            name = name.replace("_", " ")
+            medians.setdefault(metric, {})[name] = median(path)
+            if name.startswith(PERCENTILES) and metric == "wallClock":
+                tails[name] = median(path, 99)
+    return report(medians, tails)
 
 
-def report(medians: dict) -> int:
+def report(medians: dict, tails: dict) -> int:
     """Prints each benchmark's median, its ratio to its group's baseline and its target; then
     allocations per call, and how the scale groups grow from 1k to 100k objects."""
     # Each benchmark's figure: its peak memory growth when it measures that, else its time.
     figures = {**medians.get("wallClock", {}), **medians.get(MEMORY_METRIC, {})}
+    # Groups that count requests: their time is the length of the run, not a figure.
+    figures = {name: value for name, value in figures.items() if not name.startswith(COUNTED)}
     groups = {}
     for name, value in figures.items():
         group, _, subject = name.partition(": ")
@@ -122,6 +134,10 @@ def report(medians: dict) -> int:
     for name, floor in FLOORS.items():
         if name in figures and figures.get(floor):
             print(f"ratio to the floor, {name}: {figures[name] / figures[floor]:.2f}x")
+    for name in sorted(tails):
+        print(f"{name}: p50 {figures.get(name, 0) / 1e6:.1f} ms, p99 {tails[name] / 1e6:.1f} ms")
+    for name, count in sorted(medians.get(REQUESTS_METRIC, {}).items()):
+        print(f"{name}: {count:g} upstream requests")
     allocations = medians.get("mallocCountTotal", {})
     for name in ALLOCATIONS:
         if name in allocations:

@@ -15,4 +15,5 @@ let benchmarks: @Sendable () -> Void = {
     diskWriteBenchmarks()
     memoryBenchmarks()
     outboxBenchmarks()
+    changeFeedBenchmarks()
 }

@@ -25,7 +25,10 @@ import Testing
 
     @Test func theBandcampExampleFilesAreTheDemoPipelines() throws {
         let folder = Self.examples.appending(path: "Bandcamp")
-        for (file, text) in [("v1", DemoPipelines.v1), ("v2", DemoPipelines.v2), ("v3", DemoPipelines.v3)] {
+        for (file, text) in [
+            ("v1", DemoPipelines.v1), ("v2", DemoPipelines.v2), ("v3", DemoPipelines.v3),
+            ("live", DemoPipelines.v2Live),
+        ] {
             #expect(try String(contentsOf: folder.appending(path: "\(file).pipeline.yml"), encoding: .utf8) == text)
         }
         #expect(

@@ -25,6 +25,9 @@ struct BandcampExample {
                 await chain.shutdown()
                 print("   (\(backend.stats.requests) requests to the backend)\n")
             }
+            print("== live.pipeline.yml")
+            try await follow(
+                Pipeline.load(contentsOf: folder.appending(path: "live.pipeline.yml"), environment: environment))
         } catch {
             await backend.stop()
             throw error
@@ -70,5 +73,29 @@ struct BandcampExample {
         let newest = try await Album.fetch(
             context, where: ofBand, sortBy: [SortDescriptor(\.year, order: .reverse)], limit: 1)
         print("   \(name) now has \(count) albums, the newest \(newest.first?.loaded?.title ?? "none")")
+    }
+
+    /// Live updates: one chain observes a band's albums; another (as another process would)
+    /// renames one of them and saves; the observer prints the new titles as soon as the change
+    /// feed (`GET /v2/changes`, long-polled by the pipeline's `change-feed` handler) brings them.
+    static func follow(_ pipeline: Pipeline) async throws {
+        let (watching, writing) = (pipeline.makeChain(), pipeline.makeChain())
+        let reader = ObjectContext(chain: watching, model: pipeline.model)
+        guard let band = try await Band.fetch(reader, sortedBy: [.name], limit: 1).first,
+            let name = band.loaded?.name
+        else { return }
+        var albums = try Album.observe(
+            reader, where: #Predicate { $0.band.name == name }, sortBy: [SortDescriptor(\.title)]
+        ).makeAsyncIterator()
+        let before = try await albums.next() ?? []
+        print("   \(name): \(before.compactMap { $0.loaded?.title })")
+        let writer = ObjectContext(chain: writing, model: pipeline.model)
+        guard let first = before.first, let renamed = Album(writer.object(with: first.objectID)) else { return }
+        try await renamed.update { $0.title = "Renamed Elsewhere" }
+        try await writer.save()
+        let after = try await albums.next() ?? []
+        print("   another client renamed one; the observer now sees \(after.compactMap { $0.loaded?.title })")
+        await writing.shutdown()
+        await watching.shutdown()
     }
 }

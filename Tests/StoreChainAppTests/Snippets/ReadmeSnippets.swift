@@ -106,3 +106,15 @@ func settlingHeldSaves(chain: Chain) async throws {
     }
     // snippet end
 }
+
+func observingThroughAChangeFeed() async throws {
+    func render(_ objects: [ManagedObject]) {}
+    // snippet begin
+    let pipeline = try Pipeline.load(contentsOf: URL(filePath: "live.pipeline.yml"))
+    let context = ObjectContext(chain: pipeline.makeChain(), model: pipeline.model)
+    let expensive = FetchRequest(entity: "Album", predicate: try FetchPredicate("price > 15"))
+    for try await albums in context.observe(expensive) {
+        render(albums)  // again each time another client's change alters the result
+    }
+    // snippet end
+}
