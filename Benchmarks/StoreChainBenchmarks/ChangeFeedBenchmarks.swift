@@ -157,58 +157,60 @@ private func churnBenchmarks() {
         try fetches.map { FetchRequest(entity: $0.0, predicate: try FetchPredicate($0.1)) }
     }
     Benchmark("Churn 10s, 5 observed fetches: with the change feed", configuration: once) { benchmark in
-        let backend = try DemoBackend(bands: 40)
-        let url = try await startBackend(backend)
-        let remote = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: url))
-        let chain = Chain(terminal: remote) {
-            ChangeFeedHandler()
-            MemoryCache(model: backend.model)
-            PaginationHandler(model: backend.model, options: PaginationOptions(pageSize: 100))
-        }
-        let context = ObjectContext(chain: chain, model: backend.model)
-        let observers = try requests(fetches).map { request in
-            Task {
-                for try await objects in context.observe(request) { blackHole(objects) }
-            }
-        }
-        try await Task.sleep(for: .seconds(1))
-        let before = remote.traffic.requests
-        benchmark.startMeasurement()
-        let churn = Task { await backend.churn(perSecond: 10) }
-        try await Task.sleep(for: .seconds(10))
-        churn.cancel()
-        benchmark.stopMeasurement()
-        benchmark.measurement(.custom("upstream-requests"), remote.traffic.requests - before)
-        for observer in observers { observer.cancel() }
-        await chain.shutdown(cancelling: true)
-        await backend.stop()
-    }
-    Benchmark("Churn 10s, 5 observed fetches: baseline polling every second", configuration: once) { benchmark in
-        let backend = try DemoBackend(bands: 40)
-        let url = try await startBackend(backend)
-        let remote = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: url))
-        let chain = Chain(terminal: remote) {
-            MemoryCache(model: backend.model, options: CacheOptions(expiry: CacheExpiry(defaultTTL: .seconds(1))))
-            PaginationHandler(model: backend.model, options: PaginationOptions(pageSize: 100))
-        }
-        let pollers = try requests(fetches).map { request in
-            Task {
-                while !Task.isCancelled {
-                    blackHole(try await chain.fetch(request))
-                    try await Task.sleep(for: .seconds(1))
+        try await measureChurn(benchmark) { model in
+            [
+                ChangeFeedHandler(), MemoryCache(model: model),
+                PaginationHandler(model: model, options: PaginationOptions(pageSize: 100)),
+            ]
+        } app: { chain, model in
+            let context = ObjectContext(chain: chain, model: model)
+            return try requests(fetches).map { request in
+                Task {
+                    for try await objects in context.observe(request) { blackHole(objects) }
                 }
             }
         }
-        try await Task.sleep(for: .seconds(1))
-        let before = remote.traffic.requests
-        benchmark.startMeasurement()
-        let churn = Task { await backend.churn(perSecond: 10) }
-        try await Task.sleep(for: .seconds(10))
-        churn.cancel()
-        benchmark.stopMeasurement()
-        benchmark.measurement(.custom("upstream-requests"), remote.traffic.requests - before)
-        for poller in pollers { poller.cancel() }
-        await chain.shutdown(cancelling: true)
-        await backend.stop()
     }
+    Benchmark("Churn 10s, 5 observed fetches: baseline polling every second", configuration: once) { benchmark in
+        try await measureChurn(benchmark) { model in
+            [
+                MemoryCache(model: model, options: CacheOptions(expiry: CacheExpiry(defaultTTL: .seconds(1)))),
+                PaginationHandler(model: model, options: PaginationOptions(pageSize: 100)),
+            ]
+        } app: { chain, _ in
+            try requests(fetches).map { request in
+                Task {
+                    while !Task.isCancelled {
+                        blackHole(try await chain.fetch(request))
+                        try await Task.sleep(for: .seconds(1))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Starts a backend of 40 bands and a chain of `handlers` over it, starts the `app`'s tasks, lets
+/// them settle for a second, then records as `upstream-requests` what 10 s of `churn(perSecond:
+/// 10)` cost.
+private func measureChurn(
+    _ benchmark: Benchmark, handlers: (Model) -> [any StoreHandler],
+    app: (Chain, Model) throws -> [Task<Void, any Error>]
+) async throws {
+    let backend = try DemoBackend(bands: 40)
+    let url = try await startBackend(backend)
+    let remote = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: url))
+    let chain = Chain(handlers: handlers(backend.model), terminal: remote)
+    let tasks = try app(chain, backend.model)
+    try await Task.sleep(for: .seconds(1))
+    let before = remote.traffic.requests
+    benchmark.startMeasurement()
+    let churn = Task { await backend.churn(perSecond: 10) }
+    try await Task.sleep(for: .seconds(10))
+    churn.cancel()
+    benchmark.stopMeasurement()
+    benchmark.measurement(.custom("upstream-requests"), remote.traffic.requests - before)
+    for task in tasks { task.cancel() }
+    await chain.shutdown(cancelling: true)
+    await backend.stop()
 }

@@ -29,12 +29,7 @@ struct ExplainCommand: AsyncParsableCommand {
     var count = false
 
     func run() async throws {
-        do {
-            print(try await explanation())
-        } catch {
-            Output.report(error, predicateText: fetch.predicate)
-            throw ExitCode.failure
-        }
+        try await Output.reportingFailure(predicateText: fetch.predicate) { print(try await explanation()) }
     }
 
     func explanation() async throws -> String {

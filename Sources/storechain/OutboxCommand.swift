@@ -25,18 +25,6 @@ struct OutboxCommand: ParsableCommand {
         return (pipeline, outbox)
     }
 
-    /// Runs a subcommand's work, reporting errors as the other commands do.
-    static func reporting(_ body: () async throws -> Void) async throws {
-        do {
-            try await body()
-        } catch let exit as ExitCode {
-            throw exit
-        } catch {
-            Output.report(error)
-            throw ExitCode.failure
-        }
-    }
-
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Every save the outbox holds, oldest first: ID, entities, kind, state, attempts, last error.")
@@ -47,7 +35,7 @@ struct OutboxCommand: ParsableCommand {
         var format: QueryCommand.Format = .table
 
         func run() async throws {
-            try await OutboxCommand.reporting {
+            try await Output.reportingFailure {
                 let entries = try await OutboxCommand.outbox(pipeline).1.entries()
                 let header = ["id", "entity", "kind", "state", "attempts", "last-error", "created"]
                 let rows = entries.map { entry -> [Value] in
@@ -76,7 +64,7 @@ struct OutboxCommand: ParsableCommand {
         @OptionGroup var pipeline: PipelineOption
 
         func run() async throws {
-            try await OutboxCommand.reporting {
+            try await Output.reportingFailure {
                 let (loaded, outbox) = try OutboxCommand.outbox(pipeline)
                 let before = try await outbox.entries()
                 let chain = loaded.makeChain()
@@ -112,7 +100,7 @@ struct OutboxCommand: ParsableCommand {
         var id: Int64
 
         func run() async throws {
-            try await OutboxCommand.reporting {
+            try await Output.reportingFailure {
                 try await OutboxCommand.outbox(pipeline).1.discard(id)
                 print("discarded entry \(id)")
             }
@@ -129,7 +117,7 @@ struct OutboxCommand: ParsableCommand {
         var id: Int64
 
         func run() async throws {
-            try await OutboxCommand.reporting {
+            try await Output.reportingFailure {
                 try await OutboxCommand.outbox(pipeline).1.retry(id)
                 print("entry \(id) is pending again")
             }

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import StoreChain
 
@@ -5,6 +6,19 @@ import StoreChain
 enum Output {
     static func standardError(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    /// Runs a command's work; an error is reported on stderr (`report`) and the command exits
+    /// with a failure status.
+    static func reportingFailure(predicateText: String? = nil, _ work: () async throws -> Void) async throws {
+        do {
+            try await work()
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            report(error, predicateText: predicateText)
+            throw ExitCode.failure
+        }
     }
 
     /// Reports an error on stderr; for predicate syntax errors, points at the character.

@@ -47,12 +47,7 @@ struct SaveCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        do {
-            try await execute()
-        } catch {
-            Output.report(error)
-            throw ExitCode.failure
-        }
+        try await Output.reportingFailure { try await execute() }
     }
 
     private func execute() async throws {

@@ -32,12 +32,7 @@ struct WatchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        do {
-            try await execute()
-        } catch {
-            Output.report(error, predicateText: fetch.predicate)
-            throw ExitCode.failure
-        }
+        try await Output.reportingFailure(predicateText: fetch.predicate) { try await execute() }
     }
 
     private func execute() async throws {
