@@ -111,7 +111,8 @@ public enum DemoPipelines {
     /// its caches and observers learn of every change another client makes.
     public static let v2Live = v2.replacingOccurrences(
         of: "# The v2 API:", with: "# The v2 API, followed live through GET /v2/changes (the change-feed handler):"
-    ).replacingOccurrences(of: "handlers:\n", with: "handlers:\n  - change-feed: { wait: 25s }\n")
+    ).replacingOccurrences(
+        of: "handlers:\n", with: "handlers:\n  - change-feed: { wait: 25s, cursor-file: cache/v2.cursor }\n")
 
     /// The GitHub-style v3 API: every list pages, `ids=` batches, per-parent lists that page.
     public static let v3 = """

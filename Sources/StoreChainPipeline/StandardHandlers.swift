@@ -50,6 +50,8 @@ extension HandlerRegistry {
         registry.register("change-feed", options: ChangeFeedOptions.self) { options, context in
             // Checking a pipeline starts no feed.
             if context.validatesOnly { return NotOpened(name: "change-feed") }
+            var options = options
+            options.cursorFile = options.cursorFile.map { context.cacheURL(forPath: $0).path }
             return ChangeFeedHandler(options: options)
         }
         registry.register("batching", options: BatchingOptions.self, placement: .batching) { options, context in

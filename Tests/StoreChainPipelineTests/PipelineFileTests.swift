@@ -78,7 +78,7 @@ import Testing
             (handlers[8] as? ChangeFeedHandler)?.options
                 == ChangeFeedOptions(
                     wait: .seconds(20), interval: .seconds(2), retryBaseDelay: .milliseconds(500),
-                    retryMaxDelay: .seconds(60)))
+                    retryMaxDelay: .seconds(60), cursorFile: folder.appending(path: "cache/every.cursor").path))
         let batching = try #require(handlers[5] as? ScopedHandler)
         #expect(batching.kinds == [.objectFault] && batching.entities == ["Track"])
         #expect(

@@ -187,6 +187,52 @@ private final class AnswerQueue: Sendable {
         await chain.shutdown()
     }
 
+    /// With a cursor file, a process that starts again asks from where the last one stopped, so a
+    /// change made while it was stopped reaches it (and a disk cache that outlived it forgets it).
+    @Test func aRestartResumesFromTheKeptPosition() async throws {
+        let file = TemporaryFolder.make("feed-cursor").appending(path: "cache/feed.cursor").path
+        let options = ChangeFeedOptions(cursorFile: file)
+        let feed = ScriptedFeed(store: store)
+        let first = Chain(
+            handlers: [ChangeFeedHandler(options: options, jitter: { $0 })], terminal: feed.terminal, clock: clock)
+        var events = first.events.subscribe().makeAsyncIterator()
+        feed.answer(ChangeFeedPage(changes: [try change(album(10), ["price": 3.5])], cursor: "c1"))
+        _ = await events.next()
+        await feed.waitForRequests(3)
+        await first.shutdown()
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "c1\n")
+
+        let restarted = ScriptedFeed(store: store)
+        let second = Chain(
+            handlers: [ChangeFeedHandler(options: options, jitter: { $0 })], terminal: restarted.terminal, clock: clock)
+        var later = second.events.subscribe().makeAsyncIterator()
+        let missed = try change(album(11), ["price": 4.5])
+        restarted.answer(ChangeFeedPage(changes: [missed], cursor: "c2"))
+        #expect(await later.next()?.nodes == [try #require(missed.node)])
+        #expect(restarted.cursors.first == "c1", "asked from the kept position, not the current one")
+        await restarted.waitForRequests(2)
+        await second.shutdown()
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "c2\n")
+    }
+
+    /// A cursor file that holds no position says nothing of what changed while the process was
+    /// stopped: that is a gap (the caches forget everything) before anything else.
+    @Test func aCursorFileWithoutAPositionIsAGap() async throws {
+        let folder = TemporaryFolder.make("feed-cursor")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appending(path: "feed.cursor").path
+        try "".write(toFile: file, atomically: true, encoding: .utf8)
+        let log = CapturedLog()
+        let applied = Locked<[ChangeEvent]>([])
+        // Followed with services of no chain: it applies what it knows at start, then has nobody
+        // to ask and returns.
+        await ChangeFeedHandler(options: ChangeFeedOptions(cursorFile: file)).follow(
+            services: ChainServices(clock: clock, logger: log.logger())
+        ) { event in applied.withLock { $0.append(event) } }
+        #expect(applied.withLock { $0.map(\.isGap) } == [true])
+        #expect(log.text.contains("holds no feed position"))
+    }
+
     /// A failed request is asked again after the backoff (on the chain's clock) from the same
     /// cursor, so nothing is lost and nothing repeated.
     @Test func aFailedRequestResumesFromTheSameCursor() async throws {

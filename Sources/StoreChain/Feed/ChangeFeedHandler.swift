@@ -48,6 +48,15 @@ public final class ChangeFeedHandler: ChangeSource {
         let backoff = RetryPolicy(
             options: RetryOptions(baseDelay: options.retryBaseDelay, maxDelay: options.retryMaxDelay))
         var cursor: String?
+        if let file = options.cursorFile {
+            let kept = FeedCursorFile(path: file).read()
+            cursor = kept.cursor
+            if let problem = kept.problem {
+                // Where the feed stood is not known, so neither is what changed meanwhile.
+                services.logger.warning("change-feed: \(problem); caches forget what they hold")
+                await apply(ChangeEvent(source: name, isGap: true))
+            }
+        }
         var failures = 0
         while !Task.isCancelled {
             let started = clock.now
@@ -75,7 +84,13 @@ public final class ChangeFeedHandler: ChangeSource {
                 // the current position or a gap: ask at once. After an empty answer, not before
                 // the interval is up.
                 let waits = cursor != nil && page.changes.isEmpty && !page.isGap
-                cursor = page.cursor ?? (page.isGap ? nil : cursor)
+                let reached = page.cursor ?? (page.isGap ? nil : cursor)
+                if reached != cursor, let file = options.cursorFile, let reached {
+                    if let problem = FeedCursorFile(path: file).write(reached) {
+                        services.logger.warning("change-feed: \(problem)")
+                    }
+                }
+                cursor = reached
                 if waits { try await clock.sleep(until: started.addingTimeInterval(options.interval.timeInterval)) }
             } catch {
                 if Task.isCancelled || error is CancellationError { return }

@@ -10,11 +10,16 @@ public struct ChangeFeedOptions: Sendable, Hashable {
     public var retryBaseDelay: Duration
     /// The longest wait before asking again after failures.
     public var retryMaxDelay: Duration
+    /// A file that keeps the position the feed reached, so a process that starts again (over a
+    /// disk cache that outlived it) resumes from there and learns what changed while it was
+    /// stopped; `nil`: each start begins at the feed's current position.
+    public var cursorFile: String?
 
     public init(
         wait: Duration? = .seconds(25), interval: Duration = .seconds(1), retryBaseDelay: Duration = .seconds(1),
-        retryMaxDelay: Duration = .seconds(60)
+        retryMaxDelay: Duration = .seconds(60), cursorFile: String? = nil
     ) {
+        self.cursorFile = cursorFile
         self.wait = wait
         self.interval = interval
         self.retryBaseDelay = retryBaseDelay
@@ -24,11 +29,12 @@ public struct ChangeFeedOptions: Sendable, Hashable {
 
 extension ChangeFeedOptions: Decodable {
     private enum CodingKeys: String, CodingKey {
-        case wait, interval, retryBaseDelay, retryMaxDelay
+        case wait, interval, retryBaseDelay, retryMaxDelay, cursorFile
     }
 
-    /// Reads `{ wait: 25s, interval: 1s, retry-base-delay: 1s, retry-max-delay: 60s }` (`wait: 0s`
-    /// asks for answers at once); a key left out keeps the default of `init`.
+    /// Reads `{ wait: 25s, interval: 1s, retry-base-delay: 1s, retry-max-delay: 60s, cursor-file:
+    /// cache/feed.cursor }` (`wait: 0s` asks for answers at once); a key left out keeps the
+    /// default of `init`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = ChangeFeedOptions()
@@ -39,6 +45,7 @@ extension ChangeFeedOptions: Decodable {
             retryBaseDelay: try container.decodeIfPresent(TimeSpan.self, forKey: .retryBaseDelay)?.duration
                 ?? defaults.retryBaseDelay,
             retryMaxDelay: try container.decodeIfPresent(TimeSpan.self, forKey: .retryMaxDelay)?.duration
-                ?? defaults.retryMaxDelay)
+                ?? defaults.retryMaxDelay,
+            cursorFile: try container.decodeIfPresent(String.self, forKey: .cursorFile))
     }
 }
