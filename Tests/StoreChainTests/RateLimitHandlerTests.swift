@@ -101,6 +101,26 @@ import Testing
         #expect(terminal.count() == 10)
     }
 
+    /// A change feed's long poll waits on the backend for as long as it likes: it holds no
+    /// in-flight permit, so with `max-in-flight: 1` a fetch still passes while it waits.
+    @Test func aLongPollHoldsNoInFlightPermit() async throws {
+        let clock = ManualClock()
+        let terminal = RecordingResponder { request, _ in
+            if request.isLongPoll { try await clock.sleep(for: .seconds(25)) }
+            return StoreResponse(.object(nil), info: ResponseInfo(answeredBy: "terminal", origin: .remote))
+        }
+        let chain = Chain(
+            handlers: [RateLimitHandler(options: .init(rate: 1_000, burst: 1_000, maxInFlight: 1))],
+            terminal: terminal, clock: clock)
+        async let poll = chain.send(.changes(ChangesRequest(cursor: "c1", wait: .seconds(25))))
+        await clock.waitForSleepers(1)
+        async let fault = chain.send(request)
+        for _ in 0..<1_000 where terminal.count(.objectFault) == 0 { await Task.yield() }
+        #expect(terminal.count(.objectFault) == 1, "the fault passed while the long poll waited")
+        await clock.advance(by: .seconds(25))
+        _ = try await (poll, fault)
+    }
+
     @Test func retryAfterPausesEveryRequest() async throws {
         let clock = ManualClock()
         let (terminal, times) = Self.timed(clock) { index in

@@ -18,6 +18,14 @@ public struct ChangesRequest: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+extension StoreRequest {
+    /// Whether the backend may hold the request open until something happens (a request for
+    /// changes with a wait).
+    public var isLongPoll: Bool {
+        if case .changes(let request) = self { request.wait != nil } else { false }
+    }
+}
+
 /// One answer of a change feed: what changed after the position asked from, in the order the
 /// backend made the changes, and the position to ask from next.
 public struct ChangeFeedPage: Sendable, Hashable {

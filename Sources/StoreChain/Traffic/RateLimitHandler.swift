@@ -29,7 +29,9 @@ public struct RateLimitHandler: StoreHandler {
         }
         // A sub-request runs inside the permit of the request it serves, which waits for it:
         // taking a second permit could wait forever with `max-in-flight` requests all waiting.
-        let permit = context.lineage.isEmpty
+        // A long poll for changes counts towards the rate but holds no permit: it waits on the
+        // backend for minutes, and with `max-in-flight: 1` would leave no room for anything else.
+        let permit = context.lineage.isEmpty && !request.isLongPoll
         try await limiter.acquire(context: context, permit: permit)
         defer { if permit { limiter.release() } }
         do {
