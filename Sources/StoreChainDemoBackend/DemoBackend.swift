@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 import StoreChain
 import StoreChainPipeline
 
@@ -30,7 +31,14 @@ public final class DemoBackend: Sendable {
     let idempotentAnswers = Locked<[String: WriteAnswer]>([:])
     /// Every change any client made, for `GET /v2/changes`.
     let changeLog = DemoChangeLog()
-    private let server = Locked<(task: Task<Void, any Error>, port: Int)?>(nil)
+    private let server = Locked<Server?>(nil)
+
+    /// A running server: its task, the service group that runs it (to stop it gracefully), its port.
+    private struct Server {
+        let task: Task<Void, any Error>
+        let group: ServiceGroup
+        let port: Int
+    }
 
     /// What the backend has served.
     public struct Stats: Sendable, Hashable {
@@ -134,7 +142,9 @@ public final class DemoBackend: Sendable {
             },
             logger: logger
         )
-        let task = Task { try await application.runService(gracefulShutdownSignals: []) }
+        let group = ServiceGroup(
+            configuration: .init(services: [application], gracefulShutdownSignals: [], logger: logger))
+        let task = Task { try await group.run() }
         var iterator = stream.makeAsyncIterator()
         guard let bound = await iterator.next(), bound > 0 else {
             task.cancel()
@@ -143,21 +153,30 @@ public final class DemoBackend: Sendable {
                 .transport, "the demo backend could not listen on port \(port)",
                 suggestion: "choose another port, or 0 for any free one")
         }
-        server.withLock { $0 = (task, bound) }
+        server.withLock { $0 = Server(task: task, group: group, port: bound) }
         return bound
     }
 
-    /// Stops listening and waits until the server is down.
+    /// Stops listening and waits until the server is down: gracefully (requests under way are
+    /// answered; long polls for changes end at once), and by cancelling the server after five
+    /// seconds if a request is still running then. (Cancelling at once could trap in NIO when a
+    /// connection had been accepted but not yet handed over: "Deinited NIOAsyncWriter without
+    /// calling finish()", swift-nio issue 3481.)
     public func stop() async {
         guard
-            let running = server.withLock({ state -> (task: Task<Void, any Error>, port: Int)? in
+            let running = server.withLock({ state -> Server? in
                 defer { state = nil }
                 return state
             })
         else { return }
         changeLog.close()
-        running.task.cancel()
+        await running.group.triggerGracefulShutdown()
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(5))
+            running.task.cancel()
+        }
         _ = try? await running.task.value
+        watchdog.cancel()
     }
 
     /// Counts a request and decides on quirks: the response to send instead, if any.
