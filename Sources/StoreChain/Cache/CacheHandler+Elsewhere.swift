@@ -30,10 +30,11 @@ extension CacheHandler: CachingHandler {
         await perform("write", context: context) { [write] in try await storage.write(write) }
     }
 
-    /// The cached objects an update that brings the object's new state changes in place: it
-    /// takes the state's attributes and version and keeps its freshness and its relationships (the state must give the same to-one
-    /// relationships, or none), so the complete collections that hold it stay complete. An
-    /// object not cached, or whose relationships the change moves, is forgotten instead.
+    /// The cached objects an update that brings the object's new state changes in place: each
+    /// takes the state's attributes and version and keeps its freshness and relationships (the
+    /// state must give the same to-one relationships, or none), so the complete collections that
+    /// hold it stay complete. An object not cached, or whose relationships the change moves, is
+    /// forgotten instead.
     private func updatedInPlace(_ change: ChangeEvent, context: RequestContext) async -> [ObjectID: Node] {
         let states = change.nodes.filter { change.updated.contains($0.id) && !change.deleted.contains($0.id) }
         guard !states.isEmpty else { return [:] }

@@ -19,7 +19,10 @@ import Foundation
 ///    restarted backend resumes where it stopped, losing and repeating nothing.
 ///
 /// ```swift
-/// Chain(terminal: remote) { ChangeFeedHandler(); CacheHandler(storage: MemoryCacheStorage(), model: model) }
+/// let chain = Chain(terminal: remote) {
+///     ChangeFeedHandler(options: ChangeFeedOptions(wait: .seconds(25)))
+///     MemoryCache(model: model)
+/// }
 /// ```
 public final class ChangeFeedHandler: ChangeSource {
     public let name = "change-feed"
