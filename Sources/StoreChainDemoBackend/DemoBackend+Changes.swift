@@ -16,11 +16,7 @@ extension DemoBackend {
     func changes(_ request: Request, route: String) async throws -> Response {
         let quirks = self.quirks.withLock { $0 }
         if quirks.latency > .zero { try await Task.sleep(for: quirks.latency) }
-        if let (status, retryAfter) = admit(route) {
-            var headers = HTTPFields()
-            if let retryAfter { headers[.retryAfter] = String(retryAfter) }
-            return raw(#"{"error": "busy"}"#, status: .init(code: status), headers: headers)
-        }
+        if let refusal = busyAnswer(route) { return refusal }
         let parameters = request.uri.queryParameters
         let wait = min(30, max(0, parameters.get("wait").flatMap(Double.init) ?? 0))
         let limit = min(1_000, max(1, parameters.get("limit").flatMap(Int.init) ?? 500))

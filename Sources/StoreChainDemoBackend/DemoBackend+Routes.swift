@@ -141,6 +141,14 @@ extension DemoBackend {
         return raw(text, status: .ok, headers: headers)
     }
 
+    /// Counts a write or a poll for changes and, when a quirk refuses it, the 429 or 500 to send.
+    func busyAnswer(_ route: String) -> Response? {
+        guard let (status, retryAfter) = admit(route) else { return nil }
+        var headers = HTTPFields()
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return raw(#"{"error": "busy"}"#, status: .init(code: status), headers: headers)
+    }
+
     func raw(_ text: String, status: HTTPResponse.Status, headers: HTTPFields = HTTPFields()) -> Response {
         var headers = headers
         headers[.contentType] = "application/json"
@@ -151,11 +159,7 @@ extension DemoBackend {
     private func write(
         _ request: Request, _ context: BasicRequestContext, route: String, _ change: (JSONValue) throws -> JSONValue?
     ) async throws -> Response {
-        if let (status, retryAfter) = admit(route) {
-            var headers = HTTPFields()
-            if let retryAfter { headers[.retryAfter] = String(retryAfter) }
-            return raw(#"{"error": "busy"}"#, status: .init(code: status), headers: headers)
-        }
+        if let refusal = busyAnswer(route) { return refusal }
         let buffer = try await request.body.collect(upTo: 1 << 20)
         let bytes = Array(buffer.readableBytesView)
         let body: JSONValue

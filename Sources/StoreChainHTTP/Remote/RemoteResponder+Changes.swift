@@ -23,11 +23,11 @@ extension RemoteResponder {
             template.method, url, longPoll: request.wait, context: context, accepting: feed.gapStatuses)
         let info = ResponseInfo(answeredBy: name, origin: .remote)
         let source = RemoteError.redacted(url)
-        let body =
-            feed.gapStatuses.contains(response.status)
-            ? ((try? json(response, from: url)) ?? .null) : try json(response, from: url)
+        let isGap = feed.gapStatuses.contains(response.status)
+        // A gap answer's body is read only for the cursor it may give.
+        let body = isGap ? ((try? json(response, from: url)) ?? .null) : try json(response, from: url)
         let cursor = Self.cursorText(JSONPath.value(at: feed.cursor, in: body))
-        if feed.gapStatuses.contains(response.status) {
+        if isGap {
             return StoreResponse(.changes(ChangeFeedPage(changes: [], cursor: cursor, isGap: true)), info: info)
         }
         guard case .array(let entries)? = JSONPath.value(at: feed.changes, in: body) else {
@@ -62,7 +62,7 @@ extension RemoteResponder {
         guard let name = JSONPath.value(at: feed.entity, in: entry).flatMap(Self.cursorText) else {
             throw StoreChainError(.badRecord, "the change has no entity at '\(feed.entity)'")
         }
-        guard let entityName = entityName(of: entry, feed: feed), let entity = model.entity(named: entityName) else {
+        guard let entityName = entityName(named: name, feed: feed), let entity = model.entity(named: entityName) else {
             throw StoreChainError(
                 .unknownEntity, "the change names entity '\(name)', which the model does not have",
                 suggestion: "map it in the change feed's 'entity-names'")
@@ -98,7 +98,13 @@ extension RemoteResponder {
 
     /// The model entity a change names, if any.
     private func entityName(of entry: JSONValue, feed: RemoteChangesOptions) -> String? {
-        guard let name = JSONPath.value(at: feed.entity, in: entry).flatMap(Self.cursorText) else { return nil }
+        JSONPath.value(at: feed.entity, in: entry).flatMap(Self.cursorText).flatMap {
+            entityName(named: $0, feed: feed)
+        }
+    }
+
+    /// The model entity the backend calls `name`, if any.
+    private func entityName(named name: String, feed: RemoteChangesOptions) -> String? {
         if let mapped = feed.entityNames[name] { return mapped }
         return model.entities.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.name
     }
