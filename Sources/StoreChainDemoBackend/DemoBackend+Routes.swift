@@ -97,6 +97,7 @@ extension DemoBackend {
             }
         }
         router.get("/v2/changes") { request, _ in try await self.changes(request, route: "/v2/changes") }
+        router.get("/v2/events") { request, _ in try await self.events(request, route: "/v2/events") }
         addGitHubStyleRoutes(to: router)
         addMisbehavingRoutes(to: router)
         return router

@@ -38,6 +38,12 @@ final class DemoChangeLog: Sendable {
 
     var cursor: String { state.withLock { "\(epoch)-\($0.last)" } }
 
+    /// Whether the backend is stopping (long polls and event streams end).
+    var isClosed: Bool { state.withLock(\.isClosed) }
+
+    /// The cursor that stands for `entry`: asking from it gives the changes after it.
+    func cursor(of entry: Entry) -> String { "\(epoch)-\(entry.number)" }
+
     /// Records what a save changed, in order, and wakes every long poll.
     func record(_ changes: SaveChanges, _ result: SaveResult) {
         var made: [(ObjectID, FeedChange.Operation)] = []

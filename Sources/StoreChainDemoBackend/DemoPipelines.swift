@@ -114,6 +114,19 @@ public enum DemoPipelines {
     ).replacingOccurrences(
         of: "handlers:\n", with: "handlers:\n  - change-feed: { wait: 25s, cursor-file: cache/v2.cursor }\n")
 
+    /// The v2 pipeline following the backend's changes as server-sent events (`GET /v2/events`):
+    /// each request reads the stream from the last event's id until its events stop.
+    public static let v2Stream = v2.replacingOccurrences(
+        of: "# The v2 API:",
+        with: "# The v2 API, followed live through the event stream GET /v2/events (the change-feed handler):"
+    ).replacingOccurrences(
+        of: "handlers:\n", with: "handlers:\n  - change-feed: { wait: 25s, cursor-file: cache/v2-events.cursor }\n"
+    ).replacingOccurrences(
+        of: #"changes: { request: "GET /changes?since={cursor}&wait={wait}", entity: type, operation: op }"#,
+        with:
+            #"changes: { request: GET /events, format: event-stream, entity: type, operation: op, gap-events: [gap] }"#
+    )
+
     /// The GitHub-style v3 API: every list pages, `ids=` batches, per-parent lists that page.
     public static let v3 = """
         # The GitHub-style v3 API: every list pages by page number with Link headers (30 a page

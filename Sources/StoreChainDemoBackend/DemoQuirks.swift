@@ -12,11 +12,15 @@ public struct DemoQuirks: Sendable, Hashable {
     public var etags = false
     /// Send `Cache-Control: max-age=` with this many seconds.
     public var maxAgeSeconds: Int?
+    /// End every event stream (`GET /v2/events`) after this many events, in the middle of the
+    /// next one, as a dropped connection does.
+    public var dropEventStreamAfter: Int?
 
     public init(
         latency: Duration = .zero, rateLimitPerSecond: Int? = nil, failEvery: Int? = nil, throttleEvery: Int? = nil,
-        etags: Bool = false, maxAgeSeconds: Int? = nil
+        etags: Bool = false, maxAgeSeconds: Int? = nil, dropEventStreamAfter: Int? = nil
     ) {
+        self.dropEventStreamAfter = dropEventStreamAfter
         self.latency = latency
         self.rateLimitPerSecond = rateLimitPerSecond
         self.failEvery = failEvery

@@ -90,6 +90,15 @@ public enum DemoRemoteOptions {
                 request: "GET /changes?since={cursor}&wait={wait}", entity: "type", operation: "op"))
     }
 
+    /// v2 with its changes followed as server-sent events (`GET /v2/events`) instead of the
+    /// long-polled `GET /v2/changes`.
+    public static func v2Stream(baseURL: URL) -> RemoteOptions {
+        var options = v2(baseURL: baseURL)
+        options.changes = RemoteChangesOptions(
+            request: "GET /events", format: .eventStream, entity: "type", operation: "op", gapEvents: ["gap"])
+        return options
+    }
+
     /// v3, GitHub-style: every list pages by page number with `Link` headers (30 a page unless
     /// asked for up to 100), `ids=` batches, per-parent lists for albums and tracks that page.
     public static func v3(baseURL: URL) -> RemoteOptions {

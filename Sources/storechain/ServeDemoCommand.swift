@@ -35,7 +35,7 @@ struct ServeDemoCommand: AsyncParsableCommand {
 
     @Option(
         help:
-            "Change random records (an album's price, a track's title) this many times a second, so GET /v2/changes has something to say."
+            "Change random records (an album's price, a track's title) this many times a second, so GET /v2/changes and /v2/events have something to say."
     )
     var churn: Double?
 
@@ -69,7 +69,8 @@ struct ServeDemoCommand: AsyncParsableCommand {
               v2: GET /v2/bands?page=&per_page=&sort=, /v2/bands/search?name=, /v2/bands/{id},
                   /v2/bands/{id}/albums, /v2/albums?cursor=, /v2/albums/{id}, /v2/tracks?ids=1,2,
                   /v2/tracks?album_id=1,2, /v2/tracks?page=, /v2/tracks/{id}; POST, PATCH, DELETE;
-                  /v2/changes?since=&wait= (every change, long-polled)
+                  /v2/changes?since=&wait= (every change, long-polled),
+                  /v2/events (every change as server-sent events; Last-Event-ID resumes)
               v3: GET /v3/bands, /v3/albums, /v3/tracks (?page=&per_page=), /v3/{bands,albums,tracks}/{id},
                   /v3/bands/{id}/albums, /v3/albums/{id}/tracks
               quirks: \(Self.describe(quirks))\(churn.map { "\n  churn: \($0) changes a second" } ?? "")

@@ -41,7 +41,9 @@ import Testing
         #expect(try count.fetchResult() == .count(3))
         #expect(text.contains("quirks: ETags with 304, max-age=60"), "\(text)")
         #expect(text.contains("/v2/tracks?album_id=1,2") && text.contains("/v3/bands/{id}/albums"))
-        #expect(text.contains("/v2/changes?since=") && text.contains("churn: 50.0 changes a second"), "\(text)")
+        #expect(
+            text.contains("/v2/changes?since=") && text.contains("/v2/events")
+                && text.contains("churn: 50.0 changes a second"), "\(text)")
         // The churn changes records, and the change feed tells of it.
         let now = try await v2.respond(to: .changes(ChangesRequest(cursor: nil)), context: RequestContext())
         let changes = try await v2.respond(

@@ -6,18 +6,21 @@ import StoreChainPipeline
 import StoreChainTesting
 import Testing
 
-/// The change feed against the demo backend over loopback: `GET /v2/changes` long-polled by
-/// the `change-feed` handler of the demo's live pipeline.
+/// The change feed against the demo backend over loopback: `GET /v2/changes` long-polled, and
+/// `GET /v2/events` as server-sent events, by the `change-feed` handler of the demo's live
+/// pipelines.
 @Suite(.serialized) struct ChangeFeedEndToEndTests {
     /// The demo model and live pipeline in a fresh folder, and the environment that points them
     /// at `port` and at one cache folder.
-    static func pipeline(port: Int) throws -> (file: URL, environment: [String: String]) {
+    static func pipeline(port: Int, text: String = DemoPipelines.v2Live) throws
+        -> (file: URL, environment: [String: String])
+    {
         let folder = TemporaryFolder.make("storechain-feed")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try DemoCatalogModel.text.write(
             to: folder.appending(path: "music.model.yml"), atomically: true, encoding: .utf8)
         let file = folder.appending(path: "live.pipeline.yml")
-        try DemoPipelines.v2Live.write(to: file, atomically: true, encoding: .utf8)
+        try text.write(to: file, atomically: true, encoding: .utf8)
         return (file, ["STORECHAIN_DEMO_URL": "http://127.0.0.1:\(port)", "STORECHAIN_CACHE_DIR": folder.path])
     }
 
@@ -47,10 +50,11 @@ import Testing
     /// Two processes over one disk cache, each following the feed and observing the same fetch;
     /// a third client renames an album through the backend: both observers deliver the new title,
     /// and a fetch outside the change's reach is still answered from the caches.
-    @Test func aSaveByAnotherClientReachesObserversInTwoProcessesOverOneDiskCache() async throws {
+    @Test(arguments: [DemoPipelines.v2Live, DemoPipelines.v2Stream])
+    func aSaveByAnotherClientReachesObserversInTwoProcessesOverOneDiskCache(pipeline: String) async throws {
         let backend = try DemoBackend(bands: 20)
         let port = try await backend.start()
-        let (file, environment) = try Self.pipeline(port: port)
+        let (file, environment) = try Self.pipeline(port: port, text: pipeline)
         let first = try Pipeline.load(contentsOf: file, environment: environment).makeChain()
         let second = try Pipeline.load(contentsOf: file, environment: environment).makeChain()
         let request = try TestData.fetch("Album", where: "id == 5")
@@ -106,5 +110,53 @@ import Testing
         #expect(page.cursor != nil && page.cursor != cursor)
         await backend.stop()
         await restarted.stop()
+    }
+
+    /// An event stream that drops in the middle of an event (the demo's quirk) is read again from
+    /// the last whole event's id: every change arrives once, in order, over real HTTP. The last
+    /// read ends when the stream goes quiet after its event, not at the ten-minute wait (the time
+    /// limit guards that rule: reads that waited out their wait would pass it only after 10 min).
+    @Test(.timeLimit(.minutes(1)))
+    func aDroppedEventStreamResumesWithoutLosingOrRepeatingAChange() async throws {
+        let backend = try DemoBackend(bands: 5, quirks: DemoQuirks(dropEventStreamAfter: 2))
+        let base = try #require(URL(string: "http://127.0.0.1:\(try await backend.start())"))
+        let remote = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2Stream(baseURL: base))
+        let start = try await remote.respond(to: .changes(ChangesRequest(cursor: nil)), context: RequestContext())
+            .changeFeedPage()
+        var cursor = try #require(start.cursor, "the stream says where it stands before any change")
+        let albums = (1...5).map { ObjectID(entity: "Album", key: .integer($0)) }
+        let other = ObjectContext(chain: Chain(handlers: [], terminal: remote), model: backend.model)
+        for (index, id) in albums.enumerated() { try other.object(with: id).set("Renamed \(index)", for: "title") }
+        _ = try await other.save()
+        var seen: [ObjectID] = []
+        var requests = 0
+        while seen.count < albums.count, requests < 10 {
+            let page = try await remote.respond(
+                to: .changes(ChangesRequest(cursor: cursor, wait: .seconds(600))), context: RequestContext()
+            ).changeFeedPage()
+            #expect(!page.isGap)
+            seen += page.changes.map(\.id)
+            cursor = try #require(page.cursor)
+            requests += 1
+        }
+        #expect(seen == albums)
+        #expect(requests == 3, "two whole events a connection, then the drop")
+        #expect(backend.stats.requestsByRoute["/v2/events"] == 4)
+        await backend.stop()
+    }
+
+    /// An id from another run of the backend gets a `gap` event with the current id.
+    @Test func anEventStreamIdFromAnotherRunIsAGap() async throws {
+        let backend = try DemoBackend(bands: 5)
+        let base = try #require(URL(string: "http://127.0.0.1:\(try await backend.start())"))
+        let remote = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2Stream(baseURL: base))
+        let now = try await remote.respond(to: .changes(ChangesRequest(cursor: nil)), context: RequestContext())
+            .changeFeedPage()
+        let page = try await remote.respond(
+            to: .changes(ChangesRequest(cursor: "old-3", wait: .seconds(5))), context: RequestContext()
+        ).changeFeedPage()
+        #expect(page.isGap)
+        #expect(page.cursor != nil && page.cursor == now.cursor)
+        await backend.stop()
     }
 }

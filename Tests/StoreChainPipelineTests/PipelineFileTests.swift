@@ -166,6 +166,40 @@ import Testing
             }, "\(messages)")
     }
 
+    /// An event-stream feed's options load from a file; a format it does not know, or a quiet
+    /// time that is not a duration, is an error at its line.
+    @Test func eventStreamFeedOptionsLoadAndBadValuesAreLocated() throws {
+        func text(_ changes: String) -> String {
+            """
+            model: music.model.yml
+            handlers:
+              - change-feed: { wait: 25s }
+            terminal:
+              remote:
+                base-url: http://127.0.0.1:8080
+                changes: \(changes)
+                entities: { Band: {}, Album: {}, Track: {} }
+            """
+        }
+        let good = try Pipeline.parse(
+            text(
+                "{ request: GET /events, format: event-stream, gap-events: [reset], ignored-events: [tick], quiet: 50ms }"
+            ), source: "live.yml", directory: Self.fixtures)
+        let options = try #require((good.terminal as? RemoteResponder)?.options.changes)
+        #expect(options.format == .eventStream)
+        #expect(options.gapEvents == ["reset"] && options.ignoredEvents == ["tick"])
+        #expect(options.quiet == .milliseconds(50))
+        for (changes, problem) in [
+            ("{ request: GET /events, format: sse }", "sse"), ("{ request: GET /events, quiet: later }", "later"),
+        ] {
+            let failure = try #require(throws: ValidationFailure.self) {
+                try Pipeline.parse(text(changes), source: "live.yml", directory: Self.fixtures, validatesOnly: true)
+            }
+            let messages = failure.errors.map(\.description)
+            #expect(messages.contains { $0.contains("live.yml:7") && $0.contains(problem) }, "\(messages)")
+        }
+    }
+
     @Test func jsonPipelineFilesWithBareHandlerNames() async throws {
         let pipeline = try Pipeline.load(contentsOf: Self.fixtures.appending(path: "minimal.pipeline.json"))
         #expect(pipeline.stages.map(\.type) == ["logging", "memory-cache"])

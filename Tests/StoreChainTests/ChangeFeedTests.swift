@@ -254,6 +254,22 @@ private final class AnswerQueue: Sendable {
         await chain.shutdown()
     }
 
+    /// A backend that asks for a reconnection time (an event stream's `retry`) gets it: the
+    /// first wait after a failure is that time, not `retry-base-delay`.
+    @Test func aReconnectionTimeTheBackendAsksForIsTheWaitAfterAFailure() async throws {
+        let feed = ScriptedFeed(store: store)
+        let chain = chain(feed)
+        let events = chain.events.subscribe()
+        var iterator = events.makeAsyncIterator()
+        let first = try change(album(10), ["price": 1.5])
+        feed.answer(ChangeFeedPage(changes: [first], cursor: "c1", reconnectionTime: .seconds(5)))
+        _ = await iterator.next()
+        feed.fail(StoreChainError(.transport, "connection reset"))
+        await clock.waitForSleepers(1)
+        #expect(clock.nextDeadline == clock.now.addingTimeInterval(5))
+        await chain.shutdown()
+    }
+
     /// A gap (the backend no longer keeps changes that far back) cannot be named: every cache
     /// forgets what it holds, and the feed goes on at once from the cursor the gap answer gives.
     @Test func aGapMakesTheCachesForgetEverything() async throws {

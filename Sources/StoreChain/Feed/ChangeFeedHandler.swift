@@ -15,8 +15,9 @@ import Foundation
 ///    says the position is too old (a gap) becomes a gap event: every cache forgets what it
 ///    holds and every observation refetches, since nobody can name what was missed.
 /// 4. A failure is logged and asked again from the same position after a backoff with jitter
-///    (`retry-base-delay` doubling up to `retry-max-delay`), so a dropped connection or a
-///    restarted backend resumes where it stopped, losing and repeating nothing.
+///    (`retry-base-delay`, or the reconnection time the backend last asked for, doubling up to
+///    `retry-max-delay`), so a dropped connection or a restarted backend resumes where it
+///    stopped, losing and repeating nothing.
 ///
 /// ```swift
 /// let chain = Chain(terminal: remote) {
@@ -48,8 +49,7 @@ public final class ChangeFeedHandler: ChangeSource {
 
     public func follow(services: ChainServices, apply: @escaping @Sendable (ChangeEvent) async -> Void) async {
         let clock = services.clock
-        let backoff = RetryPolicy(
-            options: RetryOptions(baseDelay: options.retryBaseDelay, maxDelay: options.retryMaxDelay))
+        var backoff = Self.backoff(from: options.retryBaseDelay, upTo: options.retryMaxDelay)
         var cursor: String?
         if let file = options.cursorFile {
             let kept = FeedCursorFile(path: file).read()
@@ -75,6 +75,9 @@ public final class ChangeFeedHandler: ChangeSource {
                         "change-feed: resumed after \(failures) failure(s), from \(cursor ?? "the current position")")
                 }
                 failures = 0
+                if let asked = page.reconnectionTime {
+                    backoff = Self.backoff(from: asked, upTo: max(asked, options.retryMaxDelay))
+                }
                 if page.isGap {
                     services.logger.warning(
                         "change-feed: the backend cannot answer from \(cursor ?? "the current position") (a gap); caches forget what they hold and observers refetch"
@@ -109,5 +112,9 @@ public final class ChangeFeedHandler: ChangeSource {
                 do { try await clock.sleep(for: delay) } catch { return }
             }
         }
+    }
+
+    private static func backoff(from base: Duration, upTo ceiling: Duration) -> RetryPolicy {
+        RetryPolicy(options: RetryOptions(baseDelay: base, maxDelay: ceiling))
     }
 }

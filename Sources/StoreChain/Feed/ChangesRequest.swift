@@ -40,12 +40,19 @@ public struct ChangeFeedPage: Sendable, Hashable {
     /// Entities changed in ways the feed could not name (a change whose key could not be read):
     /// everything cached of them is forgotten.
     public var invalidatedEntities: Set<String>
+    /// How long to wait before asking again after a failure, as the backend asked (an event
+    /// stream's `retry` field); `nil`: the feed's own `retry-base-delay`.
+    public var reconnectionTime: Duration?
 
-    public init(changes: [FeedChange], cursor: String?, isGap: Bool = false, invalidatedEntities: Set<String> = []) {
+    public init(
+        changes: [FeedChange], cursor: String?, isGap: Bool = false, invalidatedEntities: Set<String> = [],
+        reconnectionTime: Duration? = nil
+    ) {
         self.changes = changes
         self.cursor = cursor
         self.isGap = isGap
         self.invalidatedEntities = invalidatedEntities
+        self.reconnectionTime = reconnectionTime
     }
 }
 

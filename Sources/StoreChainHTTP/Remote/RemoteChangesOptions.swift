@@ -17,8 +17,35 @@ import StoreChain
 ///
 /// `{cursor}` is left out when asking for the current position; `{wait}` is the long poll's
 /// wait in whole seconds.
+///
+/// Or a stream of server-sent events (`text/event-stream`), each event's `data` one change
+/// read by the same fields (the operation may be the event's type instead):
+///
+/// ```yaml
+/// changes:
+///   request: GET /events
+///   format: event-stream      # Last-Event-ID carries the cursor
+///   entity: type
+///   operation: op
+///   gap-events: [gap]         # an event type that means "cannot resume from that id"
+/// ```
 public struct RemoteChangesOptions: Sendable, Hashable {
+    /// How the feed answers.
+    public enum Format: String, Sendable, Hashable, CaseIterable, Decodable {
+        /// A JSON body with the list of changes and the next cursor (a changes-since endpoint).
+        case json
+        /// Server-sent events: each event's data is one change, the last event ID is the cursor
+        /// (sent back as `Last-Event-ID`), and a request reads the stream until its events stop
+        /// for `quiet` (or its wait is up), so each answer is one exchange the chain sees.
+        case eventStream = "event-stream"
+
+        public init(from decoder: any Decoder) throws {
+            self = try ConfigurationDecoding.enumCase(Self.self, from: decoder, what: "change feed format")
+        }
+    }
+
     public var request: String
+    public var format: Format
     /// Where the list of changes sits in the body.
     public var changes: String
     /// Where the next cursor sits in the body.
@@ -36,13 +63,26 @@ public struct RemoteChangesOptions: Sendable, Hashable {
     public var record: String?
     /// Statuses that mean the backend cannot answer from the cursor asked (a gap).
     public var gapStatuses: Set<Int>
+    /// Event types (an event stream's) that mean the backend cannot resume from the id asked: a
+    /// gap, going on from that event's id.
+    public var gapEvents: Set<String>
+    /// Event types (an event stream's) that carry no change, such as keep-alives with data.
+    public var ignoredEvents: Set<String>
+    /// How long an event stream may stay silent after an event before the answer ends.
+    public var quiet: Duration
 
     public init(
-        request: String, changes: String = "changes", cursor: String = "cursor", entity: String = "entity",
-        entityNames: [String: String] = [:], key: String = "id", operation: String = "operation",
-        record: String? = "record", gapStatuses: Set<Int> = [409, 410]
+        request: String, format: Format = .json, changes: String = "changes", cursor: String = "cursor",
+        entity: String = "entity", entityNames: [String: String] = [:], key: String = "id",
+        operation: String = "operation", record: String? = "record", gapStatuses: Set<Int> = [409, 410],
+        gapEvents: Set<String> = [], ignoredEvents: Set<String> = ["ping", "heartbeat", "keep-alive"],
+        quiet: Duration = .milliseconds(20)
     ) {
         self.request = request
+        self.format = format
+        self.gapEvents = gapEvents
+        self.ignoredEvents = ignoredEvents
+        self.quiet = quiet
         self.changes = changes
         self.cursor = cursor
         self.entity = entity
@@ -66,7 +106,8 @@ public struct RemoteChangesOptions: Sendable, Hashable {
 
 extension RemoteChangesOptions: Decodable {
     private enum Keys: String, CodingKey {
-        case request, changes, cursor, entity, entityNames, key, operation, record, gapStatuses
+        case request, format, changes, cursor, entity, entityNames, key, operation, record, gapStatuses, gapEvents
+        case ignoredEvents, quiet
     }
 
     /// Reads the `changes` section (only `request` required); a key left out keeps the default
@@ -76,6 +117,7 @@ extension RemoteChangesOptions: Decodable {
         let defaults = RemoteChangesOptions(request: try container.decode(String.self, forKey: .request))
         self.init(
             request: defaults.request,
+            format: try container.decodeIfPresent(Format.self, forKey: .format) ?? defaults.format,
             changes: try container.decodeIfPresent(String.self, forKey: .changes) ?? defaults.changes,
             cursor: try container.decodeIfPresent(String.self, forKey: .cursor) ?? defaults.cursor,
             entity: try container.decodeIfPresent(String.self, forKey: .entity) ?? defaults.entity,
@@ -84,6 +126,10 @@ extension RemoteChangesOptions: Decodable {
             key: try container.decodeIfPresent(String.self, forKey: .key) ?? defaults.key,
             operation: try container.decodeIfPresent(String.self, forKey: .operation) ?? defaults.operation,
             record: try container.decodeIfPresent(String.self, forKey: .record) ?? defaults.record,
-            gapStatuses: Set(try container.decodeIfPresent([Int].self, forKey: .gapStatuses) ?? [409, 410]))
+            gapStatuses: Set(try container.decodeIfPresent([Int].self, forKey: .gapStatuses) ?? [409, 410]),
+            gapEvents: Set(try container.decodeIfPresent([String].self, forKey: .gapEvents) ?? []),
+            ignoredEvents: try container.decodeIfPresent([String].self, forKey: .ignoredEvents).map(Set.init)
+                ?? defaults.ignoredEvents,
+            quiet: try container.decodeIfPresent(TimeSpan.self, forKey: .quiet)?.duration ?? defaults.quiet)
     }
 }

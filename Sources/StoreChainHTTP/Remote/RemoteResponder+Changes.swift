@@ -1,10 +1,10 @@
 import Foundation
-import StoreChain
+@_spi(Internals) import StoreChain
 
 extension RemoteResponder {
     /// The changes since `request.cursor` through the backend's change feed (`changes` in the
-    /// options): each change mapped to an object ID, its operation and (when the feed sends
-    /// it) its new state, mapped like a fetched record. A gap status is a gap page. A change
+    /// options), a changes-since endpoint or an event stream: each change mapped to an object
+    /// ID, its operation and (when the feed sends it) its new state, mapped like a fetched record. A gap status is a gap page. A change
     /// whose entity is not known is logged with its JSON path and skipped; one of a known entity
     /// whose key or operation cannot be read is logged and invalidates its entity, so nothing
     /// stays cached that it may have changed.
@@ -19,43 +19,129 @@ extension RemoteResponder {
         if let cursor = request.cursor { values["cursor"] = cursor }
         if let wait = request.wait { values["wait"] = String(Int(wait.timeInterval.rounded(.up))) }
         let url = try template.url(base: options.baseURL, values: values)
-        let response = try await send(
-            template.method, url, longPoll: request.wait, context: context, accepting: feed.gapStatuses)
         let info = ResponseInfo(answeredBy: name, origin: .remote)
-        let source = RemoteError.redacted(url)
-        let isGap = feed.gapStatuses.contains(response.status)
-        // A gap answer's body is read only for the cursor it may give.
-        let body = isGap ? ((try? json(response, from: url)) ?? .null) : try json(response, from: url)
-        let cursor = Self.cursorText(JSONPath.value(at: feed.cursor, in: body))
-        if isGap {
-            return StoreResponse(.changes(ChangeFeedPage(changes: [], cursor: cursor, isGap: true)), info: info)
+        switch feed.format {
+        case .json:
+            let response = try await send(
+                template.method, url, longPoll: request.wait, context: context, accepting: feed.gapStatuses)
+            return StoreResponse(.changes(try jsonPage(response, from: url, feed: feed, context: context)), info: info)
+        case .eventStream:
+            // Without a wait, the stream is read until it has been quiet, to learn where it stands.
+            let read = EventStreamRead(wait: request.wait ?? feed.quiet, quiet: feed.quiet)
+            let response = try await send(
+                template.method, url, longPoll: read.wait, eventStream: read, lastEventID: request.cursor,
+                context: context, accepting: feed.gapStatuses)
+            let page = try eventStreamPage(response, from: url, asked: request.cursor, feed: feed, context: context)
+            return StoreResponse(.changes(page), info: info)
         }
+    }
+
+    /// A changes-since answer: the list of changes and the cursor, from a JSON body.
+    private func jsonPage(
+        _ response: TransportResponse, from url: URL, feed: RemoteChangesOptions, context: RequestContext
+    )
+        throws(StoreChainError) -> ChangeFeedPage
+    {
+        let source = RemoteError.redacted(url)
+        if let gap = gapPage(response, from: url, feed: feed) { return gap }
+        let body = try json(response, from: url)
         guard case .array(let entries)? = JSONPath.value(at: feed.changes, in: body) else {
             throw StoreChainError(
                 .badRecord, "expected a list of changes at '\(feed.changes)'", at: .init(path: source),
                 suggestion: "check the change feed's 'changes' path against the response")
         }
-        guard let cursor else {
+        guard let cursor = Self.cursorText(JSONPath.value(at: feed.cursor, in: body)) else {
             throw StoreChainError(
                 .badRecord, "the change feed's answer has no cursor at '\(feed.cursor)'", at: .init(path: source),
                 suggestion: "check the change feed's 'cursor' path against the response")
         }
         var page = ChangeFeedPage(changes: [], cursor: cursor)
         for (index, entry) in entries.enumerated() {
-            let path = "$.\(feed.changes)[\(index)]"
-            do throws(StoreChainError) {
-                page.changes.append(try change(from: entry, feed: feed, source: source, jsonPath: path))
-            } catch {
-                context.logger.warning("change-feed: skipped \(source) \(path): \(error.message)")
-                if let entity = entityName(of: entry, feed: feed) { page.invalidatedEntities.insert(entity) }
-            }
+            add(entry, at: "$.\(feed.changes)[\(index)]", to: &page, feed: feed, source: source, context: context)
         }
-        return StoreResponse(.changes(page), info: info)
+        return page
     }
 
-    private func change(from entry: JSONValue, feed: RemoteChangesOptions, source: String, jsonPath: String)
-        throws(StoreChainError) -> FeedChange
-    {
+    /// An event stream's answer: each event's data is one change; the stream's last event ID is
+    /// the cursor. A gap event starts the page afresh as a gap. Data that is not JSON is logged
+    /// with its line and forgets every entity the feed names, since what it changed is unknown;
+    /// so does a stream that sends events with no ids (a reconnection cannot resume after them).
+    private func eventStreamPage(
+        _ response: TransportResponse, from url: URL, asked cursor: String?, feed: RemoteChangesOptions,
+        context: RequestContext
+    ) throws(StoreChainError) -> ChangeFeedPage {
+        if let gap = gapPage(response, from: url, feed: feed) { return gap }
+        let source = RemoteError.redacted(url)
+        var parser = ServerSentEventParser()
+        let events = parser.consume(response.body)
+        let reached = parser.lastEventID.flatMap { $0.isEmpty ? nil : $0 }
+        var page = ChangeFeedPage(changes: [], cursor: reached ?? cursor, reconnectionTime: parser.reconnectionTime)
+        for event in events {
+            let position = "line \(event.line)"
+            if feed.gapEvents.contains(event.type) {
+                context.logger.warning("change-feed: \(source) \(position): a '\(event.type)' event (a gap)")
+                page.changes.removeAll()
+                page.invalidatedEntities.removeAll()
+                page.isGap = true
+                continue
+            }
+            if feed.ignoredEvents.contains(event.type) { continue }
+            do throws(StoreChainError) {
+                let entry = try JSONParser().parse(Array(event.data.utf8), source: "\(source) \(position)")
+                add(
+                    entry, at: "\(position) $", to: &page, feed: feed, source: source, context: context,
+                    operation: event.type == "message" ? nil : event.type)
+            } catch {
+                context.logger.warning(
+                    "change-feed: skipped \(source) \(position) (a '\(event.type)' event): \(error.message); what it changed is unknown, so every entity the feed names is forgotten"
+                )
+                page.invalidatedEntities.formUnion(feedEntities(feed))
+            }
+        }
+        if !events.isEmpty, reached == nil, !page.isGap {
+            context.logger.warning(
+                "change-feed: \(source) sends events without ids, so a reconnection cannot resume after them; caches forget what they hold"
+            )
+            page.isGap = true
+        }
+        return page
+    }
+
+    /// A gap page when the status says the backend cannot answer from the cursor asked, with
+    /// the cursor its body may give.
+    private func gapPage(_ response: TransportResponse, from url: URL, feed: RemoteChangesOptions) -> ChangeFeedPage? {
+        guard feed.gapStatuses.contains(response.status) else { return nil }
+        // A gap answer's body is read only for the cursor it may give.
+        let body = (try? json(response, from: url)) ?? .null
+        return ChangeFeedPage(
+            changes: [], cursor: Self.cursorText(JSONPath.value(at: feed.cursor, in: body)), isGap: true)
+    }
+
+    /// Adds the change `entry` describes to `page`; one that cannot be read is logged with its
+    /// position and invalidates its entity, when known. `operation` is the one to assume when the
+    /// entry has no operation field (an event's type).
+    private func add(
+        _ entry: JSONValue, at path: String, to page: inout ChangeFeedPage, feed: RemoteChangesOptions,
+        source: String, context: RequestContext, operation: String? = nil
+    ) {
+        do throws(StoreChainError) {
+            page.changes.append(
+                try change(from: entry, feed: feed, source: source, jsonPath: path, assumedOperation: operation))
+        } catch {
+            context.logger.warning("change-feed: skipped \(source) \(path): \(error.message)")
+            if let entity = entityName(of: entry, feed: feed) { page.invalidatedEntities.insert(entity) }
+        }
+    }
+
+    /// The model entities a feed may name: those the remote maps and those `entity-names` names.
+    private func feedEntities(_ feed: RemoteChangesOptions) -> Set<String> {
+        Set(options.entities.keys).union(feed.entityNames.values)
+    }
+
+    private func change(
+        from entry: JSONValue, feed: RemoteChangesOptions, source: String, jsonPath: String,
+        assumedOperation: String?
+    ) throws(StoreChainError) -> FeedChange {
         guard case .object = entry else {
             throw StoreChainError(.badRecord, "a change is \(entry.typeName), not an object")
         }
@@ -67,7 +153,9 @@ extension RemoteResponder {
                 .unknownEntity, "the change names entity '\(name)', which the model does not have",
                 suggestion: "map it in the change feed's 'entity-names'")
         }
-        guard let operationText = JSONPath.value(at: feed.operation, in: entry).flatMap(Self.cursorText),
+        guard
+            let operationText = JSONPath.value(at: feed.operation, in: entry).flatMap(Self.cursorText)
+                ?? assumedOperation,
             let operation = RemoteChangesOptions.operation(operationText)
         else {
             throw StoreChainError(

@@ -194,12 +194,19 @@ public final class RemoteResponder: UpstreamCounting {
     /// `RetryHandler`'s job, above; remembering answers is the caches'.
     func send(
         _ method: String, _ url: URL, body: JSONValue? = nil, ifChangedSince validators: Validators? = nil,
-        idempotencyKey: String? = nil, ifMatch: String? = nil, longPoll: Duration? = nil, context: RequestContext,
+        idempotencyKey: String? = nil, ifMatch: String? = nil, longPoll: Duration? = nil,
+        eventStream: EventStreamRead? = nil, lastEventID: String? = nil, context: RequestContext,
         accepting: Set<Int> = []
     ) async throws -> TransportResponse {
         try context.checkDeadline()
         var headers = options.headers
-        headers["Accept"] = "application/json"
+        if eventStream != nil {
+            headers["Accept"] = "text/event-stream"
+            headers["Cache-Control"] = "no-cache"
+            if let lastEventID { headers["Last-Event-ID"] = lastEventID }
+        } else {
+            headers["Accept"] = "application/json"
+        }
         if let authorization { headers["Authorization"] = authorization }
         if let idempotencyKey { headers["Idempotency-Key"] = idempotencyKey }
         if let ifMatch { headers["If-Match"] = ifMatch }
@@ -217,7 +224,8 @@ public final class RemoteResponder: UpstreamCounting {
         if let deadline = context.deadline {
             timeout = min(timeout, .seconds(max(0, deadline.timeIntervalSince(context.clock.now))))
         }
-        let request = TransportRequest(method: method, url: url, headers: headers, body: data, timeout: timeout)
+        let request = TransportRequest(
+            method: method, url: url, headers: headers, body: data, timeout: timeout, eventStream: eventStream)
         let requestedAt = context.clock.now
         var response = try await send(request, from: interceptors[...], context: context)
         response.requestedAt = requestedAt

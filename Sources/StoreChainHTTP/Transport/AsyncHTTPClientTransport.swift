@@ -65,8 +65,13 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         }
         var body: ByteBuffer
         do {
-            body = try await Self.collect(
-                response.body, upTo: maxBodySize, within: request.timeout - (ContinuousClock.now - started), request)
+            if let read = request.eventStream, (200..<300).contains(response.status.code) {
+                body = try await EventStreamCollector.collect(response.body, read: read, upTo: maxBodySize)
+            } else {
+                body = try await Self.collect(
+                    response.body, upTo: maxBodySize, within: request.timeout - (ContinuousClock.now - started), request
+                )
+            }
         } catch let error as NIOTooManyBytesError {
             _ = error
             throw RemoteError.bodyTooLarge(request, limit: maxBodySize)

@@ -15,15 +15,20 @@ public struct TransportRequest: Sendable, Hashable, CustomStringConvertible {
     public var body: Data?
     /// How long the request may take in all.
     public var timeout: Duration
+    /// Read the body as an event stream, ending by these rules rather than at the stream's end;
+    /// `nil` reads the whole body.
+    public var eventStream: EventStreamRead?
 
     public init(
-        method: String, url: URL, headers: [String: String] = [:], body: Data? = nil, timeout: Duration = .seconds(30)
+        method: String, url: URL, headers: [String: String] = [:], body: Data? = nil, timeout: Duration = .seconds(30),
+        eventStream: EventStreamRead? = nil
     ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.eventStream = eventStream
     }
 
     /// `GET https://…`, for errors and logs (never with headers, which may hold secrets).
