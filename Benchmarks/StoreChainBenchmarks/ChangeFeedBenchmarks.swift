@@ -71,34 +71,43 @@ private func rename(_ remote: RemoteResponder, to title: String) async throws {
 }
 
 /// The time from a save by one client to another chain's app seeing it: through the change feed
-/// (an observer in a chain following `GET /v2/changes`, long-polled, over loopback), and, as the
+/// (an observer in a chain following `GET /v2/changes`, long-polled, or `GET /v2/events`, server-
+/// sent events, over loopback), and, as the
 /// baseline, an app that asks the backend again every second (what a cache ttl of 1 s amounts
 /// to): half a second on average.
 /// Each sample is one change; the report gives p50 and p99.
 private func deliveryBenchmarks() {
     let changes = Benchmark.Configuration(metrics: [.wallClock], maxDuration: .seconds(5), maxIterations: 200)
     let watchers = Mutex<[String: (Chain, TitleWatch, Task<Void, any Error>)]>([:])
-    Benchmark("Change delivery: save to observer through the change feed", configuration: changes) { benchmark in
-        let (backend, url) = try await FeedBackend.shared.start()
-        let writer = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: url))
-        let watch = try await watchers.startOnce("feed") {
-            let remote = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: url))
-            let chain = Chain(terminal: remote) {
-                ChangeFeedHandler()
-                MemoryCache(model: backend.model)
+    // The same observer in a chain following `GET /v2/changes` (long-polled) and `GET /v2/events`
+    // (server-sent events, each read ending once its events pause).
+    for (subject, options) in [
+        ("through the change feed", DemoRemoteOptions.v2), ("through the event stream", DemoRemoteOptions.v2Stream),
+    ] {
+        Benchmark("Change delivery: save to observer \(subject)", configuration: changes) { benchmark in
+            let (backend, url) = try await FeedBackend.shared.start()
+            let writer = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: url))
+            let watch = try await watchers.startOnce(subject) {
+                let remote = try RemoteResponder(model: backend.model, options: options(url))
+                let chain = Chain(terminal: remote) {
+                    ChangeFeedHandler()
+                    MemoryCache(model: backend.model)
+                }
+                let watch = TitleWatch()
+                let observation = ObjectContext(chain: chain, model: backend.model)
+                    .observe(FetchRequest(entity: "Album", predicate: try FetchPredicate("id == 7")))
+                let task = Task {
+                    for try await objects in observation {
+                        watch.saw(try await objects.first?.value("title").stringValue)
+                    }
+                }
+                return (chain, watch, task)
             }
-            let watch = TitleWatch()
-            let observation = ObjectContext(chain: chain, model: backend.model)
-                .observe(FetchRequest(entity: "Album", predicate: try FetchPredicate("id == 7")))
-            let task = Task {
-                for try await objects in observation { watch.saw(try await objects.first?.value("title").stringValue) }
-            }
-            return (chain, watch, task)
+            let title = "Feed \(UUID().uuidString)"
+            benchmark.startMeasurement()
+            try await rename(writer, to: title)
+            await watch.wait(for: title)
         }
-        let title = "Feed \(UUID().uuidString)"
-        benchmark.startMeasurement()
-        try await rename(writer, to: title)
-        await watch.wait(for: title)
     }
     // Each sample starts at a random moment of the poller's second, as a change made by another
     // client would (one right after the poller's last request would always wait a whole second).

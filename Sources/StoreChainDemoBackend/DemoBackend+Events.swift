@@ -5,7 +5,7 @@ import NIOCore
 import StoreChain
 
 extension DemoBackend {
-    /// `GET /v2/events`: the change log as server-sent events (`text/event-stream`), open until
+    /// `GET /v2/events` (and `/v3/events`): the change log as server-sent events (`text/event-stream`), open until
     /// the client leaves or the backend stops. Each change is an event whose id resumes after it
     /// and whose data is the change as `GET /v2/changes` lists it; a comment every 15 s keeps the
     /// connection alive. With `Last-Event-ID` (or `?since=`) the stream starts after that change;

@@ -98,6 +98,8 @@ extension DemoBackend {
         }
         router.get("/v2/changes") { request, _ in try await self.changes(request, route: "/v2/changes") }
         router.get("/v2/events") { request, _ in try await self.events(request, route: "/v2/events") }
+        // v3 writes records as v2 does, so its stream is the same.
+        router.get("/v3/events") { request, _ in try await self.events(request, route: "/v3/events") }
         addGitHubStyleRoutes(to: router)
         addMisbehavingRoutes(to: router)
         return router

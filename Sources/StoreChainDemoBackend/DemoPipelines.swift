@@ -143,6 +143,7 @@ public enum DemoPipelines {
         terminal:
           remote:
             base-url: ${STORECHAIN_DEMO_URL}/v3
+            changes: { request: GET /events, format: event-stream, entity: type, operation: op, gap-events: [gap] }
             entities:
               Band:
                 attributes:

@@ -100,7 +100,8 @@ public enum DemoRemoteOptions {
     }
 
     /// v3, GitHub-style: every list pages by page number with `Link` headers (30 a page unless
-    /// asked for up to 100), `ids=` batches, per-parent lists for albums and tracks that page.
+    /// asked for up to 100), `ids=` batches, per-parent lists for albums and tracks that page;
+    /// changes as server-sent events (`GET /v3/events`).
     public static func v3(baseURL: URL) -> RemoteOptions {
         let v3 = baseURL.appending(path: "v3")
         func entity(_ path: String, _ options: RemoteEntityOptions) -> RemoteEntityOptions {
@@ -131,6 +132,8 @@ public enum DemoRemoteOptions {
             baseURL: v3,
             entities: [
                 "Band": entity("bands", band), "Album": entity("albums", album), "Track": entity("tracks", track),
-            ])
+            ],
+            changes: RemoteChangesOptions(
+                request: "GET /events", format: .eventStream, entity: "type", operation: "op", gapEvents: ["gap"]))
     }
 }

@@ -47,6 +47,18 @@ import Testing
         }
     }
 
+    /// Returns once `condition` holds (looked at every 10 ms), or fails after a minute: the wait
+    /// for another process, not a timing.
+    static func until(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !condition() {
+            guard ContinuousClock.now < deadline else {
+                throw StoreChainError(.timedOut, "the condition did not hold within a minute")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
     /// Two processes over one disk cache, each following the feed and observing the same fetch;
     /// a third client renames an album through the backend: both observers deliver the new title,
     /// and a fetch outside the change's reach is still answered from the caches.
@@ -157,6 +169,36 @@ import Testing
         ).changeFeedPage()
         #expect(page.isGap)
         #expect(page.cursor != nil && page.cursor == now.cursor)
+        await backend.stop()
+    }
+
+    /// The v3 API streams the same changes at `GET /v3/events`; its own mapping reads each
+    /// record (`release_year` is an album's year there), and a chain following it observes a
+    /// change another client makes through v2.
+    @Test func theV3APIStreamsChangesThatItsMappingReads() async throws {
+        let backend = try DemoBackend(bands: 5)
+        let base = try #require(URL(string: "http://127.0.0.1:\(try await backend.start())"))
+        let v3 = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v3(baseURL: base))
+        let chain = Chain(terminal: v3) {
+            ChangeFeedHandler()
+            MemoryCache(model: backend.model)
+        }
+        let observed = ObjectContext(chain: chain, model: backend.model)
+            .observe(try TestData.fetch("Album", where: "year == 1901"))
+        #expect(try await Self.first(observed) { _ in true }.isEmpty)
+        // The feed's second request resumes from where the stream stood before the save below.
+        try await Self.until { backend.stats.requestsByRoute["/v3/events"] ?? 0 >= 2 }
+        let writer = ObjectContext(
+            chain: Chain(
+                handlers: [],
+                terminal: try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: base))),
+            model: backend.model)
+        try writer.object(with: ObjectID(entity: "Album", key: .integer(3))).set(1901, for: "year")
+        _ = try await writer.save()
+        let found = try await Self.first(observed) { !$0.isEmpty }
+        #expect(found.map(\.objectID) == [ObjectID(entity: "Album", key: .integer(3))])
+        #expect(backend.stats.requestsByRoute["/v3/events"] ?? 0 >= 1)
+        await chain.shutdown()
         await backend.stop()
     }
 }

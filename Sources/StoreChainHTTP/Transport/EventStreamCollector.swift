@@ -6,7 +6,8 @@ import StoreChain
 /// one task reads the chunks (and parses them, only to know where events end), another ends the
 /// read when the wait is up or the stream has been quiet after an event; the first to finish
 /// ends the other, which closes the connection. Nothing wakes before it must: the watcher sleeps
-/// until the wait's end or the first event, then until a quiet moment after the last chunk.
+/// until the wait's end or the first news (an event, or an id that says where the stream
+/// stands), then until a quiet moment after the last chunk.
 enum EventStreamCollector {
     private struct Progress {
         var body = ByteBuffer()
@@ -14,17 +15,20 @@ enum EventStreamCollector {
         var events = 0
         var lastChunk = ContinuousClock.now
 
+        /// Whether the stream has said something: an event, or where it stands (an id).
+        var hasNews: Bool { events > 0 || parser.lastEventID != nil }
+
         /// Adds a chunk; whether the read may end now because the body is big enough.
         mutating func append(_ chunk: ByteBuffer, read: EventStreamRead) -> Bool {
             body.writeImmutableBuffer(chunk)
             events += parser.consume(chunk.readableBytesView).count
             lastChunk = .now
-            return events > 0 && body.readableBytes >= read.maxBytes
+            return hasNews && body.readableBytes >= read.maxBytes
         }
 
         /// When the read ends if nothing more arrives.
         func due(_ read: EventStreamRead, end: ContinuousClock.Instant) -> ContinuousClock.Instant {
-            events > 0 ? min(end, lastChunk + read.quiet) : end
+            hasNews ? min(end, lastChunk + read.quiet) : end
         }
     }
 
@@ -33,8 +37,8 @@ enum EventStreamCollector {
         let progress = Locked(Progress())
     }
 
-    /// The body so far by the rules of `read`; a body over `limit` without an event is
-    /// `NIOTooManyBytesError`, and a stream that fails before any event rethrows its error.
+    /// The body so far by the rules of `read`; a body over `limit` without news is
+    /// `NIOTooManyBytesError`, and a stream that fails before any news rethrows its error.
     static func collect(_ body: HTTPClientResponse.Body, read: EventStreamRead, upTo limit: Int) async throws
         -> ByteBuffer
     {
@@ -47,11 +51,11 @@ enum EventStreamCollector {
             group.addTask {
                 do {
                     for try await chunk in body {
-                        let (events, full, tooLarge) = shared.progress.withLock { state in
+                        let (news, full, tooLarge) = shared.progress.withLock { state in
                             let full = state.append(chunk, read: read)
-                            return (state.events, full, state.body.readableBytes > limit)
+                            return (state.hasNews, full, state.body.readableBytes > limit)
                         }
-                        if events > 0 { signal.finish() }
+                        if news { signal.finish() }
                         if full { return }
                         if tooLarge { throw NIOTooManyBytesError(maxBytes: limit) }
                     }

@@ -1,6 +1,7 @@
 /// How a transport reads a `text/event-stream` body (server-sent events) as one exchange: from
-/// the head until the stream ends, `wait` passes, or events have arrived and then either no
-/// more bytes come for `quiet` or the body has reached `maxBytes`. What has arrived by then is
+/// the head until the stream ends, `wait` passes, or the stream has said something (an event,
+/// or an `id` that says where it stands) and then either no more bytes come for `quiet` or the
+/// body has reached `maxBytes`. What has arrived by then is
 /// the response's body, ending with the last event complete when it was cut; a connection
 /// that drops after complete events answers with what arrived, so the next request resumes
 /// from the last event (`Last-Event-ID`) and nothing is lost or repeated.
@@ -8,10 +9,10 @@ public struct EventStreamRead: Sendable, Hashable {
     /// The longest the stream is read; with no event by then, the body holds what did arrive
     /// (comments, an `id` that says where the stream stands).
     public var wait: Duration
-    /// Once an event has arrived, the read ends when no more bytes come for this long.
+    /// Once the stream has said something, the read ends when no more bytes come for this long.
     public var quiet: Duration
-    /// Once an event has arrived, the read ends when the body reaches this size, so a burst is
-    /// read a bounded part at a time.
+    /// Once the stream has said something, the read ends when the body reaches this size, so a
+    /// burst is read a bounded part at a time.
     public var maxBytes: Int
 
     public init(wait: Duration, quiet: Duration = .milliseconds(20), maxBytes: Int = 1 << 20) {
