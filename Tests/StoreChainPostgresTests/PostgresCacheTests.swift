@@ -119,7 +119,7 @@ import Testing
         let (first, backend) = try Self.chain(schema: schema, clock: clock, firstAnswerAfter: .seconds(1))
         let (second, _) = try Self.chain(schema: schema, clock: clock, backend: backend)
         let fetching = Task { try await first.send(.fetch(albums)) }
-        await clock.waitForSleepers(1)
+        await backend.untilAsked(1)
         let waiting = Finishing { try await second.send(.fetch(albums)) }
         await waiting.sleepsOrEnds(on: clock, sleepers: 2)
         #expect(backend.count() == 1, "the second process waits for the first one's claim")
@@ -138,7 +138,7 @@ import Testing
         let (first, backend) = try Self.chain(schema: schema, clock: clock, firstAnswerAfter: .seconds(30))
         let (second, _) = try Self.chain(schema: schema, clock: clock, backend: backend, logger: log.logger())
         let stuck = Task { try await first.send(.fetch(albums)) }
-        await clock.waitForSleepers(1)
+        await backend.untilAsked(1)
         let waiting = Finishing { try await second.send(.fetch(albums)) }
         await waiting.sleepsOrEnds(on: clock, sleepers: 2)
         await clock.advance(by: .seconds(5))
@@ -156,7 +156,7 @@ import Testing
         let (first, backend) = try Self.chain(schema: schema, clock: clock, firstAnswerAfter: .seconds(30))
         let (second, _) = try Self.chain(schema: schema, clock: clock, backend: backend)
         let stuck = Task { try await first.send(.fetch(albums)) }
-        await clock.waitForSleepers(1)
+        await backend.untilAsked(1)
         let context = second.makeContext(deadline: clock.now.addingTimeInterval(1))
         let waiting = Finishing { try await second.send(.fetch(albums), context: context) }
         await waiting.sleepsOrEnds(on: clock, sleepers: 2)
@@ -178,7 +178,7 @@ import Testing
         let (second, _) = try Self.chain(schema: schema, clock: clock, backend: backend)
         let album = ObjectID(entity: "Album", key: 10)
         let fetching = Task { try await first.send(.objectFault(album)) }
-        await clock.waitForSleepers(1)
+        await backend.untilAsked(1)
         let waiting = Finishing { try await second.send(.objectFault(album)) }
         await waiting.sleepsOrEnds(on: clock, sleepers: 2)
         await clock.advance(by: .seconds(1))
@@ -187,6 +187,40 @@ import Testing
         #expect(shared.info.cacheStatus == .hit)
         #expect(try shared.objectNode()?.attributes["title"] == .string("Guide to an Escape"))
         #expect(backend.count() == 1)
+    }
+
+    /// A stale shared entry is refreshed once, not once per process: the refresh is claimed like
+    /// a first fetch, and the process that waited reads what the other stored.
+    @Test func aStaleSharedEntryIsRefreshedOnceAcrossProcesses() async throws {
+        let schema = TestPostgres.freshSchema()
+        let clock = ManualClock()
+        let store = try MusicFixture.store()
+        let answered = Locked(0)
+        let backend = RecordingResponder(name: "backend") { request, context in
+            let refresh = answered.withLock { count in
+                defer { count += 1 }
+                return count > 0
+            }
+            if refresh { try await clock.sleep(for: .seconds(1)) }
+            return try await store.respond(to: request, context: context)
+        }
+        let (first, _) = try Self.chain(schema: schema, clock: clock, backend: backend)
+        let (second, _) = try Self.chain(schema: schema, clock: clock, backend: backend)
+        _ = try await first.send(.fetch(albums))
+        #expect(try await second.send(.fetch(albums)).info.cacheStatus == .hit, "both processes hold it")
+        await clock.advance(by: .seconds(301))
+
+        let refreshing = Task { try await first.send(.fetch(albums)) }
+        // The refresh has reached the backend (a listener waiting to reconnect would also count
+        // as a sleeper, so the clock's sleepers do not say so).
+        await backend.untilAsked(2)
+        let waiting = Finishing { try await second.send(.fetch(albums)) }
+        await waiting.sleepsOrEnds(on: clock, sleepers: 2)
+        await clock.advance(by: .seconds(1))
+        #expect(try await refreshing.value.info.cacheStatus == .refreshed)
+        let shared = try await waiting.value(advancing: clock)
+        #expect(try shared.fetchResult() == store.fetch(albums))
+        #expect(backend.requests.count == 2, "one fetch, one refresh between both processes: \(backend.requests)")
     }
 
     @Test func aSaveInOneProcessReachesTheOthersMemoryCachesAndObservers() async throws {
@@ -361,12 +395,28 @@ final class Finishing<Value: Sendable>: Sendable {
         while clock.sleeperCount < sleepers, !ended.flag.withLock({ $0 }) { await Task.yield() }
     }
 
-    /// The task's value, advancing `clock` by a small step whenever the task sleeps on it.
+    /// The task's value, moving `clock` on to the next wake-up whenever one is due within a
+    /// small step (a wait polling for another process). A sleeper further off (a request held
+    /// for 30 s, a listener waiting to reconnect) is left alone: advancing for it while the task
+    /// does real work (a query to PostgreSQL) would let the clock race ahead of the task, as it
+    /// did on a loaded machine, where a 1 s deadline then passed 2 s.
     func value(advancing clock: ManualClock) async throws -> Value {
         while !ended.flag.withLock({ $0 }) {
-            if clock.sleeperCount > 0 { await clock.advance(by: .milliseconds(20)) } else { await Task.yield() }
+            if let next = clock.nextDeadline, next <= clock.now.addingTimeInterval(0.02) {
+                await clock.advance(by: .seconds(max(0, next.timeIntervalSince(clock.now))))
+            } else {
+                await Task.yield()
+            }
         }
         return try await task.value
+    }
+}
+
+extension RecordingResponder {
+    /// Returns once `count` requests have reached this backend: the way to know that a request
+    /// is being answered, since a listener waiting to reconnect sleeps on the test's clock too.
+    fileprivate func untilAsked(_ count: Int) async {
+        while requests.count < count { await Task.yield() }
     }
 }
 
