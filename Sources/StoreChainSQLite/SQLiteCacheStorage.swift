@@ -247,6 +247,17 @@ public final class SQLiteCacheStorage: CacheStorage {
         }
     }
 
+    /// Makes every node, query and collection stale from `now` on, keeping them.
+    @concurrent public func expire(at now: Date) async throws {
+        let at = now.timeIntervalSince1970
+        try modify { db in
+            for table in ["nodes", "queries", "collections"] {
+                try db.execute(
+                    sql: "UPDATE \(table) SET expires_at = MIN(COALESCE(expires_at, ?), ?)", arguments: [at, at])
+            }
+        }
+    }
+
     /// Erases everything and shrinks the file.
     @concurrent public func clear() async throws {
         try modify { db in

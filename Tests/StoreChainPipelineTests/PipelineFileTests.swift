@@ -173,7 +173,7 @@ import Testing
             """
             model: music.model.yml
             handlers:
-              - change-feed: { wait: 25s }
+              - change-feed: { wait: 25s, max-outage: 5m }
             terminal:
               remote:
                 base-url: http://127.0.0.1:8080
@@ -189,6 +189,7 @@ import Testing
         #expect(options.format == .eventStream)
         #expect(options.gapEvents == ["reset"] && options.ignoredEvents == ["tick"])
         #expect(options.quiet == .milliseconds(50))
+        #expect((good.handlers.first as? ChangeFeedHandler)?.options.maxOutage == .seconds(300))
         for (changes, problem) in [
             ("{ request: GET /events, format: sse }", "sse"), ("{ request: GET /events, quiet: later }", "later"),
         ] {

@@ -200,6 +200,35 @@ import Testing
         }
     }
 
+    /// A change that marks the cache stale (a change feed down too long) keeps what it holds but
+    /// makes it stale at once: a fresh query and object fault are asked of the backend again,
+    /// and with the backend down each is served stale within stale-if-error, not lost.
+    @Test(arguments: CacheKind.allCases)
+    func markedStaleKeepsWhatIsHeldButRevalidatesIt(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind, ttl: .seconds(3_600), staleIfError: .seconds(600))
+        let album = ObjectID(entity: "Album", key: 10)
+        _ = try await harness.fetch(albumsOfBand1)
+        _ = try await harness.chain.send(.objectFault(album))
+        #expect(try await harness.fetch(albumsOfBand1).cacheStatus == .hit)
+        let forwarded = harness.backend.count()
+        let cache = try #require(harness.handler as? any CachingHandler)
+        await cache.forget(ChangeEvent(source: "change-feed", marksStale: true), context: harness.chain.makeContext())
+
+        let unavailable = StoreChainError(.backendUnavailable, "GET /albums answered 503")
+        harness.backend.update { $0.failure = unavailable }
+        let stale = try await harness.fetch(albumsOfBand1)
+        #expect(stale.info.isStale, "asked again, the backend failed, and the kept answer was served stale")
+        #expect(try stale.fetchResult() == harness.expected(albumsOfBand1))
+        let fault = try await harness.chain.send(.objectFault(album))
+        #expect(fault.info.isStale)
+        #expect(harness.backend.count() == forwarded + 2, "both were asked of the backend again")
+
+        harness.backend.update { $0.failure = nil }
+        let refreshed = try await harness.fetch(albumsOfBand1)
+        #expect(!refreshed.info.isStale)
+        #expect(try await harness.fetch(albumsOfBand1).cacheStatus == .hit, "fresh again once refetched")
+    }
+
     @Test(arguments: CacheKind.allCases)
     func nonTransientErrorsAreNeverHidden(_ kind: CacheKind) async throws {
         let harness = try CacheHarness.make(kind, ttl: .seconds(60))

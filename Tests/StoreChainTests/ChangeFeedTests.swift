@@ -270,6 +270,41 @@ private final class AnswerQueue: Sendable {
         await chain.shutdown()
     }
 
+    /// A feed that fails for longer than `max-outage` cannot vouch for the caches: changes it
+    /// cannot tell of may be piling up. At that moment (not at the next failure after it) the
+    /// caches make what they hold stale, and an observer refetches and shows a change made
+    /// while the feed was down, though the feed never told of it.
+    @Test(.timeLimit(.minutes(1)))
+    func aFeedDownLongerThanMaxOutageMakesTheCachesStaleAndObserversRefetch() async throws {
+        let feed = ScriptedFeed(store: store)
+        let handler = ChangeFeedHandler(
+            options: ChangeFeedOptions(wait: .seconds(25), maxOutage: .seconds(10)), jitter: { $0 })
+        let memory = MemoryCache(
+            model: store.model, options: CacheOptions(expiry: CacheExpiry(defaultTTL: .seconds(3_600))))
+        let chain = Chain(handlers: [handler, memory], terminal: feed.terminal, clock: clock)
+        let events = chain.events.subscribe()
+        var heard = events.makeAsyncIterator()
+        let context = ObjectContext(chain: chain, model: store.model)
+        var results = context.observe(try TestData.fetch("Album", where: "id == 10")).makeAsyncIterator()
+        let before = try await try #require(try await results.next())[0].value("price")
+        let started = clock.now
+        _ = try change(album(10), ["price": 9.5])  // made elsewhere while the feed is down
+        for _ in 1...4 { feed.fail(StoreChainError(.transport, "connection refused")) }
+        // Failures at 0, 1, 3 and 7 s (waits of 1, 2, 4, 8 s): the fourth wait passes 10 s.
+        while clock.now < started.addingTimeInterval(10) {
+            await clock.waitForSleepers(1)
+            let next = try #require(clock.nextDeadline)
+            await clock.advance(by: .seconds(next.timeIntervalSince(clock.now)))
+        }
+        let stale = try #require(await heard.next())
+        #expect(stale.marksStale && !stale.isGap)
+        #expect(clock.now == started.addingTimeInterval(10))
+        let after = try #require(try await results.next())
+        #expect(before != 9.5)
+        #expect(try await after[0].value("price") == 9.5)
+        await chain.shutdown()
+    }
+
     /// A gap (the backend no longer keeps changes that far back) cannot be named: every cache
     /// forgets what it holds, and the feed goes on at once from the cursor the gap answer gives.
     @Test func aGapMakesTheCachesForgetEverything() async throws {

@@ -11,11 +11,16 @@ extension CacheHandler: CachingHandler {
 
     /// Removes the objects the change names (they are read again from below when asked for) and
     /// the queries and complete collections of its entities; everything after a gap (changes
-    /// made elsewhere that nobody could name).
+    /// made elsewhere that nobody could name); makes everything stale when the change says so.
     public func forget(_ change: ChangeEvent, context: RequestContext) async {
         if change.isGap {
             saveOrder.end(begun: [], changed: changedEntities(change))
             await perform("clear", context: context) { try await storage.clear() }
+            return
+        }
+        if change.marksStale {
+            let now = context.clock.now
+            await perform("expire", context: context) { try await storage.expire(at: now) }
             return
         }
         var write = CacheWrite()

@@ -39,6 +39,10 @@ public protocol CacheStorage: Sendable {
     func refresh(_ target: CacheTarget, freshness: Freshness) async throws
     /// Removes everything.
     func clear() async throws
+    /// Makes everything held stale from `now` on (`Freshness.expiring(by:)`), keeping it: it is
+    /// revalidated before use and served stale only where allowed. The default clears the
+    /// storage, which is always safe but loses what could have been served stale.
+    func expire(at now: Date) async throws
 
     /// When several processes share this storage, how long one waits for another's answer to a
     /// request both miss before it asks upstream itself; `nil` (the default): the storage is
@@ -55,6 +59,10 @@ public protocol CacheStorage: Sendable {
 }
 
 extension CacheStorage {
+    public func expire(at now: Date) async throws {
+        try await clear()
+    }
+
     public func nodes(inWindow ids: ArraySlice<ObjectID>, ofQuery key: String) async throws -> [Node]? {
         let found = try await nodes(Array(ids))
         var window: [Node] = []

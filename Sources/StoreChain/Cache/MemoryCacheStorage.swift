@@ -1,3 +1,5 @@
+import Foundation
+
 /// Cache storage in memory: nodes stored once by ID, query windows as lists of IDs, bounded by
 /// object count and approximate bytes with least-recently-used eviction.
 public final class MemoryCacheStorage: CacheStorage {
@@ -186,6 +188,24 @@ public final class MemoryCacheStorage: CacheStorage {
 
     public func clear() async {
         state.withLock { $0 = State() }
+    }
+
+    public func expire(at now: Date) async {
+        state.withLock { state in
+            Self.dropWindows(&state)
+            for entity in state.nodes.entityNames {
+                for var node in state.nodes.nodes(of: entity) {
+                    node.freshness = (node.freshness ?? Freshness()).expiring(by: now)
+                    state.nodes.upsert(node)
+                }
+            }
+            for key in state.queries.keys {
+                if let freshness = state.queries[key]?.freshness {
+                    state.queries[key]?.freshness = freshness.expiring(by: now)
+                }
+            }
+            for (entity, freshness) in state.collections { state.collections[entity] = freshness.expiring(by: now) }
+        }
     }
 
     private static func insert(_ node: Node, into state: inout State) {

@@ -32,13 +32,20 @@ public struct ChangeEvent: Sendable, Hashable {
     /// down for a while): anything cached may be out of date, so caches forget what they hold
     /// and every observation refetches.
     public var isGap: Bool
+    /// What is cached may be out of date, though nothing is known to have changed (a change feed
+    /// stayed down longer than its `max-outage`): caches keep what they hold but make it stale,
+    /// so it is revalidated before use (and served stale only where allowed, as on an error),
+    /// and every observation refetches.
+    public var marksStale: Bool
 
     public init(
         inserted: Set<ObjectID> = [], updated: Set<ObjectID> = [], deleted: Set<ObjectID> = [],
         invalidatedEntities: Set<String> = [], nodes: [Node] = [], permanentIDs: [ObjectID: ObjectID] = [:],
         source: String, sent: Set<ObjectID> = [], rejected: Set<ObjectID> = [], rejection: String? = nil,
-        resolved: [ObjectID: ConflictPolicy] = [:], unsentUpdates: [Node] = [], isGap: Bool = false
+        resolved: [ObjectID: ConflictPolicy] = [:], unsentUpdates: [Node] = [], isGap: Bool = false,
+        marksStale: Bool = false
     ) {
+        self.marksStale = marksStale
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted

@@ -22,7 +22,8 @@ extension ObjectContext {
             // Changes while a refetch runs make one more refetch after it, not one each.
             let (refetches, refetch) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
             let relay = Task {
-                for await event in events where event.isGap || !event.entities.isDisjoint(with: relevant) {
+                for await event in events
+                where event.isGap || event.marksStale || !event.entities.isDisjoint(with: relevant) {
                     refetch.yield()
                 }
                 refetch.finish()

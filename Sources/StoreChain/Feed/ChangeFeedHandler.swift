@@ -17,7 +17,9 @@ import Foundation
 /// 4. A failure is logged and asked again from the same position after a backoff with jitter
 ///    (`retry-base-delay`, or the reconnection time the backend last asked for, doubling up to
 ///    `retry-max-delay`), so a dropped connection or a restarted backend resumes where it
-///    stopped, losing and repeating nothing.
+///    stopped, losing and repeating nothing. With `max-outage`, a feed that has not answered for
+///    that long makes what the caches hold stale and every observation refetch, once per outage:
+///    changes it cannot tell of may be piling up.
 ///
 /// ```swift
 /// let chain = Chain(terminal: remote) {
@@ -61,6 +63,9 @@ public final class ChangeFeedHandler: ChangeSource {
             }
         }
         var failures = 0
+        // When the feed last answered, and whether the caches were made stale since.
+        var lastAnswer = clock.now
+        var markedStale = false
         while !Task.isCancelled {
             let started = clock.now
             let context = RequestContext(services: services, cachePolicy: nil, deadline: nil)
@@ -75,6 +80,8 @@ public final class ChangeFeedHandler: ChangeSource {
                         "change-feed: resumed after \(failures) failure(s), from \(cursor ?? "the current position")")
                 }
                 failures = 0
+                lastAnswer = clock.now
+                markedStale = false
                 if let asked = page.reconnectionTime {
                     backoff = Self.backoff(from: asked, upTo: max(asked, options.retryMaxDelay))
                 }
@@ -109,7 +116,21 @@ public final class ChangeFeedHandler: ChangeSource {
                 services.logger.warning(
                     "change-feed: asking for changes since \(cursor ?? "now") failed (\(error)); asking again in \(delay)"
                 )
-                do { try await clock.sleep(for: delay) } catch { return }
+                let wake = clock.now.addingTimeInterval(delay.timeInterval)
+                do {
+                    if let maxOutage = options.maxOutage, !markedStale {
+                        let staleAt = lastAnswer.addingTimeInterval(maxOutage.timeInterval)
+                        if staleAt <= wake {
+                            if staleAt > clock.now { try await clock.sleep(until: staleAt) }
+                            services.logger.warning(
+                                "change-feed: no answer for over \(maxOutage); what the caches hold is made stale and observers refetch"
+                            )
+                            await apply(ChangeEvent(source: name, marksStale: true))
+                            markedStale = true
+                        }
+                    }
+                    try await clock.sleep(until: wake)
+                } catch { return }
             }
         }
     }

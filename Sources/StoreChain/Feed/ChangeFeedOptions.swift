@@ -14,12 +14,18 @@ public struct ChangeFeedOptions: Sendable, Hashable {
     /// disk cache that outlived it) resumes from there and learns what changed while it was
     /// stopped; `nil`: each start begins at the feed's current position.
     public var cursorFile: String?
+    /// How long the feed may fail to answer before what the caches hold counts as out of date:
+    /// they keep it but make it stale (revalidated before use, served stale only where allowed),
+    /// and every observation refetches. `nil`: cached data stays fresh for its own lifetime
+    /// however long the feed is down.
+    public var maxOutage: Duration?
 
     public init(
         wait: Duration? = .seconds(25), interval: Duration = .seconds(1), retryBaseDelay: Duration = .seconds(1),
-        retryMaxDelay: Duration = .seconds(60), cursorFile: String? = nil
+        retryMaxDelay: Duration = .seconds(60), cursorFile: String? = nil, maxOutage: Duration? = nil
     ) {
         self.cursorFile = cursorFile
+        self.maxOutage = maxOutage
         self.wait = wait
         self.interval = interval
         self.retryBaseDelay = retryBaseDelay
@@ -29,12 +35,12 @@ public struct ChangeFeedOptions: Sendable, Hashable {
 
 extension ChangeFeedOptions: Decodable {
     private enum CodingKeys: String, CodingKey {
-        case wait, interval, retryBaseDelay, retryMaxDelay, cursorFile
+        case wait, interval, retryBaseDelay, retryMaxDelay, cursorFile, maxOutage
     }
 
     /// Reads `{ wait: 25s, interval: 1s, retry-base-delay: 1s, retry-max-delay: 60s, cursor-file:
-    /// cache/feed.cursor }` (`wait: 0s` asks for answers at once); a key left out keeps the
-    /// default of `init`.
+    /// cache/feed.cursor, max-outage: 5m }` (`wait: 0s` asks for answers at once); a key left out
+    /// keeps the default of `init`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = ChangeFeedOptions()
@@ -46,6 +52,7 @@ extension ChangeFeedOptions: Decodable {
                 ?? defaults.retryBaseDelay,
             retryMaxDelay: try container.decodeIfPresent(TimeSpan.self, forKey: .retryMaxDelay)?.duration
                 ?? defaults.retryMaxDelay,
-            cursorFile: try container.decodeIfPresent(String.self, forKey: .cursorFile))
+            cursorFile: try container.decodeIfPresent(String.self, forKey: .cursorFile),
+            maxOutage: try container.decodeIfPresent(TimeSpan.self, forKey: .maxOutage)?.duration)
     }
 }

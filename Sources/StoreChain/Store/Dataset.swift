@@ -5,7 +5,8 @@
 /// from its entity's order). An entity is found by comparing names: a model has a few entities,
 /// and comparing a short name costs less than hashing it.
 public struct Dataset: Sendable, NodeSource {
-    private var entityNames: [String] = []
+    /// The entities it holds nodes of, in the order first inserted.
+    package private(set) var entityNames: [String] = []
     private var nodesByEntity: [OrderedNodes] = []
     /// How many nodes the dataset holds.
     public private(set) var count = 0

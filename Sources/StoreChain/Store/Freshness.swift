@@ -65,4 +65,11 @@ public struct Freshness: Sendable, Hashable, Codable {
     public func isFresh(at now: Date) -> Bool {
         expiresAt.map { now < $0 } ?? true
     }
+
+    /// The same, stale from `now` on at the latest (an expiry already past is kept).
+    public func expiring(by now: Date) -> Freshness {
+        var expired = self
+        expired.expiresAt = min(expiresAt ?? now, now)
+        return expired
+    }
 }
