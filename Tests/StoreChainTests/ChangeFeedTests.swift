@@ -286,7 +286,8 @@ private final class AnswerQueue: Sendable {
         var heard = events.makeAsyncIterator()
         let context = ObjectContext(chain: chain, model: store.model)
         var results = context.observe(try TestData.fetch("Album", where: "id == 10")).makeAsyncIterator()
-        let before = try await try #require(try await results.next())[0].value("price")
+        let first = try #require(try await results.next())
+        let before = try await first[0].value("price")
         let started = clock.now
         _ = try change(album(10), ["price": 9.5])  // made elsewhere while the feed is down
         for _ in 1...4 { feed.fail(StoreChainError(.transport, "connection refused")) }
