@@ -11,8 +11,35 @@ import NIOCore
 /// - `/bad/huge`: 16 MB of valid JSON (a larger body than clients should accept).
 /// - `/bad/html`: an HTML error page with status 200.
 /// - `/bad/deep`: an array nested 100,000 deep.
+/// - `/bad/event-burst?count=N`: an event stream of N changes to albums 1…N (ids 1…N, each with
+///   a 200-character note), as fast as it can write them, after `Last-Event-ID` when given; then
+///   it stays open, silent, for an hour.
 extension DemoBackend {
     func addMisbehavingRoutes(to router: Router<BasicRequestContext>) {
+        router.get("/bad/event-burst") { request, _ in
+            _ = self.admit("/bad/event-burst")
+            let count = request.uri.queryParameters.get("count", as: Int.self) ?? 10_000
+            let after = HTTPField.Name("Last-Event-ID").flatMap { request.headers[$0] }.flatMap { Int($0) } ?? 0
+            var headers = HTTPFields()
+            headers[.contentType] = "text/event-stream"
+            let note = String(repeating: "n", count: 200)
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    var number = after + 1
+                    while number <= count {
+                        var text = ""
+                        for id in number...min(count, number + 99) {
+                            text +=
+                                "id: \(id)\ndata: {\"type\": \"album\", \"id\": \(id), \"op\": \"update\", \"note\": \"\(note)\"}\n\n"
+                        }
+                        try await writer.write(ByteBuffer(string: text))
+                        number += 100
+                    }
+                    try await Task.sleep(for: .seconds(3_600))
+                    try await writer.finish(nil)
+                })
+        }
         router.get("/bad/truncated") { _, _ in
             _ = self.admit("/bad/truncated")
             var headers = HTTPFields()

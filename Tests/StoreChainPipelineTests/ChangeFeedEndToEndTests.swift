@@ -201,4 +201,36 @@ import Testing
         await chain.shutdown()
         await backend.stop()
     }
+
+    /// A burst of 10,000 events is read in parts of about 1 MiB (`EventStreamRead.maxBytes`), so
+    /// memory stays bounded however far behind the feed is, and every change arrives once, in
+    /// order, each part resuming after the last whole event of the one before.
+    @Test(.timeLimit(.minutes(1)))
+    func aBurstOfTenThousandEventsIsReadInBoundedPartsInOrder() async throws {
+        let backend = try DemoBackend(bands: 5)
+        let root = try #require(URL(string: "http://127.0.0.1:\(try await backend.start())"))
+        var options = DemoRemoteOptions.v2(baseURL: root)
+        options.baseURL = root
+        options.changes = RemoteChangesOptions(
+            request: "GET /bad/event-burst?count=10000", format: .eventStream, entity: "type", operation: "op")
+        let remote = try RemoteResponder(model: backend.model, options: options)
+        var cursor = "0"
+        var keys: [Int] = []
+        var largest = 0
+        while keys.count < 10_000, remote.traffic.requests < 100 {
+            let before = remote.traffic.bytesReceived
+            let page = try await remote.respond(
+                to: .changes(ChangesRequest(cursor: cursor, wait: .seconds(600))), context: RequestContext()
+            ).changeFeedPage()
+            largest = max(largest, remote.traffic.bytesReceived - before)
+            keys += page.changes.compactMap { change in
+                if case .integer(let key)? = change.id.key { Int(key) } else { nil }
+            }
+            cursor = try #require(page.cursor)
+        }
+        #expect(keys == Array(1...10_000))
+        #expect(remote.traffic.requests >= 3, "2.5 MB of events in parts of about 1 MiB")
+        #expect(largest <= (1 << 20) + (64 << 10), "a part is at most 1 MiB and the chunk that passed it")
+        await backend.stop()
+    }
 }

@@ -56,19 +56,37 @@ public struct ServerSentEventParser: Sendable {
     public init() {}
 
     /// Reads `bytes`, the next part of the stream, and returns the events they complete.
-    public mutating func consume(_ bytes: some Sequence<UInt8>) -> [Event] {
+    public mutating func consume(_ bytes: some Collection<UInt8>) -> [Event] {
+        if let events = bytes.withContiguousStorageIfAvailable({ consume(buffer: $0) }) { return events }
+        return Array(bytes).withUnsafeBufferPointer { consume(buffer: $0) }
+    }
+
+    /// Finds each line end and takes the bytes before it at once (a stream is mostly long
+    /// `data` lines; taking them byte by byte cost most of the time of a burst).
+    private mutating func consume(buffer: UnsafeBufferPointer<UInt8>) -> [Event] {
         var dispatched: [Event] = []
-        for byte in bytes {
-            switch byte {
-            case UInt8(ascii: "\n") where afterCarriageReturn:
+        var start = 0
+        var index = 0
+        while index < buffer.count {
+            let byte = buffer[index]
+            guard byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") else {
+                index += 1
+                continue
+            }
+            if byte == UInt8(ascii: "\n"), afterCarriageReturn, index == start, line.isEmpty {
+                // The LF of a CRLF whose CR ended the line before.
                 afterCarriageReturn = false
-            case UInt8(ascii: "\n"), UInt8(ascii: "\r"):
+            } else {
+                line.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
                 afterCarriageReturn = byte == UInt8(ascii: "\r")
                 if let event = endLine() { dispatched.append(event) }
-            default:
-                afterCarriageReturn = false
-                line.append(byte)
             }
+            index += 1
+            start = index
+        }
+        if start < buffer.count {
+            afterCarriageReturn = false
+            line.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
         }
         return dispatched
     }
