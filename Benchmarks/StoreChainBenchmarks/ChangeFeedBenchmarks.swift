@@ -81,9 +81,10 @@ private func deliveryBenchmarks() {
     let watchers = Mutex<[String: (Chain, TitleWatch, Task<Void, any Error>)]>([:])
     // The same observer in a chain following `GET /v2/changes` (long-polled) and `GET /v2/events`
     // (server-sent events, each read ending once its events pause).
-    for (subject, options) in [
+    let feeds: [(String, @Sendable (URL) -> RemoteOptions)] = [
         ("through the change feed", DemoRemoteOptions.v2), ("through the event stream", DemoRemoteOptions.v2Stream),
-    ] {
+    ]
+    for (subject, options) in feeds {
         Benchmark("Change delivery: save to observer \(subject)", configuration: changes) { benchmark in
             let (backend, url) = try await FeedBackend.shared.start()
             let writer = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: url))
@@ -151,7 +152,8 @@ extension Mutex where Value == [String: (Chain, TitleWatch, Task<Void, any Error
 }
 
 /// What ten seconds of `--churn 10` (100 changes to random albums and tracks) cost in upstream
-/// requests for an app observing five fetches: following the change feed (each observer sees a
+/// requests for an app observing five fetches: following the change feed, long-polled or as an
+/// event stream (each observer sees a
 /// change within milliseconds), against polling each fetch every second (a cache ttl of 1 s:
 /// changes seen within a second). Reported as the custom metric `upstream-requests`.
 private func churnBenchmarks() {
@@ -165,17 +167,22 @@ private func churnBenchmarks() {
     func requests(_ fetches: [(String, String)]) throws -> [FetchRequest] {
         try fetches.map { FetchRequest(entity: $0.0, predicate: try FetchPredicate($0.1)) }
     }
-    Benchmark("Churn 10s, 5 observed fetches: with the change feed", configuration: once) { benchmark in
-        try await measureChurn(benchmark) { model in
-            [
-                ChangeFeedHandler(), MemoryCache(model: model),
-                PaginationHandler(model: model, options: PaginationOptions(pageSize: 100)),
-            ]
-        } app: { chain, model in
-            let context = ObjectContext(chain: chain, model: model)
-            return try requests(fetches).map { request in
-                Task {
-                    for try await objects in context.observe(request) { blackHole(objects) }
+    let feeds: [(String, @Sendable (URL) -> RemoteOptions)] = [
+        ("with the change feed", DemoRemoteOptions.v2), ("with the event stream", DemoRemoteOptions.v2Stream),
+    ]
+    for (subject, options) in feeds {
+        Benchmark("Churn 10s, 5 observed fetches: \(subject)", configuration: once) { benchmark in
+            try await measureChurn(benchmark, options: options) { model in
+                [
+                    ChangeFeedHandler(), MemoryCache(model: model),
+                    PaginationHandler(model: model, options: PaginationOptions(pageSize: 100)),
+                ]
+            } app: { chain, model in
+                let context = ObjectContext(chain: chain, model: model)
+                return try requests(fetches).map { request in
+                    Task {
+                        for try await objects in context.observe(request) { blackHole(objects) }
+                    }
                 }
             }
         }
@@ -199,16 +206,16 @@ private func churnBenchmarks() {
     }
 }
 
-/// Starts a backend of 40 bands and a chain of `handlers` over it, starts the `app`'s tasks, lets
-/// them settle for a second, then records as `upstream-requests` what 10 s of `churn(perSecond:
-/// 10)` cost.
+/// Starts a backend of 40 bands and a chain of `handlers` over its v2 API (`options`), starts
+/// the `app`'s tasks, lets them settle for a second, then records as `upstream-requests` what
+/// 10 s of `churn(perSecond: 10)` cost.
 private func measureChurn(
-    _ benchmark: Benchmark, handlers: (Model) -> [any StoreHandler],
-    app: (Chain, Model) throws -> [Task<Void, any Error>]
+    _ benchmark: Benchmark, options: (URL) -> RemoteOptions = DemoRemoteOptions.v2,
+    handlers: (Model) -> [any StoreHandler], app: (Chain, Model) throws -> [Task<Void, any Error>]
 ) async throws {
     let backend = try DemoBackend(bands: 40)
     let url = try await startBackend(backend)
-    let remote = try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: url))
+    let remote = try RemoteResponder(model: backend.model, options: options(url))
     let chain = Chain(handlers: handlers(backend.model), terminal: remote)
     let tasks = try app(chain, backend.model)
     try await Task.sleep(for: .seconds(1))

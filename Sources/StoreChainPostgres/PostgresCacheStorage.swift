@@ -281,24 +281,6 @@ public final class PostgresCacheStorage: CacheStorage {
         }
     }
 
-    /// Makes this namespace's entries stale from `now` on, keeping them (the other processes
-    /// sharing them see them stale too, and revalidate them before use).
-    @concurrent public func expire(at now: Date) async throws {
-        // Freshness is JSON text whose dates count seconds from 2001 (`JSONEncoder`'s default).
-        let at = now.timeIntervalSinceReferenceDate
-        try await modify { connection in
-            for table in [schema.nodes, schema.queries, schema.collections] {
-                try await connection.query(
-                    """
-                    UPDATE \(unescaped: table) SET freshness = jsonb_set(
-                        freshness::jsonb, '{expiresAt}',
-                        to_jsonb(LEAST(COALESCE((freshness::jsonb ->> 'expiresAt')::float8, \(at)), \(at))))::text
-                    WHERE namespace = \(namespace)
-                    """, logger: logger)
-            }
-        }
-    }
-
     /// Erases this namespace's entries (other namespaces in the schema are left alone).
     @concurrent public func clear() async throws {
         try await modify { connection in
@@ -321,7 +303,7 @@ public final class PostgresCacheStorage: CacheStorage {
 
     /// Runs `body` in a transaction once the tables exist.
     @discardableResult
-    private func modify<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    func modify<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         try await prepareOnce()
         return try await connections.withTransaction(body)
     }

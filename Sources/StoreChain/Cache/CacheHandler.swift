@@ -151,9 +151,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
 
     /// Sends `cached.source` down again, as a revalidation with its validators when it has
     /// them. On "not modified" renews the data's freshness and returns `nil`; otherwise stores
-    /// the answer, publishes what changed and returns it. Claimed like a first fetch
-    /// (`forwardOnce`): while another process sharing the storage refreshes the same, this one
-    /// waits and returns what that one stored.
+    /// the answer, publishes what changed and returns it.
     func revalidate(_ cached: CachedAnswer, context: RequestContext, next: NextResponder) async throws -> StoreResponse?
     {
         var context = context
@@ -161,13 +159,9 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         let source = cached.source
         let request = Self.conditional(source, ifChangedSince: Validators(cached.freshness))
         let mark = saveOrder.mark()
-        let forwarded = try await inFlight.run("revalidate \(request) since save \(mark)") { [context] in
-            try await forwardOnce(
-                "revalidate \(request)", context: context, stored: { await storedAnswer(to: source, context: context) }
-            ) { try await next(request, context) }
-        }
-        let response = forwarded.response
-        if forwarded.isStored { return response }
+        let response = try await inFlight.run("revalidate \(request) since save \(mark)") {
+            Forwarded(response: try await next(request, context), isStored: false)
+        }.response
         let now = context.clock.now
         if response.info.notModified {
             let entity = source.entities.first ?? ""

@@ -4,10 +4,10 @@ import Foundation
 extension RemoteResponder {
     /// The changes since `request.cursor` through the backend's change feed (`changes` in the
     /// options), a changes-since endpoint or an event stream: each change mapped to an object
-    /// ID, its operation and (when the feed sends it) its new state, mapped like a fetched record. A gap status is a gap page. A change
-    /// whose entity is not known is logged with its JSON path and skipped; one of a known entity
-    /// whose key or operation cannot be read is logged and invalidates its entity, so nothing
-    /// stays cached that it may have changed.
+    /// ID, its operation and (when the feed sends it) its new state, mapped like a fetched
+    /// record. A gap status is a gap page. A change whose entity is not known is logged with its
+    /// JSON path and skipped; one of a known entity whose key or operation cannot be read is
+    /// logged and invalidates its entity, so nothing stays cached that it may have changed.
     func changes(_ request: ChangesRequest, context: RequestContext) async throws -> StoreResponse {
         guard let feed = options.changes else {
             throw StoreChainError(
