@@ -29,19 +29,22 @@ extension DemoBackend {
             ])
             return raw(body.description, status: .gone)
         case .changes(let entries, let cursor):
-            let body = JSONValue.object(["changes": .array(entries.map(changeJSON)), "cursor": .string(cursor)])
+            let body = JSONValue.object(["changes": .array(changesJSON(entries)), "cursor": .string(cursor)])
             return raw(body.description, status: .ok)
         }
     }
 
-    /// A change as the feeds send it: entity, key, operation and the object's current record
-    /// (`null` once deleted).
-    func changeJSON(_ entry: DemoChangeLog.Entry) -> JSONValue {
-        let record = entry.operation == .delete ? nil : store.snapshot.node(for: entry.id).map(DemoRepresentation.v2)
-        return JSONValue.object([
-            "type": .string(entry.id.entity.lowercased()), "id": entry.id.key?.jsonValue ?? .null,
-            "op": .string(entry.operation.rawValue), "record": record ?? .null,
-        ])
+    /// Changes as the feeds send them: entity, key, operation and the object's current record
+    /// (`null` once deleted), all read from one snapshot of the catalog.
+    func changesJSON(_ entries: some Sequence<DemoChangeLog.Entry>) -> [JSONValue] {
+        let snapshot = store.snapshot
+        return entries.map { entry in
+            let record = entry.operation == .delete ? nil : snapshot.node(for: entry.id).map(DemoRepresentation.v2)
+            return JSONValue.object([
+                "type": .string(entry.id.entity.lowercased()), "id": entry.id.key?.jsonValue ?? .null,
+                "op": .string(entry.operation.rawValue), "record": record ?? .null,
+            ])
+        }
     }
 
     /// Changes random records `perSecond` times a second (an album's price, a track's title)

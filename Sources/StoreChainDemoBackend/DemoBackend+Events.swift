@@ -5,10 +5,10 @@ import NIOCore
 import StoreChain
 
 extension DemoBackend {
-    /// `GET /v2/events` (and `/v3/events`): the change log as server-sent events (`text/event-stream`), open until
-    /// the client leaves or the backend stops. Each change is an event whose id resumes after it
-    /// and whose data is the change as `GET /v2/changes` lists it; a comment every 15 s keeps the
-    /// connection alive. With `Last-Event-ID` (or `?since=`) the stream starts after that change;
+    /// `GET /v2/events` (and `/v3/events`): the change log as server-sent events
+    /// (`text/event-stream`), open until the client leaves or the backend stops. Each change is an
+    /// event whose id resumes after it and whose data is the change as `GET /v2/changes` lists
+    /// it; a comment every 15 s keeps the connection alive. With `Last-Event-ID` (or `?since=`) the stream starts after that change;
     /// without, it starts with an event of no data whose id says where the log stands. An id
     /// older than the kept window, or from another run, gets a `gap` event with the current id.
     ///
@@ -41,7 +41,7 @@ extension DemoBackend {
                 case .changes(let entries, let next):
                     cursor = next
                     var text = ""
-                    for entry in entries {
+                    for (entry, change) in zip(entries, self.changesJSON(entries)) {
                         if let drop = quirks.dropEventStreamAfter, sent == drop {
                             // Half of the next event, then the connection ends.
                             try await writer.write(
@@ -50,7 +50,7 @@ extension DemoBackend {
                             return
                         }
                         text +=
-                            "id: \(self.changeLog.cursor(of: entry))\ndata: \(self.changeJSON(entry).description)\n\n"
+                            "id: \(self.changeLog.cursor(of: entry))\ndata: \(change.description)\n\n"
                         sent += 1
                     }
                     try await writer.write(self.counted(text))
