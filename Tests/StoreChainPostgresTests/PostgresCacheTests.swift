@@ -189,6 +189,41 @@ import Testing
         #expect(backend.count() == 1)
     }
 
+    /// A stale shared entry is refreshed once, not once per process: the refresh is claimed like
+    /// a first fetch, and the process that waited reads what the other stored.
+    @Test func aStaleSharedEntryIsRefreshedOnceAcrossProcesses() async throws {
+        let schema = TestPostgres.freshSchema()
+        let clock = ManualClock()
+        let store = try MusicFixture.store()
+        let answered = Locked(0)
+        let backend = RecordingResponder(name: "backend") { request, context in
+            // Only the refresh is held, so that a process asking again fails the count, not the run.
+            let refresh = answered.withLock { count in
+                defer { count += 1 }
+                return count == 1
+            }
+            if refresh { try await clock.sleep(for: .seconds(1)) }
+            return try await store.respond(to: request, context: context)
+        }
+        let (first, _) = try Self.chain(schema: schema, clock: clock, backend: backend)
+        let (second, _) = try Self.chain(schema: schema, clock: clock, backend: backend)
+        _ = try await first.send(.fetch(albums))
+        #expect(try await second.send(.fetch(albums)).info.cacheStatus == .hit, "both processes hold it")
+        await clock.advance(by: .seconds(301))
+
+        let refreshing = Task { try await first.send(.fetch(albums)) }
+        // The refresh has reached the backend (a listener waiting to reconnect would also count
+        // as a sleeper, so the clock's sleepers do not say so).
+        await backend.untilAsked(2)
+        let waiting = Finishing { try await second.send(.fetch(albums)) }
+        await waiting.sleepsOrEnds(on: clock, sleepers: 2)
+        await clock.advance(by: .seconds(1))
+        #expect(try await refreshing.value.info.cacheStatus == .refreshed)
+        let shared = try await waiting.value(advancing: clock)
+        #expect(try shared.fetchResult() == store.fetch(albums))
+        #expect(backend.requests.count == 2, "one fetch, one refresh between both processes: \(backend.requests)")
+    }
+
     @Test func aSaveInOneProcessReachesTheOthersMemoryCachesAndObservers() async throws {
         let schema = TestPostgres.freshSchema()
         let backend = try MusicFixture.store()

@@ -47,6 +47,13 @@ extension CacheHandler {
         }
     }
 
+    /// The stored answer to `request` (a fetch in its forwarded form, or a fault), when it is
+    /// fresh.
+    func storedAnswer(to request: StoreRequest, context: RequestContext) async -> StoreResponse? {
+        if case .fetch(let fetch) = request { return await storedAnswer(to: fetch, context: context) }
+        return await storedFault(request, context: context)
+    }
+
     /// The stored answer to a fetch in its forwarded form, when it is fresh.
     func storedAnswer(to forwarded: FetchRequest, context: RequestContext) async -> StoreResponse? {
         guard let plan = try? plans.plan(for: forwarded) else { return nil }

@@ -73,7 +73,7 @@ extension CacheHandler {
     }
 
     /// The stored answer to a fault, when it is fresh.
-    private func storedFault(_ request: StoreRequest, context: RequestContext) async -> StoreResponse? {
+    func storedFault(_ request: StoreRequest, context: RequestContext) async -> StoreResponse? {
         let cached: CachedAnswer?
         switch request {
         case .objectFault(let id):

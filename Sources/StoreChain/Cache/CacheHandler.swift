@@ -151,7 +151,9 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
 
     /// Sends `cached.source` down again, as a revalidation with its validators when it has
     /// them. On "not modified" renews the data's freshness and returns `nil`; otherwise stores
-    /// the answer, publishes what changed and returns it.
+    /// the answer, publishes what changed and returns it. Claimed like a first fetch
+    /// (`forwardOnce`), and the claim covers storing what came back: while another process
+    /// sharing the storage refreshes the same, this one waits and returns what that one stored.
     func revalidate(_ cached: CachedAnswer, context: RequestContext, next: NextResponder) async throws -> StoreResponse?
     {
         var context = context
@@ -159,22 +161,36 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         let source = cached.source
         let request = Self.conditional(source, ifChangedSince: Validators(cached.freshness))
         let mark = saveOrder.mark()
-        let response = try await inFlight.run("revalidate \(request) since save \(mark)") {
-            Forwarded(response: try await next(request, context), isStored: false)
-        }.response
-        let now = context.clock.now
-        if response.info.notModified {
-            let entity = source.entities.first ?? ""
-            let renewed =
-                options.expiry.renewed(cached.freshness, of: entity, by: response.info.freshness, now: now)
-                ?? Self.unusable
-            await perform("renew", context: context) { try await storage.refresh(cached.target, freshness: renewed) }
-            return nil
+        let forwarded = try await inFlight.run("revalidate \(request) since save \(mark)") { [context] in
+            try await forwardOnce(
+                "revalidate \(request)", context: context, stored: { await storedAnswer(to: source, context: context) }
+            ) {
+                let response = try await next(request, context)
+                await keep(revalidated: cached, by: response, readSince: mark, context: context)
+                return response
+            }
         }
-        await keep(
-            response, of: source, readSince: mark, context: context, publishUpdates: true,
-            alsoForgetting: [cached.target])
-        return response
+        if !forwarded.isStored, forwarded.response.info.notModified { return nil }
+        return forwarded.response
+    }
+
+    /// Stores what a revalidation of `cached` brought: a renewed freshness on "not modified",
+    /// else the new answer (publishing what changed).
+    private func keep(
+        revalidated cached: CachedAnswer, by response: StoreResponse, readSince mark: UInt64, context: RequestContext
+    ) async {
+        guard response.info.notModified else {
+            await keep(
+                response, of: cached.source, readSince: mark, context: context, publishUpdates: true,
+                alsoForgetting: [cached.target])
+            return
+        }
+        let entity = cached.source.entities.first ?? ""
+        let now = context.clock.now
+        let renewed =
+            options.expiry.renewed(cached.freshness, of: entity, by: response.info.freshness, now: now)
+            ?? Self.unusable
+        await perform("renew", context: context) { try await storage.refresh(cached.target, freshness: renewed) }
     }
 
     /// `request` as a revalidation with `validators`, when it is a fetch or an object fault (a
