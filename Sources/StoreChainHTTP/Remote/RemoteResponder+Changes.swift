@@ -22,13 +22,13 @@ extension RemoteResponder {
         let info = ResponseInfo(answeredBy: name, origin: .remote)
         switch feed.format {
         case .json:
-            let response = try await send(
+            let response = try await exchange.send(
                 template.method, url, longPoll: request.wait, context: context, accepting: feed.gapStatuses)
             return StoreResponse(.changes(try jsonPage(response, from: url, feed: feed, context: context)), info: info)
         case .eventStream:
             // Without a wait, the stream is read until it has been quiet, to learn where it stands.
             let read = EventStreamRead(wait: request.wait ?? feed.quiet, quiet: feed.quiet)
-            let response = try await send(
+            let response = try await exchange.send(
                 template.method, url, longPoll: read.wait, eventStream: read, lastEventID: request.cursor,
                 context: context, accepting: feed.gapStatuses)
             let page = try eventStreamPage(response, from: url, asked: request.cursor, feed: feed, context: context)
@@ -44,7 +44,7 @@ extension RemoteResponder {
     {
         let source = RemoteError.redacted(url)
         if let gap = gapPage(response, from: url, feed: feed) { return gap }
-        let body = try json(response, from: url)
+        let body = try exchange.json(response, from: url)
         guard case .array(let entries)? = JSONPath.value(at: feed.changes, in: body) else {
             throw StoreChainError(
                 .badRecord, "expected a list of changes at '\(feed.changes)'", at: .init(path: source),
@@ -112,7 +112,7 @@ extension RemoteResponder {
     private func gapPage(_ response: TransportResponse, from url: URL, feed: RemoteChangesOptions) -> ChangeFeedPage? {
         guard feed.gapStatuses.contains(response.status) else { return nil }
         // A gap answer's body is read only for the cursor it may give.
-        let body = (try? json(response, from: url)) ?? .null
+        let body = (try? exchange.json(response, from: url)) ?? .null
         return ChangeFeedPage(
             changes: [], cursor: Self.cursorText(JSONPath.value(at: feed.cursor, in: body)), isGap: true)
     }

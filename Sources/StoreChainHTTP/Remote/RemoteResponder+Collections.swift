@@ -6,7 +6,9 @@ extension RemoteResponder {
     /// and every entity whose unfiltered, unpaged listing is the very document it read (a
     /// dump-only API's one big document). Related objects are then found in them without a
     /// sub-request, and the caches above store them whole.
-    func completeCollections(fetched entity: Entity, plan: QueryPlanner.Plan, loaded: Loaded) -> [String: [Node]] {
+    func completeCollections(fetched entity: Entity, plan: QueryPlanner.Plan, loaded: ListingReader.Listing) -> [String:
+        [Node]]
+    {
         var collections: [String: [Node]] = [:]
         if plan.pushed.isEmpty, !plan.endpoint.single { collections[entity.name] = loaded.nodes }
         guard let (url, response) = loaded.document else { return collections }
@@ -32,7 +34,8 @@ extension RemoteResponder {
     {
         let source = RemoteError.redacted(url)
         let path = records ?? mapper.options(for: entity.name).records
-        return try mapper.records(in: try json(response, from: url), at: path, source: source).enumerated().map {
+        return try mapper.records(in: try exchange.json(response, from: url), at: path, source: source).enumerated().map
+        {
             index, record in
             try mapper.node(from: record, entity: entity, jsonPath: "$[\(index)]", source: source).node
         }

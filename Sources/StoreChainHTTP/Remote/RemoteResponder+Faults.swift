@@ -19,7 +19,7 @@ extension RemoteResponder {
                 throw StoreChainError(.invalidRequest, "get template '\(get)' has no {key} variable")
             }
             let url = try template.url(base: self.options.baseURL, values: [variable: QueryPlanner.parameterText(key)])
-            let response = try await send(
+            let response = try await exchange.send(
                 template.method, url, ifChangedSince: validators, context: context, accepting: [404, 410])
             info = HTTPMetadata.info(from: response, answeredBy: name)
             if response.status == 304 {
@@ -27,7 +27,7 @@ extension RemoteResponder {
                 return StoreResponse(.object(nil), info: info)
             }
             guard response.status != 404, response.status != 410 else { return StoreResponse(.object(nil), info: info) }
-            let body = try json(response, from: url)
+            let body = try exchange.json(response, from: url)
             let (node, embedded) = try mapper.node(
                 from: body, entity: entity, jsonPath: "$", source: RemoteError.redacted(url))
             guard node.id == id else {
@@ -104,18 +104,19 @@ extension RemoteResponder {
         let url =
             switch page.position {
             case .record: try template.url(base: options.baseURL, values: [variable: QueryPlanner.parameterText(key)])
-            case .token(let link): try resolve(link, against: options.baseURL)
+            case .token(let link): try listings.resolve(link, against: options.baseURL)
             }
-        let response = try await send(template.method, url, context: context)
+        let response = try await exchange.send(template.method, url, context: context)
         let recordsPath = mapper.options(for: destination.name).records
         let location = RemoteError.redacted(url)
-        let records = try mapper.records(in: try json(response, from: url), at: recordsPath, source: location)
-        var loaded = Loaded()
+        let records = try mapper.records(in: try exchange.json(response, from: url), at: recordsPath, source: location)
+        var loaded = ListingReader.Listing()
         var seen: Set<ObjectID> = []
-        try map(records, entity: destination, recordsPath: recordsPath, source: location, into: &loaded, seen: &seen)
+        try listings.map(
+            records, entity: destination, recordsPath: recordsPath, source: location, into: &loaded, seen: &seen)
         var next: PageRequest.Position?
         if !records.isEmpty, let link = try LinkHeader.next(in: response[header: "link"]) {
-            next = .token(try resolve(link, against: url).absoluteString)
+            next = .token(try listings.resolve(link, against: url).absoluteString)
         }
         let ids = loaded.nodes.map(\.id)
         var info = HTTPMetadata.info(from: response, answeredBy: self.name)

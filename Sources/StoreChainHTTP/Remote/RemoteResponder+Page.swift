@@ -35,14 +35,15 @@ extension RemoteResponder {
         case (.link, let position):
             style = .link
             size = 0
-            if case .token(let next) = position { link = try resolve(next, against: options.baseURL) }
+            if case .token(let next) = position { link = try listings.resolve(next, against: options.baseURL) }
         case (.pages, .token(let token)), (.offset, .token(let token)):
             throw StoreChainError(
                 .invalidRequest, "'\(queryPlan.endpoint.request)' pages by position, not by the token '\(token)'",
                 suggestion: "ask for a page of an offset or page-number endpoint by record position")
         }
         let url = try link ?? queryPlan.template.url(base: options.baseURL, values: values)
-        let response = try await send(queryPlan.template.method, url, ifChangedSince: page.validators, context: context)
+        let response = try await exchange.send(
+            queryPlan.template.method, url, ifChangedSince: page.validators, context: context)
         if response.status == 304 {
             // Sent with the page's validators (`PageRequest.validators`): the page is unchanged.
             var info = HTTPMetadata.info(from: response, answeredBy: name, notModified: true)
@@ -62,13 +63,14 @@ extension RemoteResponder {
         request: FetchRequest, plan: FetchPlan, queryPlan: QueryPlanner.Plan, context: RequestContext
     ) async throws -> StoreResponse {
         var size = size
-        let body = try json(response, from: url)
+        let body = try exchange.json(response, from: url)
         let source = RemoteError.redacted(url)
         let recordsPath = queryPlan.endpoint.records ?? mapper.options(for: plan.entity.name).records
         let records = try mapper.records(in: body, at: recordsPath, source: source)
-        var loaded = Loaded()
+        var loaded = ListingReader.Listing()
         var seen: Set<ObjectID> = []
-        try map(records, entity: plan.entity, recordsPath: recordsPath, source: source, into: &loaded, seen: &seen)
+        try listings.map(
+            records, entity: plan.entity, recordsPath: recordsPath, source: source, into: &loaded, seen: &seen)
         if style == .link { size = records.count }
         let total = response[header: "x-total-count"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         let next = try nextPage(
@@ -174,7 +176,7 @@ extension RemoteResponder {
             let more = total.map { start + records < $0 } ?? (linked || records >= size)
             return more ? .record(start + size) : nil
         case .cursor(_, let next, _, _):
-            return try nextCursor(in: body, at: next, source: source).map { .token($0) }
+            return try listings.nextCursor(in: body, at: next, source: source).map { .token($0) }
         case .link:
             return try LinkHeader.next(in: response[header: "link"]).map { .token($0) }
         }

@@ -165,7 +165,7 @@ extension RemoteResponder {
                 found += nodes
                 embedded += response.related
             } else {
-                let loaded = try await load(plan, entity: entity, context: context)
+                let loaded = try await listings.read(plan, entity: entity, context: context)
                 found += loaded.nodes
                 embedded += loaded.embedded
             }
@@ -341,7 +341,7 @@ extension RemoteResponder {
         var seen: Set<ObjectID> = []
         var pages = 0
         while true {
-            try checkPageCount(pages, of: text)
+            try listings.checkPageCount(pages, of: text)
             pages += 1
             let page = StoreRequest.relationshipPage(owner, relationship: relationship.name, PageRequest(position))
             let response: StoreResponse

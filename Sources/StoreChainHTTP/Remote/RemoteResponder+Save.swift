@@ -101,7 +101,7 @@ extension RemoteResponder {
         let template = try template(mapper.options(for: entity.name).create, "create", entity)
         let url = try template.url(base: options.baseURL, values: [:])
         let body = mapper.body(for: node, entity: entity, permanentIDs: permanentIDs, includeKey: true)
-        let response = try await send(template.method, url, body: body, idempotencyKey: key, context: context)
+        let response = try await exchange.send(template.method, url, body: body, idempotencyKey: key, context: context)
         return try savedNode(response, from: url, entity: entity, fallback: node)
     }
 
@@ -114,7 +114,7 @@ extension RemoteResponder {
         let body = mapper.body(for: node, entity: entity, permanentIDs: permanentIDs, includeKey: false)
         // Based on a known version: the backend refuses (412) when someone else changed it since.
         let ifMatch = node.version.map { "\"\($0)\"" }
-        let response = try await send(
+        let response = try await exchange.send(
             template.method, url, body: body, idempotencyKey: key, ifMatch: ifMatch, context: context)
         return try savedNode(response, from: url, entity: entity, fallback: node)
     }
@@ -124,7 +124,7 @@ extension RemoteResponder {
         let template = try template(mapper.options(for: entity.name).delete, "delete", entity)
         let url = try template.url(base: options.baseURL, values: keyValues(id, template))
         // Already gone is as good as deleted; changed since `version` is a conflict (412).
-        _ = try await send(
+        _ = try await exchange.send(
             template.method, url, idempotencyKey: key, ifMatch: version.map { "\"\($0)\"" }, context: context,
             accepting: [404, 410])
     }
@@ -140,7 +140,7 @@ extension RemoteResponder {
     private func savedNode(_ response: TransportResponse, from url: URL, entity: Entity, fallback: Node)
         throws(StoreChainError) -> Node
     {
-        let body = try json(response, from: url)
+        let body = try exchange.json(response, from: url)
         if case .null = body { return fallback }
         var record = body
         if let path = mapper.options(for: entity.name).records, let nested = JSONPath.value(at: path, in: body),

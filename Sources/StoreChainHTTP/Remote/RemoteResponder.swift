@@ -14,20 +14,23 @@ import Foundation
 /// let chain = Chain(terminal: remote) { … }
 /// ```
 public final class RemoteResponder: UpstreamCounting {
-    public let name = "remote"
+    /// What answers say answered them (`ResponseInfo.answeredBy`).
+    private static let answerer = "remote"
+    public var name: String { Self.answerer }
     public let model: Model
     public let options: RemoteOptions
     /// The backend's address and a digest of the address and the entity mapping: a disk cache
     /// keeps data from another backend, or mapped another way, apart. Headers and tokens are
     /// not part of it, so a refreshed token keeps the cache.
     public let cacheNamespace: String?
-    let transport: any HTTPTransport
+    /// Every HTTP exchange with the backend.
+    let exchange: RemoteExchange
+    /// Reads endpoints' listings, page after page.
+    let listings: ListingReader
     /// What every HTTP exchange passes through, outermost first.
-    public let interceptors: [any HTTPInterceptor]
+    public var interceptors: [any HTTPInterceptor] { exchange.interceptors }
     let mapper: RecordMapper
     let planners: [String: QueryPlanner]
-    private let authorization: String?
-    private let counters = Locked(Traffic())
     /// The sizes of the listings read so far, for choosing how to load related objects.
     let listingSizes = ListingSizes()
 
@@ -45,8 +48,6 @@ public final class RemoteResponder: UpstreamCounting {
         self.options = options
         self.cacheNamespace =
             "remote \(RemoteError.redacted(options.baseURL)) #\(Fingerprint.hex(of: (options.baseURL, options.entities)))"
-        self.transport = transport
-        self.interceptors = interceptors
         self.mapper = RecordMapper(model: model, entities: options.entities)
         if let problem = Self.problems(in: options, model: model).first { throw problem }
         var planners: [String: QueryPlanner] = [:]
@@ -54,6 +55,7 @@ public final class RemoteResponder: UpstreamCounting {
             planners[name] = try QueryPlanner(entity: try model.requireEntity(name), options: entityOptions)
         }
         self.planners = planners
+        let authorization: String?
         if let token = options.bearerToken, !token.isEmpty {
             authorization = "Bearer \(token)"
         } else if let variable = options.bearerTokenVariable {
@@ -66,6 +68,9 @@ public final class RemoteResponder: UpstreamCounting {
         } else {
             authorization = nil
         }
+        exchange = RemoteExchange(
+            options: options, transport: transport, interceptors: interceptors, authorization: authorization)
+        listings = ListingReader(exchange: exchange, mapper: mapper, options: options, name: Self.answerer)
     }
 
     /// Every problem of the mapping against the model — entities, attributes, relationships,
@@ -151,7 +156,7 @@ public final class RemoteResponder: UpstreamCounting {
 
     /// Requests and bytes exchanged so far.
     public var traffic: Traffic {
-        counters.withLock { $0 }
+        exchange.traffic
     }
 
     func planner(for entity: String) throws(StoreChainError) -> QueryPlanner {
@@ -187,84 +192,5 @@ public final class RemoteResponder: UpstreamCounting {
         case .save(let changes): try await save(changes, context: context)
         case .changes(let request): try await changes(request, context: context)
         }
-    }
-
-    /// One exchange with the backend: counted, conditional when given `validators`, and error
-    /// statuses turned into errors (except those the caller accepts). Retrying is
-    /// `RetryHandler`'s job, above; remembering answers is the caches'.
-    func send(
-        _ method: String, _ url: URL, body: JSONValue? = nil, ifChangedSince validators: Validators? = nil,
-        idempotencyKey: String? = nil, ifMatch: String? = nil, longPoll: Duration? = nil,
-        eventStream: EventStreamRead? = nil, lastEventID: String? = nil, context: RequestContext,
-        accepting: Set<Int> = []
-    ) async throws -> TransportResponse {
-        try context.checkDeadline()
-        var headers = options.headers
-        if eventStream != nil {
-            headers["Accept"] = "text/event-stream"
-            headers["Cache-Control"] = "no-cache"
-            if let lastEventID { headers["Last-Event-ID"] = lastEventID }
-        } else {
-            headers["Accept"] = "application/json"
-        }
-        if let authorization { headers["Authorization"] = authorization }
-        if let idempotencyKey { headers["Idempotency-Key"] = idempotencyKey }
-        if let ifMatch { headers["If-Match"] = ifMatch }
-        if let validators {
-            if let etag = validators.etag { headers["If-None-Match"] = etag }
-            if let lastModified = validators.lastModified { headers["If-Modified-Since"] = lastModified }
-        }
-        var data: Data?
-        if let body {
-            data = Data(body.description.utf8)
-            headers["Content-Type"] = "application/json"
-        }
-        // A long poll may be held open for its wait before the backend starts to answer.
-        var timeout = Duration.seconds(options.timeoutSeconds) + (longPoll ?? .zero)
-        if let deadline = context.deadline {
-            timeout = min(timeout, .seconds(max(0, deadline.timeIntervalSince(context.clock.now))))
-        }
-        let request = TransportRequest(
-            method: method, url: url, headers: headers, body: data, timeout: timeout, eventStream: eventStream)
-        let requestedAt = context.clock.now
-        var response = try await send(request, from: interceptors[...], context: context)
-        response.requestedAt = requestedAt
-        response.receivedAt = context.clock.now
-        guard (200..<300).contains(response.status) || response.status == 304 || accepting.contains(response.status)
-        else { throw RemoteError.status(request, response) }
-        return response
-    }
-
-    /// Sends a request through the interceptors left, then the transport.
-    private func send(
-        _ request: TransportRequest, from interceptors: ArraySlice<any HTTPInterceptor>, context: RequestContext
-    ) async throws -> TransportResponse {
-        guard let interceptor = interceptors.first else {
-            // An exchange counts when it is attempted, so one that fails (a dropped
-            // connection) shows in the traffic too.
-            counters.withLock { traffic in
-                traffic.requests += 1
-                traffic.bytesSent += request.body?.count ?? 0
-            }
-            context[StoreMetricsKey.self]?.count("upstream_requests_total", ["method": request.method])
-            guard let tracer = context.tracer else { return try await exchange(request) }
-            return try await HTTPClientSpan.run(request, tracer: tracer) { try await exchange($0) }
-        }
-        return try await interceptor.intercept(request, context: context) { request in
-            try await send(request, from: interceptors.dropFirst(), context: context)
-        }
-    }
-
-    /// Sends a request through the transport, counting the bytes received.
-    private func exchange(_ request: TransportRequest) async throws -> TransportResponse {
-        let response = try await transport.send(request)
-        counters.withLock { $0.bytesReceived += response.body.count }
-        return response
-    }
-
-    /// Parses a response body; malformed JSON names the URL and byte offset.
-    func json(_ response: TransportResponse, from url: URL) throws(StoreChainError) -> JSONValue {
-        if response.body.isEmpty { return .null }
-        return try JSONParser().parse(response.body, source: RemoteError.redacted(url))
     }
 }

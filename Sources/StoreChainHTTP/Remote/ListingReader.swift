@@ -1,0 +1,175 @@
+import Foundation
+@_spi(Internals) import StoreChain
+
+/// Reads an endpoint's listing the way its plan says: builds each page's URL (a page number, an
+/// offset, a cursor, or the `Link` the last page gave), sends it, maps its records once per
+/// object (skipping bad ones when the options say so), and goes on until the listing ends. A
+/// listing is read whole or not at all: past `max-pages` it throws, never cuts it short.
+struct ListingReader: Sendable {
+    let exchange: RemoteExchange
+    let mapper: RecordMapper
+    let options: RemoteOptions
+    /// Who answers, in `ResponseInfo.answeredBy`.
+    let name: String
+
+    /// What reading a listing produced.
+    struct Listing {
+        var nodes: [Node] = []
+        var embedded: [Node] = []
+        var pages = 0
+        var skipped = 0
+        /// What the last exchange said (headers, status, rate limit), as `HTTPMetadata` reads it.
+        var last: ResponseInfo?
+        /// As fresh as the least fresh page read.
+        var freshness: ResponseFreshness?
+        var notModified = false
+        /// The one document the listing was, when it was not paged.
+        var document: (url: URL, response: TransportResponse)?
+        /// Read with `firstDocumentOnly`: the document announced a next page, which was not read.
+        var announcesNextPage = false
+    }
+
+    /// Reads a plan's listing and maps the records: every page of it (a responder called
+    /// outside a chain, which has no pages to send), or with `firstDocumentOnly` the first
+    /// document, saying whether it announced a next page. Only the first exchange is
+    /// conditional (`validators`): they are one document's.
+    func read(
+        _ plan: QueryPlanner.Plan, entity: Entity, ifChangedSince validators: Validators? = nil,
+        firstDocumentOnly: Bool = false, context: RequestContext
+    ) async throws -> Listing {
+        var loaded = Listing()
+        var values = plan.values
+        var nextURL: URL?
+        var seen: Set<ObjectID> = []
+        let recordsPath = plan.endpoint.records ?? mapper.options(for: entity.name).records
+        switch plan.endpoint.paging {
+        case .pages(let page, let perPage, let size, let first)?:
+            values[page] = String(first)
+            values[perPage] = String(size)
+        case .offset(let offset, let limit, let size)?:
+            values[offset] = "0"
+            values[limit] = String(size)
+        case .cursor(_, _, let limit, let size)?:
+            if let limit { values[limit] = String(size) }
+        case .link?, nil: break
+        }
+        while true {
+            try Task.checkCancellation()
+            try checkPageCount(loaded.pages, of: plan.endpoint.request)
+            let url = try nextURL ?? plan.template.url(base: options.baseURL, values: values)
+            let response = try await exchange.send(
+                plan.template.method, url, ifChangedSince: loaded.pages == 0 ? validators : nil, context: context,
+                accepting: plan.endpoint.single ? [404] : [])
+            loaded.pages += 1
+            var last = HTTPMetadata.info(from: response, answeredBy: name)
+            // Past the first page the rules combine without validators: one page's validators
+            // are not the whole listing's.
+            if let freshness = last.freshness {
+                loaded.freshness = loaded.freshness?.combined(with: freshness) ?? freshness
+            }
+            if loaded.pages > 1 {
+                last.http?.headers["etag"] = nil
+                last.http?.headers["last-modified"] = nil
+            }
+            loaded.last = last
+            if response.status == 304 {
+                loaded.notModified = true
+                return loaded
+            }
+            if response.status == 404 { return loaded }
+            loaded.document = loaded.pages == 1 ? (url, response) : nil
+            let body = try exchange.json(response, from: url)
+            let source = RemoteError.redacted(url)
+            let records = try mapper.records(in: body, at: plan.endpoint.single ? nil : recordsPath, source: source)
+            try map(records, entity: entity, recordsPath: recordsPath, source: source, into: &loaded, seen: &seen)
+            switch plan.endpoint.paging {
+            case .pages(let page, _, let size, _)?:
+                // Count pages even while following links, so a page without a link goes on from
+                // the right number (and never re-reads the linked page).
+                values[page] = String((Int(values[page] ?? "") ?? 0) + 1)
+                if let link = try LinkHeader.next(in: response[header: "link"]) {
+                    nextURL = try resolve(link, against: url)
+                } else if records.count < size {
+                    return loaded
+                } else {
+                    nextURL = nil
+                }
+            case .offset(let offset, _, let size)?:
+                guard records.count >= size else { return loaded }
+                values[offset] = String((Int(values[offset] ?? "") ?? 0) + size)
+            case .cursor(let variable, let next, _, _)?:
+                guard let cursor = try nextCursor(in: body, at: next, source: source), !records.isEmpty else {
+                    return loaded
+                }
+                values[variable] = cursor
+            case .link?, nil:
+                // An endpoint declared without paging still pages when it says so: a response
+                // that announces a next page is never the whole answer.
+                guard let link = try LinkHeader.next(in: response[header: "link"]) else { return loaded }
+                if firstDocumentOnly {
+                    loaded.announcesNextPage = true
+                    return loaded
+                }
+                nextURL = try resolve(link, against: url)
+            }
+        }
+    }
+
+    /// Maps one page's records into `loaded`, once per object; bad records are skipped and
+    /// counted when the options say so.
+    func map(
+        _ records: [JSONValue], entity: Entity, recordsPath: String?, source: String, into loaded: inout Listing,
+        seen: inout Set<ObjectID>
+    ) throws(StoreChainError) {
+        for (index, record) in records.enumerated() {
+            do {
+                let (node, embedded) = try mapper.node(
+                    from: record, entity: entity, jsonPath: "$\(recordsPath.map { ".\($0)" } ?? "")[\(index)]",
+                    source: source)
+                if seen.insert(node.id).inserted { loaded.nodes.append(node) }
+                loaded.embedded += embedded
+            } catch {
+                guard options.badRecords == .skip, error.code == .badRecord else { throw error }
+                loaded.skipped += 1
+            }
+        }
+    }
+
+    /// The next page's cursor at `path` in a page's body: a string or an integer; missing, null
+    /// or empty means the last page.
+    ///
+    /// - Throws: `.badRecord` naming the URL and JSON path when the cursor is another kind of value.
+    func nextCursor(in body: JSONValue, at path: String, source: String) throws(StoreChainError) -> String? {
+        switch JSONPath.value(at: path, in: body) {
+        case nil, .null?: return nil
+        case .string(let cursor)?: return cursor.isEmpty ? nil : cursor
+        case .integer(let number)?: return String(number)
+        case let other?:
+            throw StoreChainError(
+                .badRecord, "the next-page cursor is \(other.typeName), not a string or an integer",
+                at: .init(file: source, path: "$.\(path)"),
+                suggestion: "point the endpoint's cursor path at the field that holds the next cursor")
+        }
+    }
+
+    /// Throws `too-many-pages` once `pages` pages of one listing have been read and
+    /// another is announced: a listing is read whole or not at all, never cut short.
+    func checkPageCount(_ pages: Int, of endpoint: String) throws(StoreChainError) {
+        guard pages >= options.maxPages else { return }
+        throw StoreChainError(
+            .tooManyPages, "'\(endpoint)' has more than \(options.maxPages) pages",
+            suggestion: "narrow the request, or raise the remote option max-pages")
+    }
+
+    /// A `Link` URL, which must stay on the backend's host (credentials go nowhere else).
+    func resolve(_ link: String, against url: URL) throws(StoreChainError) -> URL {
+        guard let next = URL(string: link, relativeTo: url)?.absoluteURL,
+            next.host == options.baseURL.host, next.port == options.baseURL.port, next.scheme == options.baseURL.scheme
+        else {
+            throw StoreChainError(
+                .badRecord, "the next-page link \(link) leads off the backend \(options.baseURL)",
+                suggestion: "StoreChain follows page links on the backend's own host only")
+        }
+        return next
+    }
+}
