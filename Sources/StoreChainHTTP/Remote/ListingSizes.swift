@@ -3,7 +3,7 @@ import StoreChain
 /// How large each entity's whole, unfiltered listing is, as far as the remote adapter has
 /// learned: from a total header (`X-Total-Count`), a `Link: rel="last"` page number, or a
 /// listing read to its end. The planner weighs reading a destination's listing against one
-/// request per owner or key with it (see `RemoteResponder.listingEstimate`).
+/// request per owner or key with it (see `RelatedLoader.listingEstimate`).
 final class ListingSizes: Sendable {
     /// Records in a listing and the page size they were read at.
     struct Size: Sendable, Hashable {

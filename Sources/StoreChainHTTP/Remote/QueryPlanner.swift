@@ -215,3 +215,17 @@ struct QueryPlanner {
         }
     }
 }
+
+extension [String: QueryPlanner] {
+    /// The planner of `entity`'s endpoints.
+    ///
+    /// - Throws: `.noEndpoint` when the remote options do not map the entity.
+    func planner(for entity: String) throws(StoreChainError) -> QueryPlanner {
+        guard let planner = self[entity] else {
+            throw StoreChainError(
+                .noEndpoint, "the backend has no mapping for entity '\(entity)'",
+                suggestion: "add '\(entity)' to the remote options' entities")
+        }
+        return planner
+    }
+}

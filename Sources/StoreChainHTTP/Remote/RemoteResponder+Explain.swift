@@ -10,7 +10,7 @@ extension RemoteResponder: FetchExplaining {
         -> FetchExplanation
     {
         let plan = try FetchPlan(request, model: model)
-        let planner = try planner(for: request.entity)
+        let planner = try planners.planner(for: request.entity)
         let queryPlan = try planner.plan(predicate: plan.predicate?.predicate, sort: request.sortDescriptors)
         var inMemory: [String] = []
         if let predicate = request.predicate, !queryPlan.filterApplied {
@@ -31,7 +31,7 @@ extension RemoteResponder: FetchExplaining {
             case .link?: (.link, nil)
             case nil: (nil, nil)
             }
-        let paths = neededKeyPaths(request, entity: plan.entity)
+        let paths = related.neededKeyPaths(request, entity: plan.entity)
         return FetchExplanation(
             endpoint: queryPlan.endpoint.request, pushed: queryPlan.pushed.map(\.description), inMemory: inMemory,
             exact: queryPlan.filterApplied && queryPlan.orderApplied, paging: style, pageSize: size,
@@ -93,7 +93,7 @@ extension RemoteResponder: FetchExplaining {
             "per \(entity.name): \(endpoint), 1 request or more for each",
         ]
         var choice = "the cache when it can answer, else one request per \(entity.name)"
-        if let keyPath = try destinationListing(of: relationship, destination: destination) {
+        if let keyPath = try related.destinationListing(of: relationship, destination: destination) {
             options.append(
                 try await listingOption(
                     of: destination, by: keyPath.joined(separator: "."), context: context, serving: parent))
@@ -111,7 +111,7 @@ extension RemoteResponder: FetchExplaining {
         _ relationship: Relationship, of entity: Entity, destination: Entity, keyPath: [String],
         context: RequestContext, serving parent: StoreRequest
     ) async throws -> RelatedRead {
-        let planner = try planner(for: destination.name)
+        let planner = try planners.planner(for: destination.name)
         let key = Operand.constant(.integer(0))
         let by = keyPath.joined(separator: ".")
         func pushedEndpoint(_ operation: Comparison.Operator, _ value: Operand) -> String? {
@@ -146,9 +146,11 @@ extension RemoteResponder: FetchExplaining {
     private func listingOption(
         of destination: Entity, by: String, context: RequestContext, serving parent: StoreRequest
     ) async throws -> String {
-        let endpoint = try planner(for: destination.name).plan(predicate: nil, sort: []).endpoint.request
+        let endpoint = try planners.planner(for: destination.name).plan(predicate: nil, sort: []).endpoint.request
         let listing = "listing: \(endpoint) filtered by \(by) in memory"
-        guard let estimate = try await listingEstimate(of: destination, probe: false, context: context, serving: parent)
+        guard
+            let estimate = try await related.listingEstimate(
+                of: destination, probe: false, context: context, serving: parent)
         else {
             return "\(listing), pages not known: the first fetch that weighs it reads its first page (1 request) to"
                 + " learn them"

@@ -39,7 +39,7 @@ extension RemoteResponder {
             }
             return StoreResponse(.object(node), related: embedded, info: info)
         }
-        let nodes = try await fetchNodes(entity, keys: [key], context: context, serving: .objectFault(id))
+        let nodes = try await related.fetchNodes(entity, keys: [key], context: context, serving: .objectFault(id))
         return StoreResponse(.object(nodes.first { $0.id == id }), info: info)
     }
 
@@ -61,17 +61,17 @@ extension RemoteResponder {
                 throw StoreChainError(
                     .unavailable, "\(id) no longer exists, so its '\(relationshipName)' cannot be read")
             }
-            for related in owner.related { source[related.id] = related }
+            for node in owner.related { source[node.id] = node }
             value = node.relationships[relationshipName]
         default:
-            value = try await relationshipValues(
+            value = try await related.relationshipValues(
                 relationshipName, of: [id], entity: entity, source: &source, context: context,
                 serving: .relationshipFault(id, relationship: relationshipName))[id]
         }
         let resolved = value ?? (relationship.isToMany ? .toMany([]) : .toOne(nil))
         let missing = resolved.objectIDs.filter { source[$0] == nil }
         if !missing.isEmpty, let destination = model.entity(named: relationship.destination) {
-            for node in try await fetchNodes(
+            for node in try await related.fetchNodes(
                 destination, keys: missing.compactMap(\.key), context: context,
                 serving: .relationshipFault(id, relationship: relationshipName))
             {

@@ -35,7 +35,7 @@ extension RemoteResponder {
         // A page is conditional by its own validators only.
         let validators = page == nil ? validators : page?.validators
         let plan = try FetchPlan(request, model: model)
-        let queryPlan = try planner(for: request.entity).plan(
+        let queryPlan = try planners.planner(for: request.entity).plan(
             predicate: plan.predicate?.predicate, sort: request.sortDescriptors)
         if !queryPlan.endpoint.single {
             guard let page else {
@@ -82,25 +82,25 @@ extension RemoteResponder {
         // caches, which then answer any later fetch of those entities locally.
         let collections = completeCollections(fetched: plan.entity, plan: queryPlan, loaded: loaded)
         for node in collections.values.joined() where source[node.id] == nil { source[node.id] = node }
-        let paths = neededKeyPaths(request, entity: plan.entity)
+        let paths = related.neededKeyPaths(request, entity: plan.entity)
         for path in paths {
-            try await follow(
+            try await related.follow(
                 path, from: &nodes, source: &source, whole: collections, context: context, serving: .fetch(request))
         }
         try plan.requireLoaded(nodes, source: source)
         let result = plan.execute(over: nodes, source: source)
-        var related: [Node] = []
+        var alongside: [Node] = []
         if case .objects(let objects) = result, !paths.isEmpty {
             // Every object the answer was computed over, so a handler above can check it again.
-            related = source.nodes(along: paths.map { $0.joined(separator: ".") }, from: objects)
+            alongside = source.nodes(along: paths.map { $0.joined(separator: ".") }, from: objects)
         }
-        var known = Set(related.map(\.id))
+        var known = Set(alongside.map(\.id))
         if case .objects(let objects) = result { known.formUnion(objects.map(\.id)) }
         for node in collections.values.joined() where known.insert(node.id).inserted {
-            related.append(source[node.id] ?? node)
+            alongside.append(source[node.id] ?? node)
         }
         info.completeCollections = Set(collections.keys)
-        return StoreResponse(.fetched(result), related: related, info: info)
+        return StoreResponse(.fetched(result), related: alongside, info: info)
     }
 
     /// Answers a whole fetch from an endpoint that pages, one page at a time, each page a request

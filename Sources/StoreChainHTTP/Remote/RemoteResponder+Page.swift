@@ -78,8 +78,8 @@ extension RemoteResponder {
             records: records.count, total: total)
 
         var nodes = loaded.nodes
-        var related = Dictionary(loaded.embedded.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        for node in nodes { related[node.id] = node }
+        var objects = Dictionary(loaded.embedded.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        for node in nodes { objects[node.id] = node }
         let lastStart = try lastPageStart(in: response, paging: paging, template: queryPlan.template, size: size)
         let wholeCollection = queryPlan.pushed.isEmpty
         if wholeCollection {
@@ -87,18 +87,18 @@ extension RemoteResponder {
                 of: plan.entity.name, total: total, lastStart: lastStart, start: start, size: size,
                 records: records.count, isLast: next == nil)
         }
-        let paths = neededKeyPaths(request, entity: plan.entity)
+        let paths = related.neededKeyPaths(request, entity: plan.entity)
         let repeats = pagesLeft(
             from: start, size: size, total: total, lastStart: lastStart, hasNext: next != nil, request: request,
             exact: queryPlan.filterApplied && queryPlan.orderApplied)
         for path in paths {
-            try await follow(
-                path, from: &nodes, source: &related, repeats: repeats, context: context, serving: .fetch(request))
+            try await related.follow(
+                path, from: &nodes, source: &objects, repeats: repeats, context: context, serving: .fetch(request))
         }
-        try plan.requireLoaded(nodes, source: related)
+        try plan.requireLoaded(nodes, source: objects)
         var leftOut: [Node] = []
         if let predicate = plan.predicate {
-            let matches = nodes.filter { predicate.evaluate($0, in: related) }
+            let matches = nodes.filter { predicate.evaluate($0, in: objects) }
             if wholeCollection, matches.count < nodes.count {
                 let matched = Set(matches.map(\.id))
                 leftOut = nodes.filter { !matched.contains($0.id) }
@@ -113,7 +113,7 @@ extension RemoteResponder {
         info.page = PageInfo(
             style: style, size: size, start: start, records: records.count, next: next, total: total,
             lastStart: lastStart, wholeCollection: wholeCollection, endpoint: queryPlan.endpoint.request)
-        let reached = related.nodes(along: paths.map { $0.joined(separator: ".") }, from: nodes)
+        let reached = objects.nodes(along: paths.map { $0.joined(separator: ".") }, from: nodes)
         return StoreResponse(.fetched(.objects(nodes)), related: reached + leftOut, info: info)
     }
 

@@ -159,13 +159,11 @@ public final class RemoteResponder: UpstreamCounting {
         exchange.traffic
     }
 
-    func planner(for entity: String) throws(StoreChainError) -> QueryPlanner {
-        guard let planner = planners[entity] else {
-            throw StoreChainError(
-                .noEndpoint, "the backend has no mapping for entity '\(entity)'",
-                suggestion: "add '\(entity)' to the remote options' entities")
-        }
-        return planner
+    /// Loads the related objects a fetch or fault needs; reads outside a chain come back here.
+    var related: RelatedLoader {
+        RelatedLoader(
+            model: model, mapper: mapper, planners: planners, listings: listings, listingSizes: listingSizes,
+            readHere: NextResponder { [self] request, context in try await respond(to: request, context: context) })
     }
 
     /// Runs off the caller's executor (`@concurrent`): building requests, parsing and mapping

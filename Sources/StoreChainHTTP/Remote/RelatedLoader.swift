@@ -1,10 +1,24 @@
 import Foundation
 @_spi(Internals) import StoreChain
 
-/// What a fetch reads besides its own listing: the relationships and related objects its key
+/// Loads what a fetch reads besides its own listing: the relationships and related objects its key
 /// paths, sort, properties and prefetching need, loaded the cheapest way the endpoints allow
 /// (a whole collection in hand, the caches, a batch, one request per owner, or a listing).
-extension RemoteResponder {
+///
+/// Each read is a sub-request through the chain, so the caches answer what they hold and
+/// retry, rate limiting and logging see the rest; outside a chain it is read here
+/// (`readHere`).
+struct RelatedLoader: Sendable {
+    let model: Model
+    let mapper: RecordMapper
+    let planners: [String: QueryPlanner]
+    let listings: ListingReader
+    /// The sizes of the listings read so far, for choosing how to load related objects.
+    let listingSizes: ListingSizes
+    /// The remote terminal itself, for a request no chain above can take (the terminal called
+    /// on its own).
+    let readHere: NextResponder
+
     /// The relationship key paths a request needs loaded to be evaluated in memory: through its
     /// predicate, sort, chosen properties and prefetching.
     func neededKeyPaths(_ request: FetchRequest, entity: Entity) -> [[String]] {
@@ -118,7 +132,7 @@ extension RemoteResponder {
         serving parent: StoreRequest
     ) async throws -> [Node] {
         guard !values.isEmpty else { return [] }
-        let planner = try planner(for: entity.name)
+        let planner = try planners.planner(for: entity.name)
         let list = FetchPredicate.comparison(Comparison(.keyPath(keyPath), .in, .array(values.map(Operand.constant))))
         let filter = try CompiledPredicate(list, entity: entity.name, model: model)
         let listPlan = try planner.plan(predicate: filter.predicate, sort: [])
@@ -348,7 +362,7 @@ extension RemoteResponder {
             if let answered = try await context.subrequest(page, serving: parent) {
                 response = answered
             } else {
-                response = try await respond(to: page, context: context)
+                response = try await readHere(page, context)
             }
             for node in response.related { source[node.id] = node }
             for id in try response.relationshipValue().objectIDs where seen.insert(id).inserted { ids.append(id) }

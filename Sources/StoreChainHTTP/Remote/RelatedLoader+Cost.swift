@@ -19,7 +19,7 @@ struct ListingEstimate: Sendable, Hashable {
     var source: Source
 }
 
-extension RemoteResponder {
+extension RelatedLoader {
     /// Below this many expected requests, a listing is not weighed at all: reading it instead
     /// saves one request at most, for every record of the collection, and finding out its size
     /// costs one.
@@ -34,7 +34,7 @@ extension RemoteResponder {
         of entity: Entity, probe: Bool, context: RequestContext, serving parent: StoreRequest
     ) async throws -> ListingEstimate? {
         if let size = listingSizes.size(of: entity.name) { return ListingEstimate(pages: size.pages, source: .learned) }
-        let paging = try planner(for: entity.name).plan(predicate: nil, sort: []).endpoint.paging
+        let paging = try planners.planner(for: entity.name).plan(predicate: nil, sort: []).endpoint.paging
         guard paging != nil else { return ListingEstimate(pages: 1, source: .unpaged) }
         if let records = try await cachedCount(of: entity, context: context, serving: parent),
             let pages = Self.pages(records: records, paging: paging)
@@ -48,7 +48,7 @@ extension RemoteResponder {
         // answer (`answerPage`) teaches `listingSizes` the total it states.
         let first = StoreRequest.page(FetchRequest(entity: entity.name), PageRequest(.record(0)))
         if try await context.subrequest(first, serving: parent) == nil {
-            _ = try await respond(to: first, context: context)
+            _ = try await readHere(first, context)
         }
         return listingSizes.size(of: entity.name).map { ListingEstimate(pages: $0.pages, source: .probed) }
     }
