@@ -1,0 +1,72 @@
+import Foundation
+import StoreChain
+import StoreChainPostgres
+import StoreChainSQLite
+import StoreChainTestSupport
+import StoreChainTesting
+import Testing
+
+/// Our storages run through the conformance suite a user's own storage would, and a storage
+/// that breaks a rule is caught by name.
+@Suite struct CacheStorageConformanceTests {
+    @Test(arguments: CacheKind.allCases)
+    func ourStoragesKeepEveryRule(_ kind: CacheKind) async throws {
+        let failures =
+            switch kind {
+            case .memory: await CacheStorageConformance.check { MemoryCacheStorage() }
+            case .disk:
+                await CacheStorageConformance.check {
+                    SQLiteCacheStorage(
+                        path: try TemporaryFolder.create("conformance").appending(path: "cache.sqlite").path)
+                }
+            case .postgres:
+                await CacheStorageConformance.check {
+                    try PostgresCacheStorage(
+                        address: try PostgresAddress(url: try TestPostgres.url()), schema: TestPostgres.freshSchema())
+                }
+            }
+        #expect(failures.isEmpty, "\(failures)")
+        #expect(CacheStorageConformance.rules.count >= 9)
+    }
+
+    @Test func aStorageThatKeepsDeletedObjectsFailsByName() async {
+        let failures = await CacheStorageConformance.check { DeletionDroppingStorage() }
+        #expect(failures.map(\.rule) == ["a deleted object leaves every stored answer"], "\(failures)")
+        #expect(failures.first?.problem.contains("the backend holds") == true, "\(failures)")
+    }
+
+    @Test func aStorageThatForgetsNothingOnClearFailsByName() async {
+        let failures = await CacheStorageConformance.check(only: ["clear forgets everything"]) {
+            DeletionDroppingStorage(clears: false)
+        }
+        #expect(failures.map(\.rule) == ["clear forgets everything"], "\(failures)")
+    }
+}
+
+/// A memory storage with a bug a storage author could make: writes keep the objects they
+/// should remove (and, optionally, `clear` does nothing).
+private final class DeletionDroppingStorage: CacheStorage {
+    private let inner = MemoryCacheStorage()
+    private let clears: Bool
+
+    init(clears: Bool = true) {
+        self.clears = clears
+    }
+
+    var origin: ResponseInfo.Origin { inner.origin }
+    func queries(shape: String) async throws -> [CachedQuery] { await inner.queries(shape: shape) }
+    func nodes(_ ids: [ObjectID]) async throws -> [ObjectID: Node] { await inner.nodes(ids) }
+    func collection(_ entity: String) async throws -> Freshness? { await inner.collection(entity) }
+    func nodes(of entity: String, matching predicate: FetchPredicate?) async throws -> [Node] {
+        await inner.nodes(of: entity, matching: predicate)
+    }
+    func write(_ write: CacheWrite) async throws -> Set<ObjectID> {
+        var write = write
+        write.removed = []
+        return await inner.write(write)
+    }
+    func refresh(_ target: CacheTarget, freshness: Freshness) async throws {
+        await inner.refresh(target, freshness: freshness)
+    }
+    func clear() async throws { if clears { await inner.clear() } }
+}
