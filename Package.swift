@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "StoreChainSQLite", targets: ["StoreChainSQLite"]),
         .library(name: "StoreChainPostgres", targets: ["StoreChainPostgres"]),
         .library(name: "StoreChainDemoBackend", targets: ["StoreChainDemoBackend"]),
+        // The inspector's web page, a product of its own: apps that do not want it do not build it.
+        .library(name: "StoreChainInspector", targets: ["StoreChainInspector"]),
         // Fuzz targets, for the fuzzers in Fuzz/ (a package of their own, so that a fuzzing
         // build instruments only what they use) and for fuzzing your own handlers.
         .library(name: "StoreChainFuzzing", targets: ["StoreChainFuzzing"]),
@@ -127,9 +129,25 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "StoreChainInspector",
+            dependencies: [
+                "StoreChain", "StoreChainPipeline",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            resources: [.copy("Resources")],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "storechain",
             dependencies: [
+                "StoreChainInspector",
                 "StoreChain",
                 "StoreChainPipeline",
                 "StoreChainDemoBackend",
@@ -228,7 +246,8 @@ let package = Package(
             dependencies: [
                 "StoreChainTestSupport",
                 "StoreChainPipeline", "StoreChain", "StoreChainHTTP", "StoreChainSQLite", "StoreChainTesting",
-                "StoreChainDemoBackend", .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                "StoreChainDemoBackend", "StoreChainInspector",
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
@@ -276,7 +295,7 @@ let package = Package(
             name: "StoreChainAppTests",
             dependencies: [
                 "StoreChain", "StoreChainHTTP", "StoreChainPipeline", "StoreChainSQLite", "StoreChainTesting",
-                "CustomHandlerExample",
+                "CustomHandlerExample", "StoreChainInspector",
             ],
             resources: [.copy("music.model.yml")],
             swiftSettings: swiftSettings,

@@ -7,7 +7,7 @@ struct StoreChainCommand: AsyncParsableCommand {
         abstract: "Use a remote web service as a local object graph.",
         subcommands: [
             QueryCommand.self, SaveCommand.self, ExplainCommand.self, ValidateCommand.self, CacheCommand.self,
-            OutboxCommand.self, DemoCommand.self, ServeDemoCommand.self, WatchCommand.self,
+            OutboxCommand.self, DemoCommand.self, ServeDemoCommand.self, WatchCommand.self, InspectCommand.self,
         ]
     )
 }

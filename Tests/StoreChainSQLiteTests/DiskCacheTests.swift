@@ -170,7 +170,8 @@ import Testing
     }
 
     /// An app (or `storechain cache`) finds a disk cache by what it can do, scoped or not, sees
-    /// what it holds and empties it, without knowing its type; a memory cache is not offered.
+    /// what it holds and empties it, without knowing its type; a memory cache beside it is
+    /// offered too, as what it is.
     @Test func aDiskCacheIsFoundAsAnInspectableCacheAndClearedThroughIt() async throws {
         let directory = TemporaryFolder.make("storechain")
         let model = try MusicFixture.model()
@@ -181,9 +182,10 @@ import Testing
             terminal: RecordingResponder(forwardingTo: try MusicFixture.store()), clock: ManualClock())
         _ = try await chain.send(.fetch(request))
         let caches = chain.handlers(of: (any CacheInspecting).self)
-        #expect(caches.count == 1, "the disk cache only")
-        let cache = try #require(caches.first)
-        #expect(cache.location == path)
+        #expect(caches.map(\.location) == ["memory", path], "in chain order")
+        let memory = try #require(caches.first)
+        #expect(try await memory.statistics().objectsByEntity["Album"] ?? 0 > 0)
+        let cache = try #require(caches.last)
         let before = try await cache.statistics()
         #expect(before.objectsByEntity["Album"] ?? 0 > 0 && before.queries == 1, "\(before)")
         try await cache.clear()

@@ -252,11 +252,11 @@ import Testing
         for roomy in [true, false] {
             let storage = MemoryCacheStorage(limits: .init(maxBytes: roomy ? 1 << 20 : 5_000))
             let query = await writeQuery(Array(0..<20), nodes: nodes, to: storage)
-            let stored = storage.statistics
+            let stored = storage.usage
             #expect(stored.objects == 20)
             let window = await storage.nodes(inWindow: query.ids[...], ofQuery: query.key)
             #expect(window?.map(\.id) == query.ids)
-            let kept = storage.statistics
+            let kept = storage.usage
             #expect(kept.objects == 20 && kept.queries == 1, "nothing evicted for it")
             if roomy {
                 #expect(kept.bytes > stored.bytes, "the kept answer is counted")
@@ -309,7 +309,7 @@ import Testing
     @Test func staysWithinItsByteBound() async {
         let storage = MemoryCacheStorage(limits: .init(maxObjects: 1_000, maxBytes: 4_000))
         await write((0..<100).map { node($0, title: String(repeating: "x", count: 100)) }, to: storage)
-        let statistics = storage.statistics
+        let statistics = storage.usage
         #expect(statistics.bytes <= 4_000)
         #expect(statistics.objects > 0 && statistics.objects < 100)
         #expect(await keys(in: storage, upTo: 100).last == 99, "the newest objects stay")

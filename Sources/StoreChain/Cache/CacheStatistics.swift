@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a cache holds: objects per entity, query windows, complete collections, expired entries
 /// and bytes.
 public struct CacheStatistics: Sendable, Hashable {
@@ -46,4 +48,11 @@ extension CacheHandler: CacheInspecting where Storage: InspectableCacheStorage {
     public var location: String { storage.location }
     public func statistics() async throws -> CacheStatistics { try await storage.statistics() }
     public func clear() async throws { try await storage.clear() }
+}
+
+extension MemoryCacheStorage: InspectableCacheStorage {
+    /// "memory": it lives in this process.
+    public var location: String { "memory" }
+
+    public func statistics() async throws -> CacheStatistics { statistics(now: Date()) }
 }

@@ -65,8 +65,27 @@ public final class MemoryCacheStorage: CacheStorage {
 
     /// How many nodes and query windows are held, and their approximate size (with the answers
     /// kept for windows).
-    public var statistics: (objects: Int, queries: Int, bytes: Int) {
+    public var usage: (objects: Int, queries: Int, bytes: Int) {
         state.withLock { ($0.nodes.count, $0.queries.count, $0.bytes + $0.windowBytes) }
+    }
+
+    /// What it holds, with entries expired by `now` (`InspectableCacheStorage.statistics()`
+    /// asks with the system's time).
+    public func statistics(now: Date) -> CacheStatistics {
+        state.withLock { state in
+            var byEntity: [String: Int] = [:]
+            var expired = 0
+            for entity in state.nodes.entityNames {
+                let nodes = state.nodes.nodes(of: entity)
+                if !nodes.isEmpty { byEntity[entity] = nodes.count }
+                expired += nodes.count { !($0.freshness?.isFresh(at: now) ?? false) }
+            }
+            expired += state.queries.values.count { !$0.freshness.isFresh(at: now) }
+            let bytes = state.bytes + state.windowBytes
+            return CacheStatistics(
+                objectsByEntity: byEntity, queries: state.queries.count, collections: state.collections.keys.sorted(),
+                expired: expired, payloadBytes: bytes, storedBytes: bytes)
+        }
     }
 
     public func queries(shape: String) async -> [CachedQuery] {

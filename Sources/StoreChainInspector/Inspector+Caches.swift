@@ -1,0 +1,68 @@
+import Foundation
+import StoreChain
+
+extension Inspector {
+    /// What each cache that can be looked into holds.
+    struct CacheView: Codable {
+        var name: String
+        var location: String
+        var objectsByEntity: [String: Int]
+        var queries: Int
+        var collections: [String]
+        var expired: Int
+        var bytes: Int
+        var error: String?
+    }
+
+    struct ClearInput: Codable {
+        /// The cache's name (`memory-cache`); `nil`: every cache.
+        var cache: String?
+    }
+
+    struct ClearAnswer: Codable {
+        var cleared: [String]
+        var error: String?
+    }
+
+    private var caches: [any CacheInspecting] { chain.handlers.handlers(of: (any CacheInspecting).self) }
+
+    func cachesView() async -> [CacheView] {
+        var views: [CacheView] = []
+        for cache in caches {
+            do {
+                let statistics = try await cache.statistics()
+                views.append(
+                    CacheView(
+                        name: cache.name, location: cache.location, objectsByEntity: statistics.objectsByEntity,
+                        queries: statistics.queries, collections: statistics.collections, expired: statistics.expired,
+                        bytes: statistics.payloadBytes))
+            } catch {
+                views.append(
+                    CacheView(
+                        name: cache.name, location: cache.location, objectsByEntity: [:], queries: 0, collections: [],
+                        expired: 0, bytes: 0, error: "\(error)"))
+            }
+        }
+        return views
+    }
+
+    func clearCaches(named name: String?) async -> ClearAnswer {
+        let chosen = caches.filter { name == nil || $0.name == name }
+        guard !chosen.isEmpty else {
+            return ClearAnswer(
+                cleared: [],
+                error: "no cache named '\(name ?? "")'; the chain's caches: "
+                    + caches.map(\.name).joined(separator: ", "))
+        }
+        var cleared: [String] = []
+        for cache in chosen {
+            do {
+                try await cache.clear()
+                cleared.append(cache.name)
+            } catch {
+                return ClearAnswer(cleared: cleared, error: "clearing \(cache.name) failed: \(error)")
+            }
+        }
+        return ClearAnswer(cleared: cleared)
+    }
+}
