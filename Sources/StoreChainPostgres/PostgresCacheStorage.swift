@@ -178,6 +178,7 @@ public final class PostgresCacheStorage: CacheStorage {
             uniquingKeysWith: { first, _ in first })
         let removed = try await modify { connection in
             var removed = Set<ObjectID>()
+            guard write.holds else { return removed }
             try await markUse(on: connection)
             if !write.invalidated.isEmpty {
                 let entities = write.invalidated.sorted()

@@ -16,7 +16,7 @@ import Synchronization
 /// A file that cannot be read (corrupt, truncated, not a database) is moved aside and rebuilt
 /// with a logged warning; if no file can be used at all, every operation fails and the cache
 /// handler carries on without it, from the backend.
-public final class SQLiteCacheStorage: CacheStorage {
+public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
     /// The schema this code writes; a file with another version is rebuilt.
     public static let schemaVersion = 6
 
@@ -42,6 +42,8 @@ public final class SQLiteCacheStorage: CacheStorage {
     /// Called before each use of the file, where it runs (tests check it is off the caller's
     /// executor).
     let accessProbe = Locked<(@Sendable () -> Void)?>(nil)
+    /// The file's order of saves, kept by every cache over the file in this process.
+    package let saveOrder: SaveOrder
 
     /// Opens (or creates) the cache file at `path` for data from `namespace`.
     public init(
@@ -54,6 +56,7 @@ public final class SQLiteCacheStorage: CacheStorage {
         self.model = model
         self.maxBytes = maxBytes
         self.logger = logger
+        saveOrder = SaveOrder.shared(for: URL(filePath: path).standardizedFileURL.resolvingSymlinksInPath().path)
         database.withLock { $0 = openOrRebuild() }
     }
 
@@ -162,6 +165,7 @@ public final class SQLiteCacheStorage: CacheStorage {
             queryPayload = Payload(try encoder.encode(try StoredQuery(query)), compressing: compresses)
         }
         return try modify { db in
+            guard write.holds else { return [] }
             let decoder = RowDecoder()
             var removed = Set<ObjectID>()
             for entity in write.invalidated {

@@ -165,6 +165,22 @@ public enum CacheStorageConformance {
             try await rig.fetchChecked(FetchRequest(entity: "Album"), "the collection after the delete")
             try await rig.fetchChecked(albumsOfBand1, "the query after the delete")
         },
+        Check(name: "a write whose condition fails writes nothing") { rig in
+            // The handler's check that no save overtook an answer, made where the storage writes.
+            try await rig.fetchChecked(albumsOfBand1, "first fetch")
+            var write = CacheWrite()
+            write.removed = [ObjectID(entity: "Album", key: .integer(10))]
+            write.invalidated = ["Album"]
+            write.incomplete = ["Album"]
+            write.condition = { false }
+            let removed = try await rig.storage.write(write)
+            try require(removed.isEmpty, "a write whose condition failed removed \(removed)")
+            let again = try await rig.fetchChecked(albumsOfBand1, "after the write")
+            try require(
+                again.info.cacheStatus == .hit,
+                "a write whose condition failed was applied: the next fetch was "
+                    + String(describing: again.info.cacheStatus))
+        },
         Check(name: "nothing is answered fresh after expire") { rig in
             // A storage may keep what it holds (served stale where allowed) or forget it; the
             // default `expire(at:)` forgets.

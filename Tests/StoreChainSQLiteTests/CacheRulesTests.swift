@@ -420,6 +420,77 @@ import Testing
         await chain.shutdown()
     }
 
+    /// A silent wrong answer the object-graph oracle found under load (seed 198587): after a
+    /// restart, a fetch the old chain had sent before it stopped came back and its disk cache
+    /// stored the old data over the same file after the new chain had heard of a change, so the
+    /// new chain answered the old value until it expired. Each handler kept its own order of
+    /// saves; handlers over one storage (one memory storage, one SQLite file) now share it.
+    @Test(arguments: [CacheKind.memory, .disk])
+    func anAnswerReadBeforeAnotherChainsSaveOverTheSameStorageIsNotStored(_ kind: CacheKind) async throws {
+        let clock = ManualClock()
+        let backend = try FakeBackend(clock: clock)
+        let model = backend.store.model
+        let path = TemporaryFolder.make("storechain").appending(path: "cache.sqlite").path
+        let memory = MemoryCacheStorage()
+        func chain() -> Chain {
+            let cache: any StoreHandler =
+                kind == .memory
+                ? CacheHandler(name: "memory-cache", model: model, storage: memory)
+                : DiskCache(model: model, path: path)
+            return Chain(handlers: [cache], terminal: backend, clock: clock)
+        }
+        let (old, new) = (chain(), chain())
+        let allBands = try TestData.fetch("Band", sort: [FetchSortDescriptor("id")])
+        let before = try backend.store.fetch(allBands)
+        backend.update { $0.answersHeldUntil = clock.now.addingTimeInterval(1) }
+        let early = Task { try await old.send(.fetch(allBands)) }
+        while backend.count() < 1 { await Task.yield() }
+        backend.update { $0.answersHeldUntil = nil }
+
+        let band1 = ObjectID(entity: "Band", key: 1)
+        _ = try await new.send(.save(SaveChanges(updated: [Node(id: band1, attributes: ["name": "Renamed"])])))
+        await clock.advance(by: .seconds(1))
+        #expect(try await early.value.fetchResult() == before, "the early fetch answers as read")
+
+        let after = try await new.send(.fetch(allBands))
+        #expect(try after.fetchResult() == backend.store.fetch(allBands), "the old chain's answer was stored")
+        let fault = try await new.send(.objectFault(band1))
+        #expect(try fault.objectNode()?[attribute: "name"] == "Renamed")
+        await old.shutdown()
+        await new.shutdown()
+    }
+
+    /// The same order, kept where the storage applies the write: an answer the handler had
+    /// decided to store, still on its way to the storage while a save overtook it, was stored
+    /// over the save. The storage checks the order as it writes (`CacheWrite.condition`).
+    @Test(arguments: [CacheKind.memory, .disk])
+    func anAnswerASaveOvertookOnItsWayToTheStorageIsNotStored(_ kind: CacheKind) async throws {
+        let clock = ManualClock()
+        let backend = try FakeBackend(clock: clock)
+        let model = backend.store.model
+        let path = TemporaryFolder.make("storechain").appending(path: "cache.sqlite").path
+        func run<Inner: CacheStorage>(_ storage: WriteHoldingStorage<Inner>) async throws {
+            let chain = Chain(
+                handlers: [CacheHandler(name: "cache", model: model, storage: storage)], terminal: backend, clock: clock
+            )
+            let allBands = try TestData.fetch("Band", sort: [FetchSortDescriptor("id")])
+            storage.holdNextWrite()
+            let early = Task { try await chain.send(.fetch(allBands)) }
+            await storage.untilAWriteIsHeld()
+            let band1 = ObjectID(entity: "Band", key: 1)
+            _ = try await chain.send(.save(SaveChanges(updated: [Node(id: band1, attributes: ["name": "Renamed"])])))
+            storage.release()
+            _ = try await early.value
+            let after = try await chain.send(.fetch(allBands))
+            #expect(try after.fetchResult() == backend.store.fetch(allBands), "the early answer was stored")
+            await chain.shutdown()
+        }
+        switch kind {
+        case .disk: try await run(WriteHoldingStorage(SQLiteCacheStorage(path: path, model: model)))
+        default: try await run(WriteHoldingStorage(MemoryCacheStorage()))
+        }
+    }
+
     /// A save threw away the complete collections of every entity it touched, so after an app's
     /// saves the next process read every object again. A save whose changes the cache holds (the
     /// updated and inserted objects as the backend answered, the deleted ones gone) keeps the

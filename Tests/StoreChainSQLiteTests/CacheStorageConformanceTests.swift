@@ -26,7 +26,7 @@ import Testing
                 }
             }
         #expect(failures.isEmpty, "\(failures)")
-        #expect(CacheStorageConformance.rules.count >= 9)
+        #expect(CacheStorageConformance.rules.count >= 10)
     }
 
     @Test func aStorageThatKeepsDeletedObjectsFailsByName() async {
@@ -41,32 +41,38 @@ import Testing
         }
         #expect(failures.map(\.rule) == ["clear forgets everything"], "\(failures)")
     }
+
+    @Test func aStorageThatIgnoresAWritesConditionFailsByName() async {
+        let failures = await CacheStorageConformance.check { ConditionIgnoringStorage() }
+        #expect(failures.map(\.rule) == ["a write whose condition fails writes nothing"], "\(failures)")
+    }
+}
+
+/// A storage written before `CacheWrite.condition` existed: it applies every write.
+private final class ConditionIgnoringStorage: ForwardingCacheStorage {
+    let inner = MemoryCacheStorage()
+
+    func write(_ write: CacheWrite) async throws -> Set<ObjectID> {
+        var write = write
+        write.condition = nil
+        return await inner.write(write)
+    }
 }
 
 /// A memory storage with a bug a storage author could make: writes keep the objects they
 /// should remove (and, optionally, `clear` does nothing).
-private final class DeletionDroppingStorage: CacheStorage {
-    private let inner = MemoryCacheStorage()
+private final class DeletionDroppingStorage: ForwardingCacheStorage {
+    let inner = MemoryCacheStorage()
     private let clears: Bool
 
     init(clears: Bool = true) {
         self.clears = clears
     }
 
-    var origin: ResponseInfo.Origin { inner.origin }
-    func queries(shape: String) async throws -> [CachedQuery] { await inner.queries(shape: shape) }
-    func nodes(_ ids: [ObjectID]) async throws -> [ObjectID: Node] { await inner.nodes(ids) }
-    func collection(_ entity: String) async throws -> Freshness? { await inner.collection(entity) }
-    func nodes(of entity: String, matching predicate: FetchPredicate?) async throws -> [Node] {
-        await inner.nodes(of: entity, matching: predicate)
-    }
     func write(_ write: CacheWrite) async throws -> Set<ObjectID> {
         var write = write
         write.removed = []
         return await inner.write(write)
-    }
-    func refresh(_ target: CacheTarget, freshness: Freshness) async throws {
-        await inner.refresh(target, freshness: freshness)
     }
     func clear() async throws { if clears { await inner.clear() } }
 }

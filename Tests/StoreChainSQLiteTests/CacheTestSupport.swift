@@ -152,8 +152,8 @@ extension StoreResponse {
 
 /// A memory storage shared with another process, as far as a test needs: the test writes into
 /// it what the other process's cache would, and tells of it as a PostgreSQL storage's notice does.
-final class SharedMemoryStorage: CacheStorage {
-    private let inner = MemoryCacheStorage()
+final class SharedMemoryStorage: ForwardingCacheStorage {
+    let inner = MemoryCacheStorage()
     private let notices = AsyncStream<ChangeEvent>.makeStream()
 
     /// Another process changed what this storage holds, and says so.
@@ -162,17 +162,51 @@ final class SharedMemoryStorage: CacheStorage {
         notices.continuation.yield(change)
     }
 
-    var origin: ResponseInfo.Origin { inner.origin }
-    func queries(shape: String) async throws -> [CachedQuery] { await inner.queries(shape: shape) }
-    func nodes(_ ids: [ObjectID]) async throws -> [ObjectID: Node] { await inner.nodes(ids) }
-    func collection(_ entity: String) async throws -> Freshness? { await inner.collection(entity) }
-    func nodes(of entity: String, matching predicate: FetchPredicate?) async throws -> [Node] {
-        await inner.nodes(of: entity, matching: predicate)
-    }
-    func write(_ write: CacheWrite) async throws -> Set<ObjectID> { await inner.write(write) }
-    func refresh(_ target: CacheTarget, freshness: Freshness) async throws {
-        await inner.refresh(target, freshness: freshness)
-    }
-    func clear() async throws { await inner.clear() }
     func changesFromElsewhere() -> AsyncStream<ChangeEvent>? { notices.stream }
+}
+
+/// A storage whose next write waits, once `holdNextWrite()` is called, until `release()`: the
+/// cache handler has decided to store an answer and is on its way to the storage.
+final class WriteHoldingStorage<Inner: CacheStorage>: ForwardingCacheStorage {
+    private struct State {
+        var holdsNext = false
+        var held: CheckedContinuation<Void, Never>?
+    }
+
+    let inner: Inner
+    private let state = Locked(State())
+
+    init(_ inner: Inner) {
+        self.inner = inner
+    }
+
+    /// The next write waits for `release()`; the writes after it pass.
+    func holdNextWrite() {
+        state.withLock { $0.holdsNext = true }
+    }
+
+    /// Returns once a write waits.
+    func untilAWriteIsHeld() async {
+        while state.withLock({ $0.held == nil }) { await Task.yield() }
+    }
+
+    /// Lets the held write through.
+    func release() {
+        state.withLock { state in
+            defer { state.held = nil }
+            return state.held
+        }?.resume()
+    }
+
+    func write(_ write: CacheWrite) async throws -> Set<ObjectID> {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let holds = state.withLock { state in
+                defer { state.holdsNext = false }
+                if state.holdsNext { state.held = continuation }
+                return state.holdsNext
+            }
+            if !holds { continuation.resume() }
+        }
+        return try await inner.write(write)
+    }
 }

@@ -612,7 +612,7 @@ import Testing
 }
 
 /// Memory storage whose reads of nodes by ID fail, as a disk cache's do when its file is lost.
-private final class ReadFailingStorage: CacheStorage {
+private final class ReadFailingStorage: ForwardingCacheStorage {
     struct Unplugged: Error, CustomStringConvertible {
         var description: String { "disk unplugged" }
     }
@@ -620,10 +620,11 @@ private final class ReadFailingStorage: CacheStorage {
     let inner = MemoryCacheStorage()
     let reads = Locked(0)
 
-    var origin: ResponseInfo.Origin { inner.origin }
-
-    func queries(shape: String) async throws -> [CachedQuery] { await inner.queries(shape: shape) }
     func nodes(_ ids: [ObjectID]) async throws -> [ObjectID: Node] {
+        reads.withLock { $0 += 1 }
+        throw Unplugged()
+    }
+    func nodes(inWindow ids: ArraySlice<ObjectID>, ofQuery key: String) async throws -> [Node]? {
         reads.withLock { $0 += 1 }
         throw Unplugged()
     }
@@ -631,13 +632,4 @@ private final class ReadFailingStorage: CacheStorage {
         reads.withLock { $0 += 1 }
         throw Unplugged()
     }
-    func collection(_ entity: String) async throws -> Freshness? { await inner.collection(entity) }
-    func nodes(of entity: String, matching predicate: FetchPredicate?) async throws -> [Node] {
-        await inner.nodes(of: entity, matching: predicate)
-    }
-    func write(_ write: CacheWrite) async throws -> Set<ObjectID> { await inner.write(write) }
-    func refresh(_ target: CacheTarget, freshness: Freshness) async throws {
-        await inner.refresh(target, freshness: freshness)
-    }
-    func clear() async throws { await inner.clear() }
 }

@@ -80,14 +80,14 @@ import Testing
 
 /// A memory storage that chains share as processes share a PostgreSQL cache: a claim is held in
 /// a table all of them see, and writes can be held back to catch a process mid-store.
-final class ClaimingMemoryStorage: CacheStorage {
+final class ClaimingMemoryStorage: ForwardingCacheStorage {
     private struct State {
         var claimed: Set<String> = []
         var holdsWrites = false
         var heldWrites: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let inner = MemoryCacheStorage()
+    let inner = MemoryCacheStorage()
     private let state = Locked(State())
 
     /// Writes from now on wait until `releaseWrites()`.
@@ -132,13 +132,6 @@ final class ClaimingMemoryStorage: CacheStorage {
         return CacheClaim { self.state.withLock { _ = $0.claimed.remove(key) } }
     }
 
-    var origin: ResponseInfo.Origin { inner.origin }
-    func queries(shape: String) async throws -> [CachedQuery] { await inner.queries(shape: shape) }
-    func nodes(_ ids: [ObjectID]) async throws -> [ObjectID: Node] { await inner.nodes(ids) }
-    func collection(_ entity: String) async throws -> Freshness? { await inner.collection(entity) }
-    func nodes(of entity: String, matching predicate: FetchPredicate?) async throws -> [Node] {
-        await inner.nodes(of: entity, matching: predicate)
-    }
     func write(_ write: CacheWrite) async throws -> Set<ObjectID> {
         await passHold()
         return await inner.write(write)
@@ -147,5 +140,4 @@ final class ClaimingMemoryStorage: CacheStorage {
         await passHold()
         await inner.refresh(target, freshness: freshness)
     }
-    func clear() async throws { await inner.clear() }
 }

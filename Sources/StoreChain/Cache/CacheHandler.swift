@@ -26,7 +26,8 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     public let storage: Storage
     public let options: CacheOptions
     let inFlight = SingleFlight<Forwarded>()
-    let saveOrder = SaveOrder()
+    /// The storage's order of saves when other handlers may hold its data too (`SaveOrderSharing`).
+    let saveOrder: SaveOrder
     let plans: CachePlans
 
     public init(name: String, model: Model, storage: Storage, options: CacheOptions = CacheOptions()) {
@@ -35,6 +36,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         plans = CachePlans(model: model)
         self.storage = storage
         self.options = options
+        saveOrder = (storage as? any SaveOrderSharing)?.saveOrder ?? SaveOrder()
     }
 
     public func keepsAnswers(of entity: String) -> Bool { true }
@@ -211,11 +213,14 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         _ response: StoreResponse, of request: StoreRequest, readSince mark: UInt64, context: RequestContext,
         publishUpdates: Bool = false, alsoForgetting: [CacheTarget] = []
     ) async {
-        if let write = await write(for: request, response: response, now: context.clock.now, context: context) {
-            guard saveOrder.isUnchanged(write.entities, since: mark) else {
+        if var write = await write(for: request, response: response, now: context.clock.now, context: context) {
+            let (order, entities) = (saveOrder, write.entities)
+            guard order.isUnchanged(entities, since: mark) else {
                 context.logger.debug("\(name): not storing the answer to \(request): a save overtook it")
                 return
             }
+            // Checked again where the storage writes: a save may overtake it on its way there.
+            write.condition = { order.isUnchanged(entities, since: mark) }
             await store(write, context: context, publishUpdates: publishUpdates)
         } else {
             await forget(alsoForgetting + Self.targets(of: request), ifNotStorable: response, context: context)

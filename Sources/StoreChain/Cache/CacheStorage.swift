@@ -209,8 +209,17 @@ public struct CacheWrite: Sendable {
     /// changed. A storage shared by processes tells the others of news, as of removals and
     /// invalidations.
     public var isRefresh = false
+    /// Checked by the storage as it applies the write, with no other write to the same data
+    /// between the check and the write (under its lock, in its transaction): when it returns
+    /// `false` the storage writes and removes nothing. The cache handler sets it so that an
+    /// answer a save or a change overtook on its way to the storage is never stored over it
+    /// (`nil`: always written).
+    public var condition: (@Sendable () -> Bool)?
 
     public init() {}
+
+    /// Whether the write is to be applied now (`condition`).
+    public var holds: Bool { condition?() ?? true }
 }
 
 /// Cached data whose freshness can be renewed.

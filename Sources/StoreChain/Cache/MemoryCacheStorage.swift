@@ -2,7 +2,7 @@ import Foundation
 
 /// Cache storage in memory: nodes stored once by ID, query windows as lists of IDs, bounded by
 /// object count and approximate bytes with least-recently-used eviction.
-public final class MemoryCacheStorage: CacheStorage {
+public final class MemoryCacheStorage: CacheStorage, SaveOrderSharing {
     public struct Limits: Sendable, Hashable {
         public var maxObjects: Int
         /// Approximate bytes of nodes and query windows together.
@@ -56,6 +56,8 @@ public final class MemoryCacheStorage: CacheStorage {
 
     public let limits: Limits
     private let state = Locked(State())
+    /// Kept by every cache handler over this storage.
+    package let saveOrder = SaveOrder()
 
     public init(limits: Limits = Limits()) {
         self.limits = limits
@@ -159,6 +161,7 @@ public final class MemoryCacheStorage: CacheStorage {
 
     public func write(_ write: CacheWrite) async -> Set<ObjectID> {
         state.withLock { state in
+            guard write.holds else { return [] }
             for entity in write.invalidated {
                 for key in state.queryKeysByEntity[entity] ?? [] { Self.remove(.query(key), from: &state) }
             }

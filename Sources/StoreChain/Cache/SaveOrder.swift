@@ -6,7 +6,12 @@
 /// another process announced count as saves that finished when they were announced.
 ///
 /// The mark also keys single-flight: a request made after a save does not join one made before it.
-final class SaveOrder: Sendable {
+///
+/// The order belongs to the data, not to one handler: every cache handler over one storage (two
+/// chains over one memory storage or one SQLite file in a process, as after a restart) keeps
+/// the same order (`SaveOrderSharing`), or one chain's answer, read before another chain's
+/// save, would be stored over it.
+package final class SaveOrder: Sendable {
     private struct State {
         var epoch: UInt64 = 0
         /// The epoch at which a save last began or ended, by entity it changes.
@@ -17,11 +22,33 @@ final class SaveOrder: Sendable {
 
     private let state = Locked(State())
 
+    package init() {}
+
+    /// Orders kept for data several storages open in this process (a file), by its key; an
+    /// order goes when no storage holds it any more.
+    private static let shared = Locked<[String: WeakOrder]>([:])
+
+    private struct WeakOrder {
+        weak var order: SaveOrder?
+    }
+
+    /// The order of the data named `key` (a SQLite file's resolved path) in this process: the
+    /// same object for every storage that asks while one still holds it.
+    package static func shared(for key: String) -> SaveOrder {
+        shared.withLock { orders in
+            if let order = orders[key]?.order { return order }
+            orders = orders.filter { $0.value.order != nil }
+            let order = SaveOrder()
+            orders[key] = WeakOrder(order: order)
+            return order
+        }
+    }
+
     /// The point in the order of saves that a request going down now starts from.
-    func mark() -> UInt64 { state.withLock { $0.epoch } }
+    package func mark() -> UInt64 { state.withLock { $0.epoch } }
 
     /// A save that changes `entities` is about to go down.
-    func begin(_ entities: Set<String>) {
+    package func begin(_ entities: Set<String>) {
         state.withLock { state in
             state.epoch += 1
             for entity in entities {
@@ -33,7 +60,7 @@ final class SaveOrder: Sendable {
 
     /// The save `begin(begun)` announced is over (stored, failed or cancelled); it changed
     /// `changed` too (what its answer showed it reached).
-    func end(begun: Set<String>, changed: Set<String> = []) {
+    package func end(begun: Set<String>, changed: Set<String> = []) {
         state.withLock { state in
             state.epoch += 1
             for entity in begun {
@@ -45,11 +72,17 @@ final class SaveOrder: Sendable {
     }
 
     /// Whether no save that changes one of `entities` has been in flight since `mark`.
-    func isUnchanged(_ entities: some Sequence<String>, since mark: UInt64) -> Bool {
+    package func isUnchanged(_ entities: some Sequence<String>, since mark: UInt64) -> Bool {
         state.withLock { state in
             entities.allSatisfy { state.saving[$0] == nil && (state.changedAt[$0] ?? 0) <= mark }
         }
     }
+}
+
+/// A storage whose data several cache handlers may hold at once: they keep its order of saves
+/// instead of one each.
+package protocol SaveOrderSharing {
+    var saveOrder: SaveOrder { get }
 }
 
 extension CacheWrite {
