@@ -238,6 +238,7 @@ let package = Package(
             dependencies: [
                 "StoreChain", "StoreChainTesting", .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -3,6 +3,7 @@ import InMemoryTracing
 import StoreChain
 import StoreChainHTTP
 import StoreChainTesting
+import Synchronization
 import Testing
 import Tracing
 
@@ -188,6 +189,30 @@ import Tracing
         }
     }
 
+    @Test func aSelectionTracesOnlyTheRequestsItChoosesWithAllTheySendAndSummarizesTheRest() async throws {
+        let (remote, _) = try RemotePagingTests.remote(.pageNumber)
+        let selection = LimitedSelection()
+        let chain = Chain(
+            handlers: [], terminal: remote, tracing: ChainTracing(tracer: tracer, selection: selection))
+        _ = try await chain.fetch(FetchRequest(entity: "Band", fetchLimit: 15))
+        #expect(tracer.popFinishedSpans().isEmpty, "a request the selection leaves out costs no span")
+        let summary = try #require(selection.summaries.withLock { $0.first })
+        #expect(selection.summaries.withLock { $0.count } == 1, "one summary for the fetch, none for its pages")
+        #expect(summary.request.kind == .fetch)
+        #expect(summary.answeredBy == "remote")
+        #expect(summary.exchanges == 2)
+        #expect(summary.end >= summary.start && !summary.failed)
+
+        selection.traces.withLock { $0 = true }
+        _ = try await chain.fetch(FetchRequest(entity: "Band", fetchLimit: 15))
+        #expect(
+            outline(tracer.popFinishedSpans()) == [
+                "storechain.fetch", "  storechain.pagination.page", "    storechain.page", "      GET",
+                "  storechain.pagination.page", "    storechain.page", "      GET",
+            ], "a request the selection chooses is traced with its sub-requests and exchanges")
+        #expect(selection.summaries.withLock { $0.count } == 1)
+    }
+
     @Test func predicateValuesAreShownWhenNotRedacted() async throws {
         let (remote, _) = try RemotePagingTests.remote(.pageNumber)
         let chain = Chain(
@@ -204,4 +229,12 @@ import Tracing
         #expect(tracer.finishedSpans.isEmpty)
         #expect(transport.requests.allSatisfy { $0.headers[InMemoryTracer.spanIDKey] == nil })
     }
+}
+
+/// A selection that traces every request or none, keeping the summaries of the others.
+private final class LimitedSelection: TraceSelection {
+    let traces = Mutex(false)
+    let summaries = Mutex<[RequestSummary]>([])
+    func tracesInFull(_ request: StoreRequest) -> Bool { traces.withLock { $0 } }
+    func finished(_ summary: RequestSummary) { summaries.withLock { $0.append(summary) } }
 }

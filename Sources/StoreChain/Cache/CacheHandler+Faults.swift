@@ -93,7 +93,7 @@ extension CacheHandler {
     /// frame that cost a tenth of a memory-cache hit.
     @inline(__always)
     private func storedNode(_ id: ObjectID, context: RequestContext) async -> Node? {
-        guard context.services.tracing == nil else {
+        guard !context.isTracing else {
             return await perform("read", context: context) { try await storage.node(id) } ?? nil
         }
         do {

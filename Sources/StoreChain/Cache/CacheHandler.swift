@@ -278,7 +278,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     func perform<T>(_ action: String, context: RequestContext, _ operation: () async throws -> T) async -> T? {
         do {
             // The untraced path stays one call: this is every cache hit's hot path.
-            guard context.services.tracing != nil else { return try await operation() }
+            guard context.isTracing else { return try await operation() }
             return try await context.withSpan("storechain.cache." + action) { span in
                 span?.attributes["storechain.cache"] = name
                 return try await operation()

@@ -86,7 +86,7 @@ public final class Chain: Sendable {
             // Every request from the top (the app's and sub-requests) gets its span here.
             let untraced = next
             next = NextResponder { request, context in
-                try await tracing.trace(request) { try await untraced(request, context) }
+                try await tracing.trace(request, context: context, next: untraced)
             }
         }
         entry = next

@@ -18,10 +18,14 @@ public struct ChainTracing: Sendable {
     /// Whether constants in the predicate attribute are replaced by `?` (the default: values
     /// a user typed may be personal data).
     public var redactsValues: Bool
+    /// Which requests are traced in full; `nil` (the default): every one. A request sent to
+    /// serve another (a sub-request) is traced when the one it serves is.
+    public var selection: (any TraceSelection)?
 
-    public init(tracer: any Tracer, redactsValues: Bool = true) {
+    public init(tracer: any Tracer, redactsValues: Bool = true, selection: (any TraceSelection)? = nil) {
         self.tracer = tracer
         self.redactsValues = redactsValues
+        self.selection = selection
     }
 
     /// Tracing with the tracer bootstrapped in `InstrumentationSystem`, or `nil` when none is.
@@ -30,33 +34,136 @@ public struct ChainTracing: Sendable {
         return tracer is NoOpTracer ? nil : ChainTracing(tracer: tracer, redactsValues: redactsValues)
     }
 
-    /// Runs `operation` for `request` in a span of its own.
-    func trace(_ request: StoreRequest, _ operation: () async throws -> StoreResponse) async throws -> StoreResponse {
-        let asked = request.unconditional
-        return try await tracer.withSpan("storechain." + asked.kind.rawValue) { span in
-            span.attributes["storechain.entity"] = asked.entities.sorted().joined(separator: ",")
-            if case .revalidation = request { span.attributes["storechain.conditional"] = true }
-            switch asked {
-            case .fetch(let fetch), .page(let fetch, _):
-                if let predicate = fetch.predicate {
-                    span.attributes["storechain.predicate"] = predicate.format(redactingValues: redactsValues)
-                }
-            case .objectFault(let id), .relationshipFault(let id, _), .relationshipPage(let id, _, _):
-                span.attributes["storechain.object"] = id.description
-            default: break
+    /// Sends `request` on to `next` in a span of its own, or (when `selection` leaves a request
+    /// from the app untraced) untraced, telling the selection what it did.
+    func trace(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws -> StoreResponse {
+        if let selection, context.lineage.isEmpty ? !selection.tracesInFull(request) : !context.isTraced {
+            // The context goes on as it is: with a selection, only a request marked traced is.
+            guard context.lineage.isEmpty else { return try await next(request, context) }
+            // Written out rather than in a helper taking a closure: this is every memory-cache
+            // hit's path while an inspector is attached.
+            let started = DefaultTracerClock.now.nanosecondsSinceEpoch
+            let response: StoreResponse
+            do {
+                response = try await next(request, context)
+            } catch {
+                selection.finished(
+                    RequestSummary(
+                        request: request, start: started, end: DefaultTracerClock.now.nanosecondsSinceEpoch,
+                        failed: true))
+                throw error
             }
-            if case .relationshipFault(_, let name) = asked { span.attributes["storechain.relationship"] = name }
-            if case .page(_, let page) = asked { span.attributes["storechain.page"] = page.description }
-            let response = try await operation()
-            let info = response.info
-            span.attributes["storechain.answered_by"] = info.answeredBy
-            span.attributes["storechain.source"] = info.origin.rawValue
-            if let status = info.cacheStatus { span.attributes["storechain.cache.status"] = status.rawValue }
-            if info.isStale { span.attributes["storechain.stale"] = true }
-            if let pages = info.pagesRead { span.attributes["storechain.pages"] = pages }
-            span.attributes["storechain.exchanges"] = info.exchanges
+            selection.finished(
+                RequestSummary(
+                    request: request, start: started, end: DefaultTracerClock.now.nanosecondsSinceEpoch,
+                    answeredBy: response.info.answeredBy, cacheStatus: response.info.cacheStatus,
+                    isStale: response.info.isStale, exchanges: response.info.exchanges))
             return response
         }
+        var traced = context
+        traced.isTraced = true
+        let asked = request.unconditional
+        return try await Self.span(tracer, "storechain." + asked.kind.rawValue) { span in
+            span.attributes = startAttributes(of: request)
+            let response = try await next(request, traced)
+            span.updateAttributes { Self.addEndAttributes(of: response.info, to: &$0) }
+            return response
+        }
+    }
+
+    /// What is known of a request before it is answered: its entity, predicate, object, page.
+    private func startAttributes(of request: StoreRequest) -> SpanAttributes {
+        let asked = request.unconditional
+        var attributes = SpanAttributes()
+        attributes["storechain.entity"] = asked.entities.sorted().joined(separator: ",")
+        if case .revalidation = request { attributes["storechain.conditional"] = true }
+        switch asked {
+        case .fetch(let fetch), .page(let fetch, _):
+            if let predicate = fetch.predicate {
+                attributes["storechain.predicate"] = predicate.format(redactingValues: redactsValues)
+            }
+        case .objectFault(let id), .relationshipFault(let id, _), .relationshipPage(let id, _, _):
+            attributes["storechain.object"] = id.description
+        default: break
+        }
+        if case .relationshipFault(_, let name) = asked { attributes["storechain.relationship"] = name }
+        if case .page(_, let page) = asked { attributes["storechain.page"] = page.description }
+        return attributes
+    }
+
+    /// Who answered and how.
+    private static func addEndAttributes(of info: ResponseInfo, to attributes: inout SpanAttributes) {
+        attributes["storechain.answered_by"] = info.answeredBy
+        attributes["storechain.source"] = info.origin.rawValue
+        if let status = info.cacheStatus { attributes["storechain.cache.status"] = status.rawValue }
+        if info.isStale { attributes["storechain.stale"] = true }
+        if let pages = info.pagesRead { attributes["storechain.pages"] = pages }
+        attributes["storechain.exchanges"] = info.exchanges
+    }
+
+    /// Runs `operation` in a span of `tracer` that is the current one meanwhile, ending it
+    /// after, and marking it failed when `operation` throws. On the caller's executor: the
+    /// tracing library's `withSpan` takes a closure of a type that runs on the global
+    /// executor, so from the main actor it cost two executor hops per span.
+    package static func span<T>(
+        _ tracer: any Tracer, _ name: String, ofKind kind: SpanKind = .internal,
+        isolation: isolated (any Actor)? = #isolation, _ operation: (any Span) async throws -> T
+    ) async throws -> T {
+        let span = tracer.startSpan(name, context: InstrumentationContext.current ?? .topLevel, ofKind: kind)
+        defer { span.end() }
+        do {
+            return try await InstrumentationContext.$current.withValue(
+                span.context,
+                operation: {
+                    _ = isolation  // the closure runs isolated to the caller, not on the global executor
+                    return try await operation(span)
+                }, isolation: isolation)
+        } catch {
+            span.recordError(error)
+            span.setStatus(SpanStatus(code: .error))
+            throw error
+        }
+    }
+}
+
+/// Which requests a chain traces in full (`ChainTracing.selection`): a tracer that keeps only
+/// some requests' spans (the inspector's, while no page follows the chain) says so here, so the
+/// others cost no span at all, and takes a summary of each of them instead.
+public protocol TraceSelection: Sendable {
+    /// Whether `request`, sent from the top of the chain to serve no other request (by the app,
+    /// or by a handler on its own account), is traced in full with what it sends below.
+    func tracesInFull(_ request: StoreRequest) -> Bool
+    /// What the chain did for a request `tracesInFull` left untraced, when it ends.
+    func finished(_ summary: RequestSummary)
+}
+
+/// What the chain did for a request it did not trace in full (`TraceSelection`): the facts of
+/// its span, without the span.
+public struct RequestSummary: Sendable {
+    public var request: StoreRequest
+    /// When it started and ended, in nanoseconds since 1970.
+    public var start: UInt64
+    public var end: UInt64
+    public var answeredBy: String?
+    public var cacheStatus: CacheStatus?
+    public var isStale: Bool
+    /// Exchanges with the backend its answer took.
+    public var exchanges: Int
+    /// Whether it failed.
+    public var failed: Bool
+
+    public init(
+        request: StoreRequest, start: UInt64, end: UInt64, answeredBy: String? = nil, cacheStatus: CacheStatus? = nil,
+        isStale: Bool = false, exchanges: Int = 0, failed: Bool = false
+    ) {
+        self.request = request
+        self.start = start
+        self.end = end
+        self.answeredBy = answeredBy
+        self.cacheStatus = cacheStatus
+        self.isStale = isStale
+        self.exchanges = exchanges
+        self.failed = failed
     }
 }
 
@@ -74,10 +181,20 @@ extension RequestContext {
         _ name: @autoclosure () -> String, ofKind kind: SpanKind = .internal,
         _ operation: ((any Span)?) async throws -> T
     ) async throws -> T {
-        guard let tracing = services.tracing else { return try await operation(nil) }
-        return try await tracing.tracer.withSpan(name(), ofKind: kind) { span in try await operation(span) }
+        guard let tracer else { return try await operation(nil) }
+        return try await ChainTracing.span(tracer, name(), ofKind: kind) { span in try await operation(span) }
     }
 
-    /// The tracer, when the chain traces (for injecting its context into outgoing requests).
-    public var tracer: (any Tracer)? { services.tracing?.tracer }
+    /// The tracer, when the chain traces this request (for spans of its own, and for injecting
+    /// its context into outgoing requests).
+    public var tracer: (any Tracer)? {
+        guard let tracing = services.tracing, isTraced || tracing.selection == nil else { return nil }
+        return tracing.tracer
+    }
+
+    /// Whether the chain traces this request (`tracer != nil`, without copying the tracer).
+    package var isTracing: Bool {
+        guard let tracing = services.tracing else { return false }
+        return isTraced || tracing.selection == nil
+    }
 }

@@ -18,6 +18,9 @@ public struct RequestContext: Sendable {
     /// The requests this one was sent to serve, outermost first; empty for a request the app
     /// sent (see `subrequest(_:serving:)`).
     public private(set) var lineage: [StoreRequest] = []
+    /// Whether `ChainTracing.selection` chose this request (or the one it serves) to be traced
+    /// in full; only read when the chain's tracing has a selection (see `tracer`).
+    package var isTraced = false
     private var loggerOverride: Logger?
     private var values: [ObjectIdentifier: any Sendable] = [:]
 
@@ -92,6 +95,7 @@ public struct RequestContext: Sendable {
         context.sender = sender
         context.loggerOverride = loggerOverride
         context.lineage = lineage + [parent]
+        context.isTraced = isTraced
         return try await entry(request, context)
     }
 

@@ -10,7 +10,7 @@ enum HTTPClientSpan {
         _ request: TransportRequest, tracer: any Tracer,
         _ send: (TransportRequest) async throws -> TransportResponse
     ) async throws -> TransportResponse {
-        try await tracer.withSpan(request.method, ofKind: .client) { span in
+        try await ChainTracing.span(tracer, request.method, ofKind: .client) { span in
             var request = request
             span.attributes["http.request.method"] = request.method
             span.attributes["url.full"] = RemoteError.redacted(request.url)
