@@ -31,6 +31,7 @@ let package = Package(
                 .product(name: "StoreChainHTTP", package: libraryPackage),
                 .product(name: "StoreChainSQLite", package: libraryPackage),
                 .product(name: "StoreChainDemoBackend", package: libraryPackage),
+                .product(name: "StoreChainInspector", package: libraryPackage),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "StoreChainBenchmarks",

@@ -34,6 +34,7 @@ TARGETS = {
     "Warm fetch of 50: memory + disk + remote": 0.005,
     "Peak memory 100k dataset: loaded by JSONFileStore": 5.0,
     "Peak memory 100k fetch: through the memory cache": 2.0,
+    "Inspector attached: memory-cache hit through a chain": 1.5,
 }
 for size in ("1k", "10k", "100k"):
     TARGETS[f"Scale {size} from memory: filtered sorted fetch"] = 1.5

@@ -16,4 +16,5 @@ let benchmarks: @Sendable () -> Void = {
     memoryBenchmarks()
     outboxBenchmarks()
     changeFeedBenchmarks()
+    inspectorBenchmarks()
 }

@@ -24,6 +24,18 @@ extension Inspector {
         var error: String?
     }
 
+    struct ForgetInput: Codable {
+        /// The cache's name; `nil`: every cache.
+        var cache: String?
+        var entity: String
+    }
+
+    struct ForgetAnswer: Codable {
+        /// Objects removed, per cache.
+        var forgotten: [String: Int]
+        var error: String?
+    }
+
     private var caches: [any CacheInspecting] { chain.handlers.handlers(of: (any CacheInspecting).self) }
 
     func cachesView() async -> [CacheView] {
@@ -64,5 +76,32 @@ extension Inspector {
             }
         }
         return ClearAnswer(cleared: cleared)
+    }
+
+    /// Removes `entity`'s objects, complete collection and queries from the chosen caches.
+    func forget(_ input: ForgetInput) async -> ForgetAnswer {
+        let chosen = caches.filter { input.cache == nil || $0.name == input.cache }
+        guard !chosen.isEmpty else {
+            return ForgetAnswer(
+                forgotten: [:],
+                error: "no cache named '\(input.cache ?? "")'; the chain's caches: "
+                    + caches.map(\.name).joined(separator: ", "))
+        }
+        if let model = pipeline?.model, model.entity(named: input.entity) == nil {
+            return ForgetAnswer(
+                forgotten: [:],
+                error: "the model has no entity '\(input.entity)'; its entities: "
+                    + model.entities.map(\.name).sorted().joined(separator: ", "))
+        }
+        var forgotten: [String: Int] = [:]
+        for cache in chosen {
+            do {
+                forgotten[cache.name] = try await cache.forget(entity: input.entity)
+            } catch {
+                return ForgetAnswer(
+                    forgotten: forgotten, error: "forgetting \(input.entity) in \(cache.name) failed: \(error)")
+            }
+        }
+        return ForgetAnswer(forgotten: forgotten)
     }
 }

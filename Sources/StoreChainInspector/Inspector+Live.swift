@@ -5,14 +5,14 @@ import NIOCore
 import StoreChain
 
 extension Inspector {
-    /// The last 50 requests the chain served, newest first, each with its spans.
-    func recentRequests() -> [[RecordedSpan]] {
-        recorder.recentTraces(50)
+    /// The last 50 requests the chain served, newest first.
+    func recentRequests() -> [RecordedRequest] {
+        recorder.recentRequests(50)
     }
 
     /// Each request the chain finishes, as it finishes: a server-sent event (`request`) whose
-    /// data is the request's spans, looked for every 250 ms on the chain's clock; a comment
-    /// every 15 s keeps the connection open.
+    /// data is the request (with its spans when the console ran it), looked for every 250 ms on
+    /// the chain's clock; a comment every 15 s keeps the connection open.
     func liveStream() -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
@@ -20,13 +20,12 @@ extension Inspector {
         let body = ResponseBody { [self] writer in
             let encoder = JSONEncoder()
             var quiet = 0
-            var seen = recorder.roots(after: .max).seen
+            var seen = recorder.requests(after: .max).seen
             while !Task.isCancelled {
-                let finished: [RecordedSpan]
-                (finished, seen) = recorder.roots(after: seen)
-                for root in finished {
-                    let spans = recorder.trace(root.trace)
-                    let data = String(decoding: try encoder.encode(spans), as: UTF8.self)
+                let finished: [RecordedRequest]
+                (finished, seen) = recorder.requests(after: seen)
+                for request in finished {
+                    let data = String(decoding: try encoder.encode(request), as: UTF8.self)
                     try await writer.write(ByteBuffer(string: "event: request\ndata: \(data)\n\n"))
                 }
                 quiet = finished.isEmpty ? quiet + 1 : 0

@@ -47,11 +47,14 @@ extension Inspector {
         answer.explanation = await explanation(of: request)
         let started = ContinuousClock.now
         let trace = Locked<String?>(nil)
+        var recorded = RecordedRequest(.fetch(request), redactingValues: recorder.redactsValues)
         do {
-            let response = try await recorder.tracer.withSpan("inspector.query") { span in
-                trace.withLock { $0 = span.traceID }
-                span.attributes["storechain.entity"] = request.entity
-                return try await chain.send(.fetch(request), context: chain.makeContext(cachePolicy: policy))
+            let response = try await InspectorRecorder.$inConsole.withValue(true) {
+                try await recorder.tracer.withSpan("inspector.query") { span in
+                    trace.withLock { $0 = span.traceID }
+                    span.attributes["storechain.entity"] = request.entity
+                    return try await chain.send(.fetch(request), context: chain.makeContext(cachePolicy: policy))
+                }
             }
             answer.cacheStatus = response.info.cacheStatus?.rawValue
             answer.answeredBy = response.info.answerer
@@ -73,7 +76,16 @@ extension Inspector {
         }
         let elapsed = (ContinuousClock.now - started).components
         answer.milliseconds = Double(elapsed.seconds) * 1_000 + Double(elapsed.attoseconds) / 1e15
-        if let id = trace.withLock({ $0 }) { answer.spans = recorder.trace(id) }
+        if let id = trace.withLock({ $0 }) { answer.spans = recorder.takeTrace(id) }
+        let root = answer.spans.first { $0.name == "inspector.query" }
+        recorded.start = root?.start ?? 0
+        recorded.end = root?.end ?? 0
+        recorded.answeredBy = answer.answeredBy
+        recorded.cacheStatus = answer.cacheStatus
+        recorded.exchanges = answer.spans.filter { $0.kind == "client" }.count
+        recorded.failed = answer.error != nil
+        recorded.spans = answer.spans
+        recorder.record(recorded)
         return answer
     }
 

@@ -19,6 +19,8 @@ extension Inspector {
         router.get("/api/pipeline") { _, _ in Self.json(self.pipelineView()) }
         router.get("/api/caches") { _, _ in Self.json(await self.cachesView()) }
         router.get("/api/requests") { _, _ in Self.json(self.recentRequests()) }
+        router.get("/api/outbox") { _, _ in Self.json(await self.outboxesView()) }
+        router.get("/api/rate-limits") { _, _ in Self.json(self.rateLimitsView()) }
         router.get("/api/live") { _, _ in self.liveStream() }
         router.post("/api/query") { request, _ in
             try await self.authorized(request) { body in
@@ -29,6 +31,21 @@ extension Inspector {
             try await self.authorized(request) { body in
                 let asked = try JSONDecoder().decode(ClearInput.self, from: body)
                 return Self.json(await self.clearCaches(named: asked.cache))
+            }
+        }
+        router.post("/api/caches/forget") { request, _ in
+            try await self.authorized(request) { body in
+                Self.json(await self.forget(try JSONDecoder().decode(ForgetInput.self, from: body)))
+            }
+        }
+        router.post("/api/outbox/retry") { request, _ in
+            try await self.authorized(request) { body in
+                Self.json(await self.retryOutboxEntry(try JSONDecoder().decode(OutboxInput.self, from: body)))
+            }
+        }
+        router.post("/api/outbox/discard") { request, _ in
+            try await self.authorized(request) { body in
+                Self.json(await self.discardOutboxEntry(try JSONDecoder().decode(OutboxInput.self, from: body)))
             }
         }
         return router

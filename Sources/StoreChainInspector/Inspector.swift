@@ -7,8 +7,9 @@ import StoreChainPipeline
 
 /// A local web page that shows what a chain did and why: the pipeline, a query console with
 /// each request's waterfall (sub-requests under the request they serve, who answered, every HTTP
-/// exchange), and the caches, with actions to clear them. It reads the spans the chain already
-/// produces (`InspectorRecorder`); without an inspector nothing changes.
+/// exchange), the caches (clear one, forget an entity), the outbox (retry, discard), the rate
+/// limiters, and the requests as they happen. It reads what the chain's tracing already produces
+/// (`InspectorRecorder`); without an inspector nothing changes.
 ///
 /// ```swift
 /// let inspector = Inspector(pipeline: try Pipeline.load(contentsOf: url))
@@ -28,8 +29,7 @@ public final class Inspector: Sendable {
     let token = UUID().uuidString
     private let server = Locked<(task: Task<Void, any Error>, group: ServiceGroup)?>(nil)
 
-    /// Inspects a chain made with `recorder.tracer` as its tracer (spans from another tracer
-    /// are not seen).
+    /// Inspects a chain made with `recorder.tracing` (what another tracer records is not seen).
     public init(chain: Chain, recorder: InspectorRecorder) {
         self.chain = chain
         self.recorder = recorder
@@ -39,10 +39,11 @@ public final class Inspector: Sendable {
     /// Inspects a pipeline: makes its chain, traced into a recorder of its own, and shows the
     /// pipeline file's handlers with their options.
     public init(pipeline: Pipeline, logger: Logger = Logger(label: "storechain")) {
-        let recorder = InspectorRecorder()
+        let recorder = InspectorRecorder(redactsValues: pipeline.tracing.redactValues)
         self.recorder = recorder
         self.pipeline = pipeline
-        chain = pipeline.makeChain(logger: logger, tracer: recorder.tracer)
+        chain = Chain(
+            handlers: pipeline.handlers, terminal: pipeline.terminal, logger: logger, tracing: recorder.tracing)
     }
 
     /// Serves the page on `host` (loopback by default) and `port` (0 picks a free one) until

@@ -3,106 +3,169 @@ import InMemoryTracing
 import StoreChain
 import Tracing
 
-/// The spans a chain produces, kept for the inspector: give its `tracer` to the chain, and the
-/// inspector reads what the chain did from it (no second bookkeeping). Keeps the last
-/// `capacity` finished spans.
+/// What a chain did, kept for the inspector: give its `tracing` to the chain, and the inspector
+/// reads the chain's own spans and request summaries from it (no second bookkeeping).
+///
+/// Only a query run from the inspector's console is traced in full (each span of it, with the
+/// sub-requests and HTTP exchanges it took); every other request the chain serves is kept as a
+/// summary (when, who answered, the cache status, exchanges), which costs no span: a memory-cache
+/// hit costs about what it costs without an inspector. It keeps the last `capacity` requests.
 ///
 /// ```swift
 /// let recorder = InspectorRecorder()
-/// let chain = Chain(handlers: handlers, terminal: remote, tracing: ChainTracing(tracer: recorder.tracer))
+/// let chain = Chain(handlers: handlers, terminal: remote, tracing: recorder.tracing)
 /// ```
-public final class InspectorRecorder: Sendable {
-    /// The tracer to give the chain.
-    public let tracer = InMemoryTracer(recordInjections: false, recordExtractions: false)
+public final class InspectorRecorder: TraceSelection {
+    /// Whether the current task runs a query from the inspector's console: its requests are
+    /// traced in full.
+    @TaskLocal static var inConsole = false
+
+    /// Records the spans of the requests traced in full.
+    let tracer = InMemoryTracer(recordInjections: false, recordExtractions: false)
+    /// Whether constants in predicates are shown as `?`.
+    let redactsValues: Bool
     private let capacity: Int
-    /// The kept spans, oldest first, and how many were ever kept (the sequence number after
-    /// the last).
-    private let kept = Locked<(spans: [RecordedSpan], total: Int)>(([], 0))
+    private let kept: Locked<Ring>
+    /// Spans of traces in full not yet taken by the query that made them (one of several running
+    /// together), at most `capacity` times ten.
+    private let untaken = Locked<[RecordedSpan]>([])
 
-    public init(capacity: Int = 5_000) {
-        self.capacity = capacity
+    /// - Parameters:
+    ///   - redactsValues: Whether predicates' constants are shown as `?` (the default).
+    ///   - capacity: How many requests it keeps, the oldest forgotten first.
+    public init(redactsValues: Bool = true, capacity: Int = 1_000) {
+        self.redactsValues = redactsValues
+        self.capacity = max(1, capacity)
+        kept = Locked(Ring(capacity: max(1, capacity)))
     }
 
-    /// Moves the spans finished since the last call into the kept ones.
-    private func collect() {
-        let new = tracer.popFinishedSpans().map(RecordedSpan.init)
-        guard !new.isEmpty else { return }
-        kept.withLock { kept in
-            kept.spans.append(contentsOf: new)
-            kept.total += new.count
-            if kept.spans.count > capacity { kept.spans.removeFirst(kept.spans.count - capacity) }
+    /// The tracing to give the chain.
+    public var tracing: ChainTracing {
+        ChainTracing(tracer: tracer, redactsValues: redactsValues, selection: self)
+    }
+
+    public func tracesInFull(_ request: StoreRequest) -> Bool { Self.inConsole }
+
+    public func finished(_ summary: RequestSummary) {
+        kept.withLock { $0.append(.summary(summary)) }
+    }
+
+    /// Keeps a request the console traced in full.
+    func record(_ request: RecordedRequest) {
+        kept.withLock { $0.append(.recorded(request)) }
+    }
+
+    /// The spans of the trace `id` finished so far, in start order, taken out of the tracer.
+    func takeTrace(_ id: String) -> [RecordedSpan] {
+        let finished = tracer.popFinishedSpans().map(RecordedSpan.init)
+        return untaken.withLock { untaken in
+            untaken.append(contentsOf: finished)
+            let taken = untaken.filter { $0.trace == id }
+            untaken.removeAll { $0.trace == id }
+            if untaken.count > capacity * 10 { untaken.removeFirst(untaken.count - capacity * 10) }
+            return taken.sorted { $0.start < $1.start }
         }
     }
 
-    /// The root spans (whole requests) finished after the first `seen` spans ever kept, and
-    /// how many have been kept now: for following the chain as it works.
-    func roots(after seen: Int) -> (roots: [RecordedSpan], seen: Int) {
-        collect()
-        return kept.withLock { kept in
-            let new = kept.spans.suffix(min(kept.spans.count, max(0, kept.total - seen)))
-            return (new.filter { $0.parent == nil }, kept.total)
+    /// The requests kept after the first `seen` ever kept, oldest first, and how many have been
+    /// kept now: for following the chain as it works (`seen: .max` only counts).
+    func requests(after seen: Int) -> (requests: [RecordedRequest], seen: Int) {
+        let (entries, total) = kept.withLock { ring in (ring.entries(after: seen), ring.total) }
+        return (entries.map { view(of: $0.entry, number: $0.number) }, total)
+    }
+
+    /// The last `count` requests kept, newest first.
+    func recentRequests(_ count: Int) -> [RecordedRequest] {
+        let (entries, _) = kept.withLock { ring in (ring.entries(after: max(0, ring.total - count)), ring.total) }
+        return entries.reversed().map { view(of: $0.entry, number: $0.number) }
+    }
+
+    private func view(of entry: Ring.Entry, number: Int) -> RecordedRequest {
+        switch entry {
+        case .summary(let summary):
+            var request = RecordedRequest(summary.request, redactingValues: redactsValues)
+            request.number = number
+            request.start = summary.start
+            request.end = summary.end
+            request.answeredBy = summary.answeredBy
+            request.cacheStatus = summary.cacheStatus?.rawValue
+            request.isStale = summary.isStale
+            request.exchanges = summary.exchanges
+            request.failed = summary.failed
+            return request
+        case .recorded(var request):
+            request.number = number
+            return request
         }
     }
 
-    /// Every kept span of the trace `id`, in start order.
-    func trace(_ id: String) -> [RecordedSpan] {
-        collect()
-        return kept.withLock { $0.spans.filter { $0.trace == id } }.sorted { $0.start < $1.start }
-    }
+    /// The last requests kept, as they came: a summary is made into what the page shows only
+    /// when the page asks, off the chain's path.
+    private struct Ring {
+        enum Entry {
+            case summary(RequestSummary)
+            case recorded(RecordedRequest)
+        }
 
-    /// The last `count` traces that began with a request through the chain, newest first: each
-    /// its spans in start order.
-    func recentTraces(_ count: Int) -> [[RecordedSpan]] {
-        collect()
-        let spans = kept.withLock { $0.spans }
-        var byTrace: [String: [RecordedSpan]] = [:]
-        for span in spans { byTrace[span.trace, default: []].append(span) }
-        return byTrace.values
-            .filter { trace in trace.contains { $0.parent == nil } }
-            .map { $0.sorted { $0.start < $1.start } }
-            .sorted { ($0.first?.start ?? 0) > ($1.first?.start ?? 0) }
-            .prefix(count).map { $0 }
+        let capacity: Int
+        private var items: [Entry] = []
+        /// How many were ever kept: the number of the next one.
+        private(set) var total = 0
+
+        init(capacity: Int) {
+            self.capacity = capacity
+            items.reserveCapacity(capacity)
+        }
+
+        mutating func append(_ entry: Entry) {
+            if items.count < capacity {
+                items.append(entry)
+            } else {
+                items[total % capacity] = entry
+            }
+            total += 1
+        }
+
+        /// The entries numbered `seen` and after that are still kept, oldest first.
+        func entries(after seen: Int) -> [(number: Int, entry: Entry)] {
+            let first = max(seen, total - items.count)
+            guard first < total else { return [] }
+            return (first..<total).map { number in (number, items[number % capacity]) }
+        }
     }
 }
 
-/// One finished span, as the page shows it.
-struct RecordedSpan: Sendable, Codable, Hashable {
-    var id: String
-    var parent: String?
-    var trace: String
-    var name: String
+/// One request the chain served, as the page lists it: a summary, and for a query from the
+/// console its spans.
+struct RecordedRequest: Sendable, Codable, Hashable {
+    /// Its place among the requests kept.
+    var number = 0
     var kind: String
+    /// What it asked for: an entity with its predicate, or an object.
+    var subject: String
     /// Nanoseconds since 1970.
-    var start: UInt64
-    var end: UInt64
-    var attributes: [String: String]
-    var failed: Bool
+    var start: UInt64 = 0
+    var end: UInt64 = 0
+    var answeredBy: String?
+    var cacheStatus: String?
+    var isStale = false
+    var exchanges = 0
+    var failed = false
+    /// Every span of it, when it was traced in full.
+    var spans: [RecordedSpan]?
 
-    init(_ span: FinishedInMemorySpan) {
-        id = span.spanID
-        parent = span.parentSpanID
-        trace = span.traceID
-        name = span.operationName
-        kind = "\(span.kind)"
-        start = span.startInstant.nanosecondsSinceEpoch
-        end = span.endInstant.nanosecondsSinceEpoch
-        var attributes: [String: String] = [:]
-        // SpanAttributes is no Sequence: `forEach` is the only way through it.
-        // swift-format-ignore: ReplaceForEachWithForLoop
-        span.attributes.forEach { key, value in attributes[key] = Self.text(value) }
-        self.attributes = attributes
-        failed = span.status?.code == .error || !span.errors.isEmpty
-    }
-
-    private static func text(_ attribute: SpanAttribute) -> String {
-        switch attribute {
-        case .int32(let value): String(value)
-        case .int64(let value): String(value)
-        case .double(let value): String(value)
-        case .bool(let value): String(value)
-        case .string(let value): value
-        case .stringConvertible(let value): value.description
-        default: "\(attribute)"
+    init(_ request: StoreRequest, redactingValues: Bool) {
+        let asked = request.unconditional
+        kind = request.kind.rawValue
+        switch asked {
+        case .fetch(let fetch), .page(let fetch, _):
+            subject =
+                fetch.entity + (fetch.predicate.map { " where " + $0.format(redactingValues: redactingValues) } ?? "")
+        case .objectFault(let id): subject = id.description
+        case .relationshipFault(let id, let name), .relationshipPage(let id, let name, _):
+            subject = "\(id).\(name)"
+        case .save(let changes): subject = changes.entities.sorted().joined(separator: ", ")
+        case .changes, .revalidation: subject = ""
         }
     }
 }

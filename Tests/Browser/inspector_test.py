@@ -3,9 +3,11 @@
 
 Starts the demo backend and `storechain inspect` over the Bandcamp example's v2 pipeline,
 loads the page, and checks what a user sees: the pipeline's handlers, a cold fetch (a miss,
-its pages and HTTP exchanges in the waterfall), the same fetch warm (a hit, no exchange), the
-caches emptied from the page (the next fetch goes upstream again), the live request list, and
-that an action without the run's token is refused. Saves the cold and warm screenshots.
+its pages and HTTP exchanges in the waterfall), the same fetch warm (a hit, no exchange), an
+entity forgotten in one cache, the caches emptied from the page (the next fetch goes upstream
+again), the live request list (a request in it opens its waterfall), the rate limiter, a save the
+outbox held while the backend was down retried from the page until the backend has it, and that
+an action without the run's token is refused. Saves the cold and warm screenshots.
 
     python3 Tests/Browser/inspector_test.py .build/debug/storechain [SCREENSHOT_DIR]
 """
@@ -13,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -56,11 +59,22 @@ def main():
     with open(os.path.join(ROOT, "Examples", "Bandcamp", "v2.pipeline.yml")) as source:
         # A disk cache of this run's own, not one another run left behind.
         pipeline = source.read().replace("path: cache/v2.sqlite", f"path: {work}/v2.sqlite")
-    with open(os.path.join(work, "v2.pipeline.yml"), "w") as copy:
+    # An outbox after the disk cache, holding a save made while the backend was down.
+    pipeline = re.sub(r"(\n  - disk-cache:[^\n]*)", f"\\1\n  - outbox: {{ path: {work}/outbox.sqlite, retry-delay: 1h }}", pipeline)
+    check("- outbox:" in pipeline, "the pipeline copy has an outbox")
+    pipeline_path = os.path.join(work, "v2.pipeline.yml")
+    with open(pipeline_path, "w") as copy:
         copy.write(pipeline)
+    with socket.socket() as closed:  # a port nothing listens on: the backend is down
+        closed.bind(("127.0.0.1", 0))
+        down = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    held = subprocess.run(
+        [binary, "save", "--pipeline", pipeline_path, "--entity", "Band", "--insert", '{"name": "Inspector pending"}'],
+        env=dict(os.environ, STORECHAIN_DEMO_URL=down), capture_output=True, text=True, timeout=60)
+    check(held.returncode == 0 and '"state": "pending"' in held.stdout, f"a save held while down: {held.stdout} {held.stderr}")
     demo, demo_url = start([binary, "serve-demo", "--port", "0"])
     env = dict(os.environ, STORECHAIN_DEMO_URL=demo_url)
-    inspector, url = start([binary, "inspect", "--pipeline", os.path.join(work, "v2.pipeline.yml"), "--port", "0"], env)
+    inspector, url = start([binary, "inspect", "--pipeline", pipeline_path, "--port", "0"], env)
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1100"):
@@ -76,12 +90,24 @@ def main():
         browser.find_element(By.CSS_SELECTOR, '#pipeline .stage[data-type="pagination"]').click()
         check("page-size: 50" in browser.find_element(By.ID, "stage-options").text, "a stage shows its options")
 
+        # The save held while the backend was down, retried from the page before any request passes
+        # the outbox (which would send it on its own); the last query finds it at the backend.
+        entry = '#outbox li[data-state="pending"]'
+        wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, entry))
+        check("Inspector pending" in browser.find_element(By.CSS_SELECTOR, entry).text, "the held save shows its changes")
+        browser.find_element(By.CSS_SELECTOR, entry + " button.retry").click()
+        wait.until(lambda b: "was sent" in b.find_element(By.ID, "outbox-message").text)
+        wait.until(lambda b: not b.find_elements(By.CSS_SELECTOR, entry))
+
         def run(expect_status):
             summary = browser.find_element(By.ID, "summary")
             before = summary.text
             browser.find_element(By.ID, "run").click()
             wait.until(lambda b: summary.text and summary.text != before or summary.get_attribute("data-status") == expect_status and summary.text)
-            wait.until(lambda b: summary.get_attribute("data-status") == expect_status)
+            try:
+                wait.until(lambda b: summary.get_attribute("data-status") == expect_status)
+            except Exception:
+                raise AssertionError(f"expected {expect_status}: {summary.text} ({summary.get_attribute('data-status')})")
             return summary
 
         browser.find_element(By.ID, "entity").send_keys("Album")
@@ -114,13 +140,40 @@ def main():
         if shots:
             browser.save_screenshot(os.path.join(shots, "inspector-warm.png"))
 
+        # Forget one entity in one cache: its row goes, the next fetch is answered by the next cache.
+        memory_album = '#caches [data-cache="memory-cache"] tr[data-entity="Album"]'
+        wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, memory_album))
+        browser.find_element(By.CSS_SELECTOR, memory_album + " button.forget").click()
+        wait.until(lambda b: not b.find_elements(By.CSS_SELECTOR, memory_album))
+        check("memory-cache: forgot" in browser.find_element(By.ID, "cache-message").text, "forgetting says what it did")
+        check(browser.find_elements(By.CSS_SELECTOR, '#caches [data-cache="disk-cache"] tr[data-entity="Album"]'),
+              "the disk cache still holds the albums")
+        summary = run("hit")
+        check(summary.get_attribute("data-exchanges") == "0" and "answered by disk-cache" in summary.text,
+              f"after forgetting in memory, the disk cache answers: {summary.text}")
+
         wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, '#caches [data-cache="memory-cache"] tr[data-entity="Album"]'))
         browser.find_element(By.ID, "clear-all").click()
         wait.until(lambda b: not b.find_elements(By.CSS_SELECTOR, '#caches tr[data-entity="Album"]'))
         summary = run("miss")
         check(int(summary.get_attribute("data-exchanges")) > 0, "after clearing the caches the fetch goes upstream")
 
-        wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#requests li")) >= 3)
+        wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#requests li.traced")) >= 4)
+        browser.find_elements(By.CSS_SELECTOR, "#requests li.traced")[-1].click()
+        check(browser.find_elements(By.CSS_SELECTOR, '#waterfall li[data-kind="http"]'),
+              "a request from the list opens its waterfall (the first, cold one)")
+
+        limiter = browser.find_elements(By.CSS_SELECTOR, '#rate-limits tr[data-limiter="rate-limit"]')
+        check(limiter and "40/s" in limiter[0].text, f"the rate limiter's state: {[e.text for e in limiter]}")
+
+        for field, text in (("entity", "Band"), ("predicate", "name BEGINSWITH 'Inspector pending'"), ("sort", ""), ("limit", "")):
+            browser.find_element(By.ID, field).clear()
+            if text:
+                browser.find_element(By.ID, field).send_keys(text)
+        browser.find_element(By.CSS_SELECTOR, '#policy option[value="reload"]').click()
+        run("bypassed")
+        rows = browser.find_elements(By.CSS_SELECTOR, "#results tr")
+        check(len(rows) == 2 and "Inspector pending" in rows[1].text, f"the backend has the retried save: {[r.text for r in rows]}")
 
         refused = urllib.request.Request(url + "/api/caches/clear", data=b"{}", method="POST")
         try:
@@ -129,7 +182,8 @@ def main():
         except urllib.error.HTTPError as error:
             check(error.code == 403, f"a POST without the token: {error.code}")
             check("X-StoreChain-Token" in json.loads(error.read())["error"], "the refusal says what is missing")
-        print("inspector page: pipeline, cold and warm fetch, caches cleared, live requests, token: all as expected")
+        print("inspector page: pipeline, cold and warm fetch, an entity forgotten, caches cleared, live requests,"
+              " rate limiter, outbox retry, token: all as expected")
     finally:
         browser.quit()
         inspector.terminate()

@@ -129,13 +129,17 @@ import Testing
             error.retryAfter = .seconds(30)
             throw error
         }
-        let chain = Chain(
-            handlers: [RateLimitHandler(options: .init(rate: 100, burst: 10))], terminal: terminal, clock: clock)
+        let limiter = RateLimiter(options: .init(rate: 100, burst: 10))
+        let chain = Chain(handlers: [RateLimitHandler(limiter: limiter)], terminal: terminal, clock: clock)
         await #expect(throws: StoreChainError.self) { try await chain.send(request) }
+        let paused = limiter.snapshot(at: clock.now)
+        #expect(paused.pausedUntil == clock.now.addingTimeInterval(30) && paused.available == 0)
+        #expect(paused.nextStart == paused.pausedUntil, "what the inspector shows while paused")
         async let later = chain.send(request)
         await clock.waitForSleepers(1)
         await clock.advance(by: .seconds(29))
         #expect(terminal.count() == 1)
+        #expect(limiter.snapshot(at: clock.now).waiting == 0, "waiting counts in-flight permits, not slots")
         await clock.advance(by: .seconds(1))
         _ = try await later
         #expect(times.times.last?.timeIntervalSince(times.times[0]) == 30)
@@ -148,9 +152,12 @@ import Testing
             info.rateLimit = RateLimitStatus(remaining: 2, reset: .after(.seconds(20)))
             return info
         }
-        let chain = Chain(
-            handlers: [RateLimitHandler(options: .init(rate: 100, burst: 100))], terminal: terminal, clock: clock)
+        let limiter = RateLimiter(options: .init(rate: 100, burst: 100))
+        let chain = Chain(handlers: [RateLimitHandler(limiter: limiter)], terminal: terminal, clock: clock)
         _ = try await chain.send(request)
+        let state = limiter.snapshot(at: clock.now)
+        #expect(state.backendRemaining == 2 && state.backendReset == clock.now.addingTimeInterval(20))
+        #expect(state.nextStart == clock.now.addingTimeInterval(10 - 0.99), "spaced, less the burst's tolerance")
         async let second = chain.send(request)
         await clock.waitForSleepers(1)
         await clock.advance(by: .seconds(10))

@@ -42,12 +42,24 @@ public protocol CacheInspecting: StoreHandler {
     func statistics() async throws -> CacheStatistics
     /// Removes every entry.
     func clear() async throws
+    /// Removes `entity`'s objects, its complete collection and every query that reads it (the
+    /// next request for them goes to the backend); returns how many objects it removed.
+    func forget(entity: String) async throws -> Int
 }
 
 extension CacheHandler: CacheInspecting where Storage: InspectableCacheStorage {
     public var location: String { storage.location }
     public func statistics() async throws -> CacheStatistics { try await storage.statistics() }
     public func clear() async throws { try await storage.clear() }
+
+    public func forget(entity: String) async throws -> Int {
+        let held = try await storage.nodes(of: entity, matching: nil)
+        var write = CacheWrite()
+        write.removed = Set(held.map(\.id))
+        write.invalidated = [entity]
+        write.incomplete = [entity]
+        return try await storage.write(write).count
+    }
 }
 
 extension MemoryCacheStorage: InspectableCacheStorage {

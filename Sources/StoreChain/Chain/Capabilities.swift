@@ -16,6 +16,12 @@ public protocol FetchPaging: StoreHandler {
     func pageSize(for entity: String) -> Int?
 }
 
+/// A handler that limits the rate of requests to the backend, with a limiter that can say where
+/// it stands (`RateLimiter.snapshot(at:)`).
+public protocol RateLimiting: StoreHandler {
+    var limiter: RateLimiter { get }
+}
+
 /// A terminal that counts its exchanges with the backend.
 public protocol UpstreamCounting: StoreResponder {
     /// Requests and bytes exchanged so far.

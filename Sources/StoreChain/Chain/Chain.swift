@@ -82,13 +82,8 @@ public final class Chain: Sendable {
         self.terminal = terminal
         self.services = ChainServices(clock: clock, logger: logger, tracing: tracing)
         var next = NextResponder(ChainLinks(handlers: handlers, terminal: terminal), at: 0)
-        if let tracing {
-            // Every request from the top (the app's and sub-requests) gets its span here.
-            let untraced = next
-            next = NextResponder { request, context in
-                try await tracing.trace(request, context: context, next: untraced)
-            }
-        }
+        // Every request from the top (the app's and sub-requests) gets its span, or its summary, here.
+        if let tracing { next = tracing.entry(before: next) }
         entry = next
         services.entry = next
         services.install(handlers)

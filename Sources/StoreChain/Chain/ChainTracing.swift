@@ -34,14 +34,21 @@ public struct ChainTracing: Sendable {
         return tracer is NoOpTracer ? nil : ChainTracing(tracer: tracer, redactsValues: redactsValues)
     }
 
-    /// Sends `request` on to `next` in a span of its own, or (when `selection` leaves a request
-    /// from the app untraced) untraced, telling the selection what it did.
-    func trace(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws -> StoreResponse {
-        if let selection, context.lineage.isEmpty ? !selection.tracesInFull(request) : !context.isTraced {
-            // The context goes on as it is: with a selection, only a request marked traced is.
-            guard context.lineage.isEmpty else { return try await next(request, context) }
-            // Written out rather than in a helper taking a closure: this is every memory-cache
-            // hit's path while an inspector is attached.
+    /// The chain's entry: sends each request on to `next` in a span of its own, or (when
+    /// `selection` leaves a request from the app untraced) untraced, telling the selection what
+    /// it did. A sub-request is traced when the request it serves is.
+    func entry(before next: NextResponder) -> NextResponder {
+        guard let selection else {
+            return NextResponder { request, context in try await traced(request, context: context, next: next) }
+        }
+        return NextResponder { request, context in
+            guard context.lineage.isEmpty else {
+                if context.isTraced { return try await traced(request, context: context, next: next) }
+                return try await next(request, context)
+            }
+            if selection.tracesInFull(request) { return try await traced(request, context: context, next: next) }
+            // Written out here, not in a function of its own: every memory-cache hit takes this
+            // path while an inspector is attached, and an async call more costs as much as the rest.
             let started = DefaultTracerClock.now.nanosecondsSinceEpoch
             let response: StoreResponse
             do {
@@ -60,10 +67,15 @@ public struct ChainTracing: Sendable {
                     isStale: response.info.isStale, exchanges: response.info.exchanges))
             return response
         }
+    }
+
+    /// Sends `request` on in a span of its own; what it sends below is traced too.
+    private func traced(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
+        -> StoreResponse
+    {
         var traced = context
         traced.isTraced = true
-        let asked = request.unconditional
-        return try await Self.span(tracer, "storechain." + asked.kind.rawValue) { span in
+        return try await Self.span(tracer, "storechain." + request.unconditional.kind.rawValue) { span in
             span.attributes = startAttributes(of: request)
             let response = try await next(request, traced)
             span.updateAttributes { Self.addEndAttributes(of: response.info, to: &$0) }

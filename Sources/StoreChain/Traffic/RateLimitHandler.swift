@@ -8,7 +8,7 @@
 ///
 /// Each handler has its own limiter unless given one to share (`RateLimiter`): share one between
 /// chains that talk to the same host to limit per host.
-public struct RateLimitHandler: StoreHandler {
+public struct RateLimitHandler: RateLimiting {
     public let name = "rate-limit"
     public let limiter: RateLimiter
 

@@ -20,6 +20,8 @@ public final class RateLimiter: Sendable {
         var inFlight = 0
         var waiting: [(id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
         var nextWaiterID = 0
+        /// What the backend last said of its own limit, and when.
+        var backend: (status: RateLimitStatus, at: Date)?
     }
 
     private let state = Locked(State())
@@ -73,6 +75,7 @@ public final class RateLimiter: Sendable {
     /// `X-RateLimit-Remaining` spreads the remaining requests until `X-RateLimit-Reset`.
     func learn(from status: RateLimitStatus?, now: Date) async {
         guard let status else { return }
+        state.withLock { $0.backend = (status, now) }
         let remaining = status.remaining
         let reset = status.resetDate(now: now)
         guard reset > now else { return }
@@ -232,5 +235,26 @@ extension RateLimitOptions: Decodable {
             maxInFlight: try container.decodeIfPresent(PositiveCount.self, forKey: .maxInFlight)?.value
                 ?? defaults.maxInFlight,
             mode: try container.decodeIfPresent(Mode.self, forKey: .mode) ?? defaults.mode)
+    }
+}
+
+extension RateLimiter {
+    /// Where the limiter stands at `now` (in this process): what the inspector shows.
+    public func snapshot(at now: Date) -> RateLimiterState {
+        state.withLock { state in
+            let nextArrival = max(state.nextArrival ?? now, now)
+            let earliest = max(nextArrival - tolerance, now)
+            // Starts the bucket allows now: the burst less the slots reserved ahead of now.
+            let ahead = Int((nextArrival.timeIntervalSince(now) / interval).rounded(.up))
+            let paused = state.pausedUntil.flatMap { $0 > now ? $0 : nil }
+            return RateLimiterState(
+                options: options, inFlight: state.inFlight, waiting: state.waiting.count,
+                available: paused == nil ? max(0, options.burst - ahead) : 0,
+                nextStart: max(earliest, paused ?? now), pausedUntil: paused,
+                backendRemaining: state.backend.flatMap { backend in
+                    backend.status.resetDate(now: backend.at) > now ? backend.status.remaining : nil
+                },
+                backendReset: state.backend.map { $0.status.resetDate(now: $0.at) }.flatMap { $0 > now ? $0 : nil })
+        }
     }
 }

@@ -138,6 +138,8 @@ async function runQuery(event) {
   showWaterfall($("waterfall"), answer.spans);
   $("explanation").replaceChildren(...answer.explanation.map((line) => element("li", { textContent: line })));
   showCaches();
+  showOutbox();
+  showRateLimits();
 }
 
 async function showCaches() {
@@ -151,10 +153,14 @@ async function showCaches() {
     const entities = Object.entries(cache.objectsByEntity).sort();
     const table = element("table", {},
       element("tr", {}, element("th", { textContent: "entity" }), element("th", { textContent: "objects" }),
-        element("th", { textContent: "whole collection" })),
-      ...entities.map(([entity, count]) => element("tr", { "data-entity": entity },
-        element("td", { textContent: entity }), element("td", { class: "objects", textContent: String(count) }),
-        element("td", { textContent: cache.collections.includes(entity) ? "yes" : "" }))));
+        element("th", { textContent: "whole collection" }), element("th", {})),
+      ...entities.map(([entity, count]) => {
+        const forget = element("button", { type: "button", textContent: "Forget", class: "forget" });
+        forget.addEventListener("click", () => forgetEntity(cache.name, entity));
+        return element("tr", { "data-entity": entity },
+          element("td", { textContent: entity }), element("td", { class: "objects", textContent: String(count) }),
+          element("td", { textContent: cache.collections.includes(entity) ? "yes" : "" }), element("td", {}, forget));
+      }));
     box.append(element("div", { class: "cache", "data-cache": cache.name },
       element("h4", {}, element("span", { textContent: cache.name }), element("span", { class: "location", textContent: cache.location }), clear),
       element("p", { class: "hint", textContent: `${cache.queries} stored queries · ${cache.expired} expired · ${cache.bytes} bytes` + (cache.error ? ` · ${cache.error}` : "") }),
@@ -167,13 +173,83 @@ async function clearCaches(name) {
   showCaches();
 }
 
-function showRequest(spans) {
-  const root = spans.find((span) => !spans.some((other) => other.id === span.parent)) || spans[0];
-  if (!root) return;
-  const first = spans.find((span) => span.attributes["storechain.answered_by"] !== undefined);
-  const { text } = describe(first || root);
-  const exchanges = spans.filter((span) => span.kind === "client").length;
-  const item = element("li", {}, `${new Date(root.start / 1e6).toLocaleTimeString()} ${text} · ${exchanges} HTTP`);
+// Removes an entity's objects, collection and queries from one cache.
+async function forgetEntity(cache, entity) {
+  const answer = await api("/api/caches/forget", { cache, entity });
+  $("cache-message").textContent = answer.error ||
+    Object.entries(answer.forgotten).map(([name, count]) => `${name}: forgot ${count} ${entity} object(s)`).join(" · ");
+  showCaches();
+}
+
+// The saves each outbox holds, with retry and discard.
+async function showOutbox() {
+  const outboxes = await api("/api/outbox");
+  const box = $("outbox");
+  box.replaceChildren();
+  if (outboxes.length === 0) box.append(element("p", { class: "hint", textContent: "This chain has no outbox." }));
+  for (const outbox of outboxes) {
+    const list = element("ol", { class: "entries" });
+    for (const entry of outbox.entries) {
+      const retry = element("button", { type: "button", textContent: "Retry", class: "retry" });
+      retry.addEventListener("click", () => outboxAction("retry", outbox.name, entry.id));
+      const discard = element("button", { type: "button", textContent: "Discard", class: "discard" });
+      discard.addEventListener("click", () => outboxAction("discard", outbox.name, entry.id));
+      const facts = [`#${entry.id} ${entry.kind}`, entry.state, `${entry.attempts} attempt(s)`,
+        new Date(entry.created * 1000).toLocaleTimeString()];
+      list.append(element("li", { "data-entry": String(entry.id), "data-state": entry.state },
+        element("span", { class: `badge ${entry.state}`, textContent: entry.state }),
+        element("span", { textContent: ` ${facts.join(" · ")} ` }), retry, discard,
+        ...entry.changes.map((line) => element("div", { class: "change", textContent: line })),
+        ...(entry.lastError ? [element("div", { class: "error-line", textContent: entry.lastError })] : [])));
+    }
+    if (outbox.entries.length === 0) list.append(element("li", { class: "hint", textContent: "Nothing waiting." }));
+    box.append(element("div", { class: "outbox", "data-outbox": outbox.name },
+      element("h4", { textContent: outbox.name }), ...(outbox.error ? [element("p", { class: "error", textContent: outbox.error })] : []), list));
+  }
+}
+
+async function outboxAction(action, outbox, id) {
+  const answer = await api(`/api/outbox/${action}`, { outbox, id });
+  $("outbox-message").textContent = answer.error || answer.done;
+  $("outbox-message").dataset.action = action;
+  await showOutbox();
+}
+
+// Each rate limiter: its limits, what is in flight and waiting, when the next request may start.
+async function showRateLimits() {
+  const limits = await api("/api/rate-limits");
+  const table = $("rate-limits");
+  table.replaceChildren();
+  if (limits.length === 0) {
+    table.append(element("tr", {}, element("td", { class: "hint", textContent: "This chain has no rate limiter." })));
+    return;
+  }
+  const headings = ["handler", "rate", "burst", "in flight", "waiting", "free now", "next start", "paused", "backend says"];
+  table.append(element("tr", {}, ...headings.map((name) => element("th", { textContent: name }))));
+  for (const limit of limits) {
+    const backend = limit.backendRemaining === undefined || limit.backendRemaining === null ? "" :
+      `${limit.backendRemaining} left, resets in ${(limit.backendResetIn / 1000).toFixed(0)} s`;
+    const cells = [limit.name, `${limit.rate}/s`, String(limit.burst),
+      `${limit.inFlight}${limit.maxInFlight ? ` of ${limit.maxInFlight}` : ""}`, String(limit.waiting),
+      String(limit.available), limit.nextStartIn > 0 ? `in ${limit.nextStartIn.toFixed(0)} ms` : "now",
+      limit.pausedFor ? `${(limit.pausedFor / 1000).toFixed(1)} s more` : "", backend];
+    table.append(element("tr", { "data-limiter": limit.name }, ...cells.map((text) => element("td", { textContent: text }))));
+  }
+}
+
+// A request the chain served, at the top of the list; one the console ran opens its waterfall.
+function showRequest(request) {
+  const details = [request.kind, request.subject, request.answeredBy && `answered by ${request.answeredBy}`,
+    `${request.exchanges} HTTP`, `${((request.end - request.start) / 1e6).toFixed(1)} ms`].filter(Boolean);
+  const item = element("li", { "data-kind": request.kind },
+    `${new Date(request.start / 1e6).toLocaleTimeString()} ${details.join(" · ")}`);
+  if (request.cacheStatus) item.append(element("span", { class: `badge ${request.cacheStatus}`, textContent: request.cacheStatus }));
+  if (request.failed) item.classList.add("failed");
+  if (request.spans) {
+    item.classList.add("traced");
+    item.title = "Show what the chain did";
+    item.addEventListener("click", () => showWaterfall($("waterfall"), request.spans));
+  }
   $("requests").prepend(item);
 }
 
@@ -181,10 +257,11 @@ async function start() {
   token = (await api("/api/session")).token;
   $("query").addEventListener("submit", runQuery);
   $("clear-all").addEventListener("click", () => clearCaches(null));
-  await Promise.all([showPipeline(), showCaches()]);
-  for (const spans of (await api("/api/requests")).reverse()) showRequest(spans);
+  await Promise.all([showPipeline(), showCaches(), showOutbox(), showRateLimits()]);
+  for (const request of (await api("/api/requests")).reverse()) showRequest(request);
   const live = new EventSource("/api/live");
   live.addEventListener("request", (event) => showRequest(JSON.parse(event.data)));
+  setInterval(() => { showOutbox(); showRateLimits(); }, 2000);
   document.body.dataset.ready = "true";
 }
 
