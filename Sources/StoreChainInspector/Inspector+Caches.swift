@@ -58,14 +58,16 @@ extension Inspector {
         return views
     }
 
-    func clearCaches(named name: String?) async -> ClearAnswer {
+    /// The caches named `name` (`nil`: every one), or why there are none: for the actions.
+    private func caches(named name: String?) -> (caches: [any CacheInspecting], error: String?) {
         let chosen = caches.filter { name == nil || $0.name == name }
-        guard !chosen.isEmpty else {
-            return ClearAnswer(
-                cleared: [],
-                error: "no cache named '\(name ?? "")'; the chain's caches: "
-                    + caches.map(\.name).joined(separator: ", "))
-        }
+        guard chosen.isEmpty else { return (chosen, nil) }
+        return ([], "no cache named '\(name ?? "")'; the chain's caches: " + caches.map(\.name).joined(separator: ", "))
+    }
+
+    func clearCaches(named name: String?) async -> ClearAnswer {
+        let (chosen, missing) = caches(named: name)
+        if let missing { return ClearAnswer(cleared: [], error: missing) }
         var cleared: [String] = []
         for cache in chosen {
             do {
@@ -80,13 +82,8 @@ extension Inspector {
 
     /// Removes `entity`'s objects, complete collection and queries from the chosen caches.
     func forget(_ input: ForgetInput) async -> ForgetAnswer {
-        let chosen = caches.filter { input.cache == nil || $0.name == input.cache }
-        guard !chosen.isEmpty else {
-            return ForgetAnswer(
-                forgotten: [:],
-                error: "no cache named '\(input.cache ?? "")'; the chain's caches: "
-                    + caches.map(\.name).joined(separator: ", "))
-        }
+        let (chosen, missing) = caches(named: input.cache)
+        if let missing { return ForgetAnswer(forgotten: [:], error: missing) }
         if let model = pipeline?.model, model.entity(named: input.entity) == nil {
             return ForgetAnswer(
                 forgotten: [:],

@@ -200,8 +200,7 @@ extension RequestContext {
     /// The tracer, when the chain traces this request (for spans of its own, and for injecting
     /// its context into outgoing requests).
     public var tracer: (any Tracer)? {
-        guard let tracing = services.tracing, isTraced || tracing.selection == nil else { return nil }
-        return tracing.tracer
+        isTracing ? services.tracing?.tracer : nil
     }
 
     /// Whether the chain traces this request (`tracer != nil`, without copying the tracer).

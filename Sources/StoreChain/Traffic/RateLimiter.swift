@@ -247,14 +247,16 @@ extension RateLimiter {
             // Starts the bucket allows now: the burst less the slots reserved ahead of now.
             let ahead = Int((nextArrival.timeIntervalSince(now) / interval).rounded(.up))
             let paused = state.pausedUntil.flatMap { $0 > now ? $0 : nil }
+            // What the backend said holds until its window resets.
+            let backend = state.backend.flatMap { backend in
+                let reset = backend.status.resetDate(now: backend.at)
+                return reset > now ? (remaining: backend.status.remaining, reset: reset) : nil
+            }
             return RateLimiterState(
                 options: options, inFlight: state.inFlight, waiting: state.waiting.count,
                 available: paused == nil ? max(0, options.burst - ahead) : 0,
-                nextStart: max(earliest, paused ?? now), pausedUntil: paused,
-                backendRemaining: state.backend.flatMap { backend in
-                    backend.status.resetDate(now: backend.at) > now ? backend.status.remaining : nil
-                },
-                backendReset: state.backend.map { $0.status.resetDate(now: $0.at) }.flatMap { $0 > now ? $0 : nil })
+                nextStart: max(earliest, paused ?? now), pausedUntil: paused, backendRemaining: backend?.remaining,
+                backendReset: backend?.reset)
         }
     }
 }
