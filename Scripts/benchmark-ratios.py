@@ -9,8 +9,10 @@ cost for a figure's work (FLOORS); the figure's ratio to its floor follows the t
 instead of time; allocations per call and the growth of the scale groups from 1k to 100k objects
 follow the table.
 """
+import os
 import pathlib
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -18,6 +20,9 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TIME_UNITS = {"ns": 1, "μs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
 COUNT_UNITS = {"K": 1e3, "M": 1e6, "G": 1e9}
+# A run that takes longer than this has a benchmark that hangs (a short run takes about 10 minutes
+# here): it is stopped, and the benchmark it was running is named.
+LIMIT_MINUTES = float(os.environ.get("STORECHAIN_BENCHMARK_LIMIT_MINUTES", "30"))
 # Groups measured by the peak growth of resident memory rather than by time.
 MEMORY_METRIC = "peak_memory_growth_(bytes)"
 # The highest ratio to its baseline each benchmark should reach.
@@ -79,16 +84,43 @@ def median(path: pathlib.Path, at: float = 50) -> float:
     raise SystemExit(f"{path.name}: no {at:g}th percentile")
 
 
+# A progress line ends with ":<benchmark name>"; it is redrawn with terminal escapes.
+PROGRESS = re.compile(r"\x1b\[1A\x1b\[K.*\| :(.*)$")
+
+
+def running(output: str) -> str:
+    """The benchmark the last progress line names."""
+    names = [match.group(1) for match in map(PROGRESS.match, output.splitlines()) if match]
+    return names[-1] if names else "(none had started)"
+
+
+def without_progress(output: str) -> str:
+    """The output without its progress lines."""
+    return "\n".join(line for line in output.splitlines() if not PROGRESS.match(line)) + "\n"
+
+
 def main(options: list) -> int:
     """`options` go to `swift package benchmark` (for example `--target StoreChainBenchmarks`)."""
     with tempfile.TemporaryDirectory() as out:
         command = [
-            "swift", "package", "--disable-sandbox", "benchmark", "--no-progress",
+            "swift", "package", "--disable-sandbox", "benchmark",
             "--format", "histogramPercentiles", "--path", out, *options,
         ]
-        run = subprocess.run(command, cwd=ROOT / "Benchmarks", capture_output=True, text=True)
+        # Its own session, so that a stopped run takes the benchmark executable with it.
+        run = subprocess.Popen(
+            command, cwd=ROOT / "Benchmarks", stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, start_new_session=True)
+        try:
+            output, _ = run.communicate(timeout=LIMIT_MINUTES * 60)
+        except subprocess.TimeoutExpired:
+            os.killpg(run.pid, signal.SIGKILL)
+            output, _ = run.communicate()
+            print(f"error: the benchmarks did not finish within {LIMIT_MINUTES:g} minutes; "
+                  f"the one running was '{running(output)}'. Run it alone to see where it waits: "
+                  "(cd Benchmarks && swift package benchmark --filter 'NAME')", file=sys.stderr)
+            return 1
         if run.returncode != 0:
-            sys.stderr.write(run.stdout + run.stderr)
+            sys.stderr.write(without_progress(output))
             return run.returncode
         medians = {}
         tails = {}

@@ -24,11 +24,20 @@ private final class FeedBackend: Sendable {
     }
 }
 
-/// The title one chain last saw for an album, and a way to wait until it is a given one.
+/// The title one chain last saw for an album, and a way to wait until it is a given one. A wait
+/// ends with an error after a minute, or when the observation ends, so a change that never
+/// arrives fails the run with a message instead of hanging it.
 private final class TitleWatch: Sendable {
     private struct State {
         var title: String?
-        var waiting: [(String, CheckedContinuation<Void, Never>)] = []
+        var waiting: [(String, CheckedContinuation<Void, any Error>)] = []
+        var ended: (any Error)?
+    }
+
+    struct NotSeen: Error, CustomStringConvertible {
+        let title: String
+        let why: String
+        var description: String { "the observer did not see the title \(title): \(why)" }
     }
 
     private let state = Mutex(State())
@@ -43,14 +52,39 @@ private final class TitleWatch: Sendable {
         for waiter in due { waiter.resume() }
     }
 
-    func wait(for title: String) async {
-        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { state in
-                if state.title == title { return true }
-                state.waiting.append((title, waiter))
-                return false
+    /// The observation ended (with `error`, or none): every wait fails.
+    func ended(_ error: (any Error)?) {
+        let why = NotSeen(title: "", why: "the observation ended (\(error.map { "\($0)" } ?? "no error"))")
+        let waiting = state.withLock { state in
+            state.ended = why
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for (_, waiter) in waiting { waiter.resume(throwing: why) }
+    }
+
+    func wait(for title: String) async throws {
+        let limit = Task {
+            try await Task.sleep(for: .seconds(60))
+            let late = state.withLock { state in
+                defer { state.waiting.removeAll { $0.0 == title } }
+                return state.waiting.filter { $0.0 == title }.map(\.1)
             }
-            if now { waiter.resume() }
+            for waiter in late { waiter.resume(throwing: NotSeen(title: title, why: "not within a minute")) }
+        }
+        defer { limit.cancel() }
+        try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
+            let now: Result<Bool, any Error> = state.withLock { state in
+                if let ended = state.ended { return .failure(ended) }
+                if state.title == title { return .success(true) }
+                state.waiting.append((title, waiter))
+                return .success(false)
+            }
+            switch now {
+            case .success(true): waiter.resume()
+            case .success(false): break
+            case .failure(let error): waiter.resume(throwing: error)
+            }
         }
     }
 }
@@ -98,8 +132,14 @@ private func deliveryBenchmarks() {
                 let observation = ObjectContext(chain: chain, model: backend.model)
                     .observe(FetchRequest(entity: "Album", predicate: try FetchPredicate("id == 7")))
                 let task = Task {
-                    for try await objects in observation {
-                        watch.saw(try await objects.first?.value("title").stringValue)
+                    do {
+                        for try await objects in observation {
+                            watch.saw(try await objects.first?.value("title").stringValue)
+                        }
+                        watch.ended(nil)
+                    } catch {
+                        watch.ended(error)
+                        throw error
                     }
                 }
                 return (chain, watch, task)
@@ -107,7 +147,7 @@ private func deliveryBenchmarks() {
             let title = "Feed \(UUID().uuidString)"
             benchmark.startMeasurement()
             try await rename(writer, to: title)
-            await watch.wait(for: title)
+            try await watch.wait(for: title)
         }
     }
     // Each sample starts at a random moment of the poller's second, as a change made by another
@@ -135,7 +175,7 @@ private func deliveryBenchmarks() {
         try await Task.sleep(for: .milliseconds(Int.random(in: 0..<1_000)))
         benchmark.startMeasurement()
         try await rename(writer, to: title)
-        await watch.wait(for: title)
+        try await watch.wait(for: title)
     }
 }
 

@@ -8,7 +8,9 @@ import Foundation
 /// see, sent from the top of the chain like any request a handler makes on its own account; the
 /// terminal only knows how to ask its backend (the `changes` mapping of the remote options).
 ///
-/// 1. When the chain is built it asks for the feed's current position (no cursor).
+/// 1. When the chain is built it asks for the feed's current position (no cursor). What the
+///    chain reads before that answer comes may miss a change made meanwhile, so it is announced as
+///    possibly changed once the position is known (`ReadsBeforePosition`); the same after a gap.
 /// 2. Then, in a loop, for the changes since the last position, held open up to
 ///    `ChangeFeedOptions.wait` (a long poll), at most one request per `interval`.
 /// 3. Each answer with changes becomes one `ChangeEvent`, in the backend's order. An answer that
@@ -32,6 +34,8 @@ public final class ChangeFeedHandler: ChangeSource {
     public let options: ChangeFeedOptions
     /// Picks the wait after a failure from its ceiling.
     private let jitter: @Sendable (Duration) -> Duration
+    /// What the chain read while the feed had no position; `nil` while it has one.
+    private let readsBeforePosition = Locked<ReadsBeforePosition?>(ReadsBeforePosition())
 
     /// A feed handler; `jitter` picks the wait after failures from its ceiling (full jitter by
     /// default; tests pass `{ $0 }`).
@@ -46,7 +50,23 @@ public final class ChangeFeedHandler: ChangeSource {
     public func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
-        try await next(request, context)
+        let recorded =
+            ReadsBeforePosition.reads(request)
+            && readsBeforePosition.withLock { reads in
+                reads?.record(request)
+                return reads != nil
+            }
+        let response = try await next(request, context)
+        if recorded { readsBeforePosition.withLock { $0?.record(response) } }
+        return response
+    }
+
+    /// The event for what was read before the feed knew its position, now that it does.
+    private func positionKnown() -> ChangeEvent? {
+        readsBeforePosition.withLock { reads in
+            defer { reads = nil }
+            return reads?.event(source: name)
+        }
     }
 
     public func follow(services: ChainServices, apply: @escaping @Sendable (ChangeEvent) async -> Void) async {
@@ -62,6 +82,7 @@ public final class ChangeFeedHandler: ChangeSource {
                 await apply(ChangeEvent(source: name, isGap: true))
             }
         }
+        if cursor != nil { _ = positionKnown() }
         var failures = 0
         // When the feed last answered, and whether the caches were made stale since.
         var lastAnswer = clock.now
@@ -90,14 +111,16 @@ public final class ChangeFeedHandler: ChangeSource {
                         "change-feed: the backend cannot answer from \(cursor ?? "the current position") (a gap); caches forget what they hold and observers refetch"
                     )
                 }
+                let reached = page.cursor ?? (page.isGap ? nil : cursor)
+                if reached == nil { readsBeforePosition.withLock { $0 = $0 ?? ReadsBeforePosition() } }
                 if page.isGap || !page.changes.isEmpty || !page.invalidatedEntities.isEmpty {
                     await apply(page.event(source: name))
                 }
+                if cursor == nil, reached != nil, let event = positionKnown() { await apply(event) }
                 // More may be waiting after a page with changes, and nothing was asked yet after
                 // the current position or a gap: ask at once. After an empty answer, not before
                 // the interval is up.
                 let waits = cursor != nil && page.changes.isEmpty && !page.isGap
-                let reached = page.cursor ?? (page.isGap ? nil : cursor)
                 if reached != cursor, let file = options.cursorFile, let reached {
                     if let problem = FeedCursorFile(path: file).write(reached) {
                         services.logger.warning("change-feed: \(problem)")
