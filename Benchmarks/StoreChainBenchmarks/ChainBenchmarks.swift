@@ -30,10 +30,12 @@ private struct PassThrough: StoreHandler {
 }
 
 /// Bands with a key and a name: the model the chain and cache benchmarks share.
-let hopModel: Model = {
+let hopModel: ObjectModel = {
     do {
-        return try Model([
-            Entity("Band", key: "id", attributes: [Attribute("id", .integer), Attribute("name", .string)])
+        return try ObjectModel([
+            EntityDescription(
+                "Band", key: "id",
+                attributes: [AttributeDescription("id", .integer), AttributeDescription("name", .string)])
         ])
     } catch {
         fatalError("benchmark model is invalid: \(error)")

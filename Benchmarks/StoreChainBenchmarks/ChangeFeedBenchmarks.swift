@@ -251,7 +251,7 @@ private func churnBenchmarks() {
 /// 10 s of `churn(perSecond: 10)` cost.
 private func measureChurn(
     _ benchmark: Benchmark, options: (URL) -> RemoteOptions = DemoRemoteOptions.v2,
-    handlers: (Model) -> [any StoreHandler], app: (Chain, Model) throws -> [Task<Void, any Error>]
+    handlers: (ObjectModel) -> [any StoreHandler], app: (Chain, ObjectModel) throws -> [Task<Void, any Error>]
 ) async throws {
     let backend = try DemoBackend(bands: 40)
     let url = try await startBackend(backend)

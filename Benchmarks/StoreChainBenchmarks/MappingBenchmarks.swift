@@ -14,14 +14,16 @@ private let responseBody: Data = {
     return Data((text + "]}").utf8)
 }()
 
-private let mappingModel: Model = {
+private let mappingModel: ObjectModel = {
     do {
-        return try Model([
-            Entity(
+        return try ObjectModel([
+            EntityDescription(
                 "Band", key: "id",
                 attributes: [
-                    Attribute("id", .integer), Attribute("name", .string), Attribute("founded", .date, optional: true),
-                    Attribute("url", .url, optional: true), Attribute("country", .string, optional: true),
+                    AttributeDescription("id", .integer), AttributeDescription("name", .string),
+                    AttributeDescription("founded", .date, optional: true),
+                    AttributeDescription("url", .url, optional: true),
+                    AttributeDescription("country", .string, optional: true),
                 ])
         ])
     } catch {

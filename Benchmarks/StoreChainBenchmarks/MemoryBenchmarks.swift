@@ -3,14 +3,16 @@ import Foundation
 import StoreChain
 
 /// Tracks as a CLI data file holds them.
-private let trackModel: Model = {
+private let trackModel: ObjectModel = {
     do {
-        return try Model([
-            Entity(
+        return try ObjectModel([
+            EntityDescription(
                 "Track", key: "id",
                 attributes: [
-                    Attribute("id", .integer), Attribute("title", .string), Attribute("number", .integer),
-                    Attribute("seconds", .integer, optional: true), Attribute("genre", .string, optional: true),
+                    AttributeDescription("id", .integer), AttributeDescription("title", .string),
+                    AttributeDescription("number", .integer),
+                    AttributeDescription("seconds", .integer, optional: true),
+                    AttributeDescription("genre", .string, optional: true),
                 ])
         ])
     } catch {

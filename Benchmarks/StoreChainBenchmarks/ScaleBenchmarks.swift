@@ -5,14 +5,15 @@ import StoreChain
 import StoreChainSQLite
 
 /// Albums with a key, a title, a year and (mostly) a price: the scale benchmarks' model.
-let albumModel: Model = {
+let albumModel: ObjectModel = {
     do {
-        return try Model([
-            Entity(
+        return try ObjectModel([
+            EntityDescription(
                 "Album", key: "id",
                 attributes: [
-                    Attribute("id", .integer), Attribute("title", .string), Attribute("year", .integer, optional: true),
-                    Attribute("price", .double, optional: true),
+                    AttributeDescription("id", .integer), AttributeDescription("title", .string),
+                    AttributeDescription("year", .integer, optional: true),
+                    AttributeDescription("price", .double, optional: true),
                 ])
         ])
     } catch {

@@ -14,7 +14,7 @@ func trafficBenchmarks() {
 private func listScreenBenchmarks() {
     let slow = Benchmark.Configuration(maxDuration: .seconds(2), maxIterations: 50)
     let favourites = (1...200).map { ObjectID(entity: "Track", key: .integer($0 * 6)) }
-    @Sendable func workload(_ chain: Chain, model: Model) async throws {
+    @Sendable func workload(_ chain: Chain, model: ObjectModel) async throws {
         let context = ObjectContext(chain: chain, model: model)
         for screen in 0..<3 {
             blackHole(

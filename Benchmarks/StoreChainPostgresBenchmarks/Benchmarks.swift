@@ -26,10 +26,12 @@ let benchmarks: @Sendable () -> Void = {
     }
 }
 
-private let model: Model = {
+private let model: ObjectModel = {
     do {
-        return try Model([
-            Entity("Band", key: "id", attributes: [Attribute("id", .integer), Attribute("name", .string)])
+        return try ObjectModel([
+            EntityDescription(
+                "Band", key: "id",
+                attributes: [AttributeDescription("id", .integer), AttributeDescription("name", .string)])
         ])
     } catch {
         fatalError("benchmark model is invalid: \(error)")

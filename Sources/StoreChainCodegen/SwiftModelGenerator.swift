@@ -4,7 +4,7 @@ import StoreChain
 /// predicate keys, sort keys and prefetch keys, so a mistyped name or value is a compile error.
 /// Fetching, counting and observing come from `TypedObject`.
 struct SwiftModelGenerator {
-    let model: Model
+    let model: ObjectModel
     let source: String
 
     /// Member names every generated type has; a property with one of them would not compile, or
@@ -39,7 +39,7 @@ struct SwiftModelGenerator {
         return lines.joined(separator: "\n")
     }
 
-    private static func clashes(in entity: Entity) -> [String] {
+    private static func clashes(in entity: EntityDescription) -> [String] {
         let names = entity.propertyNames
         var problems: [String] = []
         for name in names where reservedNames.contains(name) {
@@ -67,7 +67,7 @@ struct SwiftModelGenerator {
     }
 
     /// The Swift type of `attribute`'s values: optional when the model says so, or when `optional`.
-    private static func swiftType(of attribute: Attribute, optional: Bool = false) -> String {
+    private static func swiftType(of attribute: AttributeDescription, optional: Bool = false) -> String {
         swiftType(attribute.type) + (attribute.isOptional || optional ? "?" : "")
     }
 
@@ -77,7 +77,7 @@ struct SwiftModelGenerator {
         "set" + property.prefix(1).uppercased() + property.dropFirst()
     }
 
-    private func entity(_ entity: Entity) -> [String] {
+    private func entity(_ entity: EntityDescription) -> [String] {
         let type = entity.name
         var lines = [
             "/// An object of entity `\(type)`, with typed accessors. Setters change the object in its",
@@ -107,7 +107,7 @@ struct SwiftModelGenerator {
         return lines
     }
 
-    private func attribute(_ attribute: Attribute, isKey: Bool) -> [String] {
+    private func attribute(_ attribute: AttributeDescription, isKey: Bool) -> [String] {
         let swiftType = Self.swiftType(of: attribute)
         let name = attribute.name
         var lines = [
@@ -128,7 +128,7 @@ struct SwiftModelGenerator {
         return lines
     }
 
-    private func relationship(_ relationship: Relationship) -> [String] {
+    private func relationship(_ relationship: RelationshipDescription) -> [String] {
         let name = relationship.name
         let destination = relationship.destination
         let setter = Self.setterName(name)
@@ -163,7 +163,7 @@ struct SwiftModelGenerator {
         ]
     }
 
-    private func keys(_ entity: Entity) -> [String] {
+    private func keys(_ entity: EntityDescription) -> [String] {
         var lines = [
             "", "    /// Typed keys for predicates: `\(entity.name).Keys.<name> == …`.", "    public enum Keys {",
         ]
@@ -184,7 +184,7 @@ struct SwiftModelGenerator {
     /// `Fields`: the entity's properties as key paths for `#Predicate` and `SortDescriptor`, an
     /// enum without cases (no value of it exists, so its getters have nothing to return), and
     /// the model name of each key path, including one to-one step for sorting (`\.band.name`).
-    private func fields(_ entity: Entity) -> [String] {
+    private func fields(_ entity: EntityDescription) -> [String] {
         var lines = [
             "",
             "    /// `\(entity.name)`'s properties as key paths, for `#Predicate` and `SortDescriptor`.",
@@ -222,7 +222,7 @@ struct SwiftModelGenerator {
 
     /// `Values`: the attribute values a context holds, as one snapshot (`band.loaded?.name`), and
     /// `update`, which changes attributes by assignment to such a snapshot.
-    private func values(_ entity: Entity) -> [String] {
+    private func values(_ entity: EntityDescription) -> [String] {
         var lines = [
             "",
             "    /// The attribute values of a `\(entity.name)` as its context held them when read: a snapshot",
@@ -231,7 +231,7 @@ struct SwiftModelGenerator {
             "    public struct Values: Sendable, Hashable {",
         ]
         // The key is optional: a new object has none until the backend gives it one.
-        func type(of attribute: Attribute) -> String {
+        func type(of attribute: AttributeDescription) -> String {
             Self.swiftType(of: attribute, optional: attribute.name == entity.key)
         }
         for attribute in entity.attributes {
@@ -278,7 +278,7 @@ struct SwiftModelGenerator {
 
     /// `insert(into:…)`: required values first (no default), then optional ones, then the key
     /// (usually given by the backend when the object is saved).
-    private func insert(_ entity: Entity) -> [String] {
+    private func insert(_ entity: EntityDescription) -> [String] {
         var parameters: [String] = []
         var body = ["        var values: [String: any StoredValue] = [:]"]
         var relationshipBody: [String] = []
@@ -339,7 +339,7 @@ struct SwiftModelGenerator {
     }
 
     /// Sort keys (`sortedBy: [.year.descending]`) and prefetch keys (`prefetching: [.band]`).
-    private func orderingKeys(_ entity: Entity) -> [String] {
+    private func orderingKeys(_ entity: EntityDescription) -> [String] {
         var lines = ["", "extension SortKey where Object == \(entity.name) {"]
         for attribute in entity.attributes where attribute.type != .json && attribute.type != .data {
             lines.append("    public static var \(Self.name(attribute.name)): Self { Self(\"\(attribute.name)\") }")

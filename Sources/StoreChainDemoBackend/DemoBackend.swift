@@ -22,7 +22,7 @@ import StoreChainPipeline
 /// await backend.stop()
 /// ```
 public final class DemoBackend: Sendable {
-    public let model: Model
+    public let model: ObjectModel
     /// The catalog the backend serves (and changes on POST / PATCH / DELETE).
     public let store: InMemoryStore
     let quirks: Locked<DemoQuirks>

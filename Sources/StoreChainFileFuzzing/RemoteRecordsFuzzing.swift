@@ -37,23 +37,26 @@ extension FuzzTarget {
 }
 
 enum RemoteRecordsFuzzing {
-    static let model: Model = {
+    static let model: ObjectModel = {
         do {
-            return try Model([
-                Entity(
+            return try ObjectModel([
+                EntityDescription(
                     "Band", key: "id",
                     attributes: [
-                        Attribute("id", .integer), Attribute("name", .string),
-                        Attribute("founded", .date, optional: true), Attribute("rating", .double, optional: true),
+                        AttributeDescription("id", .integer), AttributeDescription("name", .string),
+                        AttributeDescription("founded", .date, optional: true),
+                        AttributeDescription("rating", .double, optional: true),
                     ],
-                    relationships: [Relationship("albums", .toMany(ordered: false), "Album", inverse: "band")]),
-                Entity(
+                    relationships: [
+                        RelationshipDescription("albums", .toMany(ordered: false), "Album", inverse: "band")
+                    ]),
+                EntityDescription(
                     "Album", key: "id",
                     attributes: [
-                        Attribute("id", .integer), Attribute("title", .string),
-                        Attribute("year", .integer, optional: true),
+                        AttributeDescription("id", .integer), AttributeDescription("title", .string),
+                        AttributeDescription("year", .integer, optional: true),
                     ],
-                    relationships: [Relationship("band", .toOne, "Band", inverse: "albums", optional: true)]),
+                    relationships: [RelationshipDescription("band", .toOne, "Band", inverse: "albums", optional: true)]),
             ])
         } catch {
             preconditionFailure("the fuzz model is valid by construction: \(error)")

@@ -38,11 +38,11 @@ extension FuzzTarget {
 }
 
 enum RecordsFuzzing {
-    static let model: Model? = try? MusicFixture.model()
+    static let model: ObjectModel? = try? MusicFixture.model()
 
     /// What is wrong with a loaded dataset: a record without its node, or a relationship that
     /// points nowhere or whose inverse does not point back.
-    static func inconsistency(in dataset: Dataset, loadedFrom json: JSONValue, model: Model) -> String? {
+    static func inconsistency(in dataset: Dataset, loadedFrom json: JSONValue, model: ObjectModel) -> String? {
         for entity in model.entities {
             guard case .array(let records) = json[entity.name] ?? .array([]) else { continue }
             let loaded = dataset.nodes(of: entity.name).count
@@ -58,7 +58,7 @@ enum RecordsFuzzing {
         return nil
     }
 
-    private static func brokenLink(from node: Node, through relationship: Relationship, in dataset: Dataset)
+    private static func brokenLink(from node: Node, through relationship: RelationshipDescription, in dataset: Dataset)
         -> String?
     {
         for target in node.relationships[relationship.name]?.objectIDs ?? [] {

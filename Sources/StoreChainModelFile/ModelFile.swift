@@ -24,7 +24,7 @@ public enum ModelFile {
     /// Loads a model file.
     ///
     /// - Throws: `ValidationFailure` listing every problem found.
-    public static func load(contentsOf url: URL) throws(ValidationFailure) -> Model {
+    public static func load(contentsOf url: URL) throws(ValidationFailure) -> ObjectModel {
         let text: String
         do {
             text = try YAMLDocument.text(at: url, what: "the model file")
@@ -35,7 +35,7 @@ public enum ModelFile {
     }
 
     /// Parses model file text; `source` names it in errors.
-    public static func parse(_ text: String, source: String? = nil) throws(ValidationFailure) -> Model {
+    public static func parse(_ text: String, source: String? = nil) throws(ValidationFailure) -> ObjectModel {
         let document: YAMLDocument
         do {
             document = try YAMLDocument(text: text, source: source)
@@ -46,7 +46,7 @@ public enum ModelFile {
         let entities = reader.readEntities()
         if !reader.problems.isEmpty { throw ValidationFailure(reader.problems) }
         do {
-            return try Model(entities)
+            return try ObjectModel(entities)
         } catch {
             // The model's own rules report key paths; add the line each path is on.
             throw ValidationFailure(error.errors.map { reader.locate($0) })

@@ -43,7 +43,7 @@ struct ModelFileReader {
         }
     }
 
-    mutating func readEntities() -> [Entity] {
+    mutating func readEntities() -> [EntityDescription] {
         guard let root = document.root else {
             report(nil, "", "the model file is empty", "add an 'entities:' mapping")
             return []
@@ -61,10 +61,10 @@ struct ModelFileReader {
         }
     }
 
-    private mutating func readEntity(_ name: String, _ node: Yams.Node, path: String) -> Entity? {
+    private mutating func readEntity(_ name: String, _ node: Yams.Node, path: String) -> EntityDescription? {
         let fields = pairs(node, path)
         checkKeys(fields, path, allowed: ["key", "attributes", "relationships"])
-        var attributes: [Attribute] = []
+        var attributes: [AttributeDescription] = []
         if let attributesNode = fields.first(where: { $0.key == "attributes" })?.value {
             for pair in pairs(attributesNode, "\(path).attributes") {
                 if let attribute = readAttribute(pair.key, pair.value, path: "\(path).attributes.\(pair.key)") {
@@ -74,7 +74,7 @@ struct ModelFileReader {
         } else {
             report(node, "\(path).attributes", "entity '\(name)' has no attributes", "add at least its key attribute")
         }
-        var relationships: [Relationship] = []
+        var relationships: [RelationshipDescription] = []
         if let relationshipsNode = fields.first(where: { $0.key == "relationships" })?.value {
             for pair in pairs(relationshipsNode, "\(path).relationships") {
                 if let relationship = readRelationship(pair.key, pair.value, path: "\(path).relationships.\(pair.key)")
@@ -91,11 +91,11 @@ struct ModelFileReader {
                 node, "\(path).key", "entity '\(name)' names no key and has no 'id' attribute",
                 "add 'key: <attribute>' naming the backend's identifier")
         }
-        return Entity(name, key: key, attributes: attributes, relationships: relationships)
+        return EntityDescription(name, key: key, attributes: attributes, relationships: relationships)
     }
 
     /// `integer`, `date?`, or `{ type: double, optional: true, default: 1.5 }`.
-    private mutating func readAttribute(_ name: String, _ node: Yams.Node, path: String) -> Attribute? {
+    private mutating func readAttribute(_ name: String, _ node: Yams.Node, path: String) -> AttributeDescription? {
         var typeNode = node
         var optional = false
         var defaultNode: Yams.Node?
@@ -138,12 +138,13 @@ struct ModelFileReader {
                 return nil
             }
         }
-        return Attribute(name, type, optional: optional, default: defaultValue)
+        return AttributeDescription(name, type, optional: optional, default: defaultValue)
     }
 
     /// `{ to-one: Band, inverse: albums }`, `{ to-many: Track, inverse: album, ordered: true }`,
     /// `{ to-many: Track, inverse: album, delete: cascade }`.
-    private mutating func readRelationship(_ name: String, _ node: Yams.Node, path: String) -> Relationship? {
+    private mutating func readRelationship(_ name: String, _ node: Yams.Node, path: String) -> RelationshipDescription?
+    {
         let fields = pairs(node, path)
         guard case .mapping = node else { return nil }
         checkKeys(fields, path, allowed: ["to-one", "to-many", "inverse", "ordered", "delete"])
@@ -185,19 +186,19 @@ struct ModelFileReader {
         if let inverseNode = fields.first(where: { $0.key == "inverse" })?.value {
             inverse = document.string(inverseNode, "\(path).inverse", problems: &problems)
         }
-        var deleteRule = Relationship.DeleteRule.nullify
+        var deleteRule = RelationshipDescription.DeleteRule.nullify
         if let ruleNode = fields.first(where: { $0.key == "delete" })?.value {
             guard let text = document.string(ruleNode, "\(path).delete", problems: &problems) else { return nil }
-            guard let rule = Relationship.DeleteRule(rawValue: text) else {
+            guard let rule = RelationshipDescription.DeleteRule(rawValue: text) else {
                 report(
                     ruleNode, "\(path).delete", "unknown delete rule '\(text)'",
-                    Suggestion.didYouMean(text, in: Relationship.DeleteRule.allCases.map(\.rawValue)))
+                    Suggestion.didYouMean(text, in: RelationshipDescription.DeleteRule.allCases.map(\.rawValue)))
                 return nil
             }
             deleteRule = rule
         }
-        let cardinality: Relationship.Cardinality = toMany != nil ? .toMany(ordered: ordered) : .toOne
-        return Relationship(
+        let cardinality: RelationshipDescription.Cardinality = toMany != nil ? .toMany(ordered: ordered) : .toOne
+        return RelationshipDescription(
             name, cardinality, destination, inverse: inverse, optional: optional, deleteRule: deleteRule)
     }
 }

@@ -18,7 +18,7 @@ public struct HandlerRegistry: Sendable {
     /// What a factory may use besides its options.
     public struct Context: Sendable {
         /// The pipeline's model.
-        public let model: Model
+        public let model: ObjectModel
         /// The folder of the pipeline file; relative paths in options are relative to it.
         public let directory: URL
         public let environment: [String: String]

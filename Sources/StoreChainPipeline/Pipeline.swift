@@ -38,7 +38,7 @@ public struct Pipeline: Sendable {
 
     /// The file it was read from.
     public let source: String
-    public let model: Model
+    public let model: ObjectModel
     public let stages: [Stage]
     /// The terminal type name (`remote`).
     public let terminalType: String

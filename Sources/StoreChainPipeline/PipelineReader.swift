@@ -166,7 +166,7 @@ struct PipelineReader {
         return reader
     }
 
-    private mutating func readModel() -> Model? {
+    private mutating func readModel() -> ObjectModel? {
         if let node = value(of: "model") { return readModel(node) }
         if value(of: "extends") != nil { return withBase { $0.readModel() } ?? nil }
         report(document.root, "model", "the pipeline names no model file", "add 'model: music.model.yml'")
@@ -195,7 +195,7 @@ struct PipelineReader {
     }
 
     /// The terminal of this file, or of the file it extends (built with this file's model).
-    private mutating func readTerminal(model: Model?)
+    private mutating func readTerminal(model: ObjectModel?)
         -> (type: String, responder: any StoreResponder)?
     {
         if value(of: "terminal") == nil, value(of: "extends") != nil {
@@ -207,7 +207,7 @@ struct PipelineReader {
     }
 
     /// The handlers of this file, or of the file it extends when it lists none.
-    private mutating func readHandlers(model: Model?) -> [Pipeline.Stage]? {
+    private mutating func readHandlers(model: ObjectModel?) -> [Pipeline.Stage]? {
         guard let handlers = value(of: "handlers") else {
             guard value(of: "extends") != nil else { return [] }
             return withBase { [cacheNamespace] reader in
@@ -230,7 +230,7 @@ struct PipelineReader {
     /// What the terminal's data comes from, once it is read.
     private(set) var cacheNamespace: String?
 
-    private var context: (Model) -> HandlerRegistry.Context {
+    private var context: (ObjectModel) -> HandlerRegistry.Context {
         { [directory, session, validatesOnly, cacheNamespace, registry] model in
             HandlerRegistry.Context(
                 model: model, directory: directory, environment: session.environment, validatesOnly: validatesOnly,
@@ -238,7 +238,7 @@ struct PipelineReader {
         }
     }
 
-    private mutating func readModel(_ node: Yams.Node) -> Model? {
+    private mutating func readModel(_ node: Yams.Node) -> ObjectModel? {
         let decoder = NodeDecoder(node: node, path: "model", session: session)
         do {
             let path = try decoder.decode(String.self)
@@ -256,7 +256,7 @@ struct PipelineReader {
         }
     }
 
-    private mutating func readTerminal(_ node: Yams.Node?, root: Yams.Node?, model: Model?)
+    private mutating func readTerminal(_ node: Yams.Node?, root: Yams.Node?, model: ObjectModel?)
         -> (type: String, responder: any StoreResponder)?
     {
         let types = registry.terminalTypes
@@ -297,7 +297,7 @@ struct PipelineReader {
         var entities: [String]?
     }
 
-    private mutating func readHandler(_ item: Yams.Node, path: String, model: Model?) -> Pipeline.Stage? {
+    private mutating func readHandler(_ item: Yams.Node, path: String, model: ObjectModel?) -> Pipeline.Stage? {
         var typeName: String?
         var typeNode: Yams.Node?
         var options = Yams.Node.mapping(Yams.Node.Mapping([]))
@@ -351,7 +351,7 @@ struct PipelineReader {
         return Pipeline.Stage(type: typeName, handler: handler, line: typeNode?.mark?.line)
     }
 
-    private mutating func readScope(_ node: Yams.Node, path: String, model: Model)
+    private mutating func readScope(_ node: Yams.Node, path: String, model: ObjectModel)
         -> (kinds: Set<StoreRequest.Kind>?, entities: Set<String>?)?
     {
         let scope: Scope

@@ -103,7 +103,7 @@ extension HandlerRegistry {
     }
 }
 
-extension Model {
+extension ObjectModel {
     /// Throws when an option names entities the model does not have.
     func checkEntities(_ names: [String], option: String) throws(StoreChainError) {
         for name in names where entity(named: name) == nil {

@@ -16,7 +16,8 @@ extension CacheHandler where Storage == PostgresCacheStorage {
     /// `cacheNamespace` unless the database says otherwise). `user` names it in log lines and
     /// errors.
     public convenience init(
-        model: Model, database: PostgresCacheDatabase, namespace: String? = nil, options: CacheOptions = CacheOptions(),
+        model: ObjectModel, database: PostgresCacheDatabase, namespace: String? = nil,
+        options: CacheOptions = CacheOptions(),
         user: String = "postgres-cache", logger: Logger = Logger(label: "storechain.postgres-cache")
     ) throws(StoreChainError) {
         self.init(

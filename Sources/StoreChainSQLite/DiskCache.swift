@@ -18,7 +18,7 @@ extension CacheHandler where Storage == SQLiteCacheStorage {
     /// unless `compresses` is false. `namespace` names what the data comes from (pass the
     /// terminal's `cacheNamespace`): a file that held another source's data starts empty.
     public convenience init(
-        model: Model, path: String, namespace: String? = nil, maxBytes: Int = 200 << 20, compresses: Bool = true,
+        model: ObjectModel, path: String, namespace: String? = nil, maxBytes: Int = 200 << 20, compresses: Bool = true,
         options: CacheOptions = CacheOptions(),
         logger: Logger = Logger(label: "storechain.disk-cache")
     ) {
@@ -30,7 +30,7 @@ extension CacheHandler where Storage == SQLiteCacheStorage {
 
     /// A disk cache in `file`, as a pipeline file describes it.
     public convenience init(
-        model: Model, file: DiskCacheFile, options: CacheOptions = CacheOptions(),
+        model: ObjectModel, file: DiskCacheFile, options: CacheOptions = CacheOptions(),
         logger: Logger = Logger(label: "storechain.disk-cache")
     ) {
         self.init(

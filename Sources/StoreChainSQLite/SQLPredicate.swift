@@ -14,7 +14,7 @@ struct SQLPredicate {
 
     /// Compiles what it can of `predicate` (with constants already bound to attribute types)
     /// over `entity`'s attributes; `nil` when nothing can be compiled.
-    init?(_ predicate: FetchPredicate, entity: Entity) {
+    init?(_ predicate: FetchPredicate, entity: EntityDescription) {
         guard let compiled = Self.compile(predicate, entity: entity) else { return nil }
         self = compiled
     }
@@ -24,7 +24,7 @@ struct SQLPredicate {
         self.arguments = arguments
     }
 
-    private static func compile(_ predicate: FetchPredicate, entity: Entity) -> SQLPredicate? {
+    private static func compile(_ predicate: FetchPredicate, entity: EntityDescription) -> SQLPredicate? {
         switch predicate {
         case .true, .not: return nil
         case .false: return SQLPredicate(sql: "0", arguments: [])
@@ -49,7 +49,7 @@ struct SQLPredicate {
             sql: parts.map { "(\($0.sql))" }.joined(separator: " \(connective) "), arguments: arguments)
     }
 
-    private static func compile(_ comparison: Comparison, entity: Entity) -> SQLPredicate? {
+    private static func compile(_ comparison: Comparison, entity: EntityDescription) -> SQLPredicate? {
         guard comparison.modifier == .direct, comparison.options.isEmpty,
             case .keyPath(let path) = comparison.lhs, path.count == 1,
             let attribute = entity.attribute(named: path[0])

@@ -24,7 +24,7 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
     /// What the cached data comes from; `nil` takes the file as it is, whatever wrote it.
     public let namespace: String?
     /// The model, for compiling predicates to SQL; `nil` filters nothing in SQL.
-    public let model: Model?
+    public let model: ObjectModel?
     /// Upper bound on stored payload bytes; least recently used entries go first.
     public let maxBytes: Int
     /// Whether payloads are compressed (when that saves space).
@@ -47,7 +47,7 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
 
     /// Opens (or creates) the cache file at `path` for data from `namespace`.
     public init(
-        path: String, namespace: String? = nil, model: Model? = nil, maxBytes: Int = 200 << 20,
+        path: String, namespace: String? = nil, model: ObjectModel? = nil, maxBytes: Int = 200 << 20,
         compresses: Bool = true, logger: Logger = Logger(label: "storechain.disk-cache")
     ) {
         self.path = path

@@ -23,7 +23,7 @@ public final class SQLiteStore: StoreResponder {
     /// Who answered, in `ResponseInfo`.
     public let name = "sqlite"
     public let path: String
-    public let model: Model
+    public let model: ObjectModel
     /// The store file: a cache over it keeps its data apart from other stores'.
     public var cacheNamespace: String? { "sqlite \(path)" }
     private let memory: InMemoryStore
@@ -37,7 +37,7 @@ public final class SQLiteStore: StoreResponder {
     ///   the model.
     /// `busyTimeout` is how long a save waits while another process holds the file.
     public init(
-        path: String, model: Model, seed: Dataset? = nil, busyTimeout: Duration = .seconds(5)
+        path: String, model: ObjectModel, seed: Dataset? = nil, busyTimeout: Duration = .seconds(5)
     ) throws(StoreChainError) {
         self.path = path
         self.model = model
@@ -174,7 +174,7 @@ public final class SQLiteStore: StoreResponder {
 
 extension Dataset {
     /// Every node, entity by entity in the model's order.
-    fileprivate func allNodes(model: Model) -> [Node] {
+    fileprivate func allNodes(model: ObjectModel) -> [Node] {
         model.entities.flatMap { nodes(of: $0.name) }
     }
 }

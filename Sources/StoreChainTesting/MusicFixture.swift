@@ -5,32 +5,35 @@
 /// `MusicFixture.store()` an `InMemoryStore` holding them (a new one each call). It has no
 /// values of its own.
 public enum MusicFixture {
-    public static func model() throws -> Model {
-        try Model([
-            Entity(
+    public static func model() throws -> ObjectModel {
+        try ObjectModel([
+            EntityDescription(
                 "Band", key: "id",
                 attributes: [
-                    Attribute("id", .integer), Attribute("name", .string),
-                    Attribute("founded", .date, optional: true), Attribute("country", .string, optional: true),
-                    Attribute("active", .boolean, optional: true),
+                    AttributeDescription("id", .integer), AttributeDescription("name", .string),
+                    AttributeDescription("founded", .date, optional: true),
+                    AttributeDescription("country", .string, optional: true),
+                    AttributeDescription("active", .boolean, optional: true),
                 ],
-                relationships: [Relationship("albums", .toMany(ordered: false), "Album", inverse: "band")]),
-            Entity(
+                relationships: [RelationshipDescription("albums", .toMany(ordered: false), "Album", inverse: "band")]),
+            EntityDescription(
                 "Album", key: "id",
                 attributes: [
-                    Attribute("id", .integer), Attribute("title", .string),
-                    Attribute("year", .integer, optional: true), Attribute("price", .double, optional: true),
+                    AttributeDescription("id", .integer), AttributeDescription("title", .string),
+                    AttributeDescription("year", .integer, optional: true),
+                    AttributeDescription("price", .double, optional: true),
                 ],
                 relationships: [
-                    Relationship("band", .toOne, "Band", inverse: "albums"),
-                    Relationship("tracks", .toMany(ordered: true), "Track", inverse: "album"),
+                    RelationshipDescription("band", .toOne, "Band", inverse: "albums"),
+                    RelationshipDescription("tracks", .toMany(ordered: true), "Track", inverse: "album"),
                 ]),
-            Entity(
+            EntityDescription(
                 "Track", key: "id",
                 attributes: [
-                    Attribute("id", .integer), Attribute("title", .string), Attribute("seconds", .integer),
+                    AttributeDescription("id", .integer), AttributeDescription("title", .string),
+                    AttributeDescription("seconds", .integer),
                 ],
-                relationships: [Relationship("album", .toOne, "Album", inverse: "tracks")]),
+                relationships: [RelationshipDescription("album", .toOne, "Album", inverse: "tracks")]),
         ])
     }
 

@@ -240,7 +240,7 @@ struct DemoBackendTour {
                 + " (40/s, burst 10) and retry (Retry-After honoured).")
     }
 
-    private mutating func batchedFaults(_ backend: DemoBackend, _ chain: Chain, model: Model) async throws {
+    private mutating func batchedFaults(_ backend: DemoBackend, _ chain: Chain, model: ObjectModel) async throws {
         let total = backend.store.snapshot.nodes(of: "Track").count
         let ids = (0..<300).map { ObjectID(entity: "Track", key: .integer(total / 2 + $0)) }
         let before = backend.stats.requestsByRoute["/v2/tracks"] ?? 0

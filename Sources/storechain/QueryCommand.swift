@@ -65,7 +65,7 @@ struct QueryCommand: AsyncParsableCommand {
         if count { request.resultType = .count }
         if let policy { request.cachePolicy = try Self.policy(policy) }
         let chain: Chain
-        let model: Model
+        let model: ObjectModel
         let subrequests = SubrequestCounter()
         if let pipeline {
             let loaded = try Pipeline.load(contentsOf: URL(filePath: pipeline))

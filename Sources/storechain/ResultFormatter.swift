@@ -2,7 +2,7 @@ import StoreChain
 
 /// Renders fetch results for the command line: JSON for programs, a table for people.
 struct ResultFormatter {
-    let entity: Entity
+    let entity: EntityDescription
 
     /// The columns shown for an object: attributes, then to-one relationships as keys.
     private var columns: [String] {

@@ -68,7 +68,9 @@ struct SaveCommand: AsyncParsableCommand {
     }
 
     /// The save the options describe, and the ID of the object it changes.
-    private func changes(_ entity: Entity, model: Model) throws(StoreChainError) -> (SaveChanges, ObjectID) {
+    private func changes(_ entity: EntityDescription, model: ObjectModel) throws(StoreChainError) -> (
+        SaveChanges, ObjectID
+    ) {
         if let insert {
             let id = ObjectID.temporary(entity: entity.name)
             let node = try RecordLoader(model: model, source: "--insert")
@@ -95,7 +97,9 @@ struct SaveCommand: AsyncParsableCommand {
 
     /// A key as given on the command line: JSON (`7`, `"a-b"`) or bare text, then checked
     /// against the entity's key type.
-    private static func id(_ text: String, of entity: Entity, option: String) throws(StoreChainError) -> ObjectID {
+    private static func id(_ text: String, of entity: EntityDescription, option: String) throws(StoreChainError)
+        -> ObjectID
+    {
         guard let keyType = entity.keyAttribute?.type else {
             throw StoreChainError(.invalidRequest, "entity '\(entity.name)' has no key attribute")
         }

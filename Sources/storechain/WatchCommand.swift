@@ -86,7 +86,7 @@ struct WatchCommand: AsyncParsableCommand {
     /// order changed.
     static func changes(
         from before: [ObjectID: [String: Value]], order: [ObjectID], to after: [ObjectID: [String: Value]],
-        _ ids: [ObjectID], entity: Entity
+        _ ids: [ObjectID], entity: EntityDescription
     ) -> [String] {
         func name(_ id: ObjectID) -> String { "\(id.entity) \(id.key?.description ?? id.description)" }
         var lines: [String] = []

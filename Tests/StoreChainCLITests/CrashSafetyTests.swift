@@ -70,7 +70,7 @@ import Testing
         #expect(result == ["ok"], "seed \(seed), round \(round): \(path) failed integrity_check: \(result)")
     }
 
-    static func checkStore(_ path: String, model: Model, holds committed: [Committed], seed: UInt64) throws {
+    static func checkStore(_ path: String, model: ObjectModel, holds committed: [Committed], seed: UInt64) throws {
         let store = try SQLiteStore(path: path, model: model)
         for write in committed {
             let band = store.node(for: write.band)
@@ -80,7 +80,8 @@ import Testing
         }
     }
 
-    static func checkCache(_ path: String, model: Model, holds committed: [Committed], seed: UInt64) async throws {
+    static func checkCache(_ path: String, model: ObjectModel, holds committed: [Committed], seed: UInt64) async throws
+    {
         let storage = SQLiteCacheStorage(path: path, model: model)
         let cached = try await storage.nodes(committed.flatMap { [$0.band, $0.album] })
         for write in committed {

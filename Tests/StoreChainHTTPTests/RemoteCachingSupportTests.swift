@@ -88,8 +88,10 @@ import Testing
 /// again and again until maxPages (found by the warm-fetch benchmark: 200 bands, 100 a page).
 @Suite struct PageNumberPagingTests {
     @Test func aFullLastPageWithoutALinkEndsWithTheNextEmptyPage() async throws {
-        let model = try Model([
-            Entity("Band", key: "id", attributes: [Attribute("id", .integer), Attribute("name", .string)])
+        let model = try ObjectModel([
+            EntityDescription(
+                "Band", key: "id",
+                attributes: [AttributeDescription("id", .integer), AttributeDescription("name", .string)])
         ])
         let transport = StubTransport { request in
             let page = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems?
@@ -121,8 +123,10 @@ import Testing
     /// the adapter does (it sends each page from the top of the chain): the retry handler retries
     /// the failed page alone.
     @Test(arguments: [true, false]) func eachPageIsRetriedOnItsOwn(behindAPager: Bool) async throws {
-        let model = try Model([
-            Entity("Band", key: "id", attributes: [Attribute("id", .integer), Attribute("name", .string)])
+        let model = try ObjectModel([
+            EntityDescription(
+                "Band", key: "id",
+                attributes: [AttributeDescription("id", .integer), AttributeDescription("name", .string)])
         ])
         let failedOnce = Locked(false)
         let transport = StubTransport { request in
@@ -181,7 +185,7 @@ import Testing
 }
 
 /// Bands listed by page number (`GET /bands?page=&per_page=`), for the paging tests.
-private func pagedBands(_ model: Model, pageSize: Int, _ transport: StubTransport) throws -> RemoteResponder {
+private func pagedBands(_ model: ObjectModel, pageSize: Int, _ transport: StubTransport) throws -> RemoteResponder {
     let options = RemoteOptions(
         baseURL: RemoteFixtures.base,
         entities: [

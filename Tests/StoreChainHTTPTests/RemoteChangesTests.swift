@@ -7,7 +7,7 @@ import Testing
 /// The remote terminal's side of a change feed: the request it sends, how a changes answer maps
 /// (like fetched records), gaps, and changes it cannot read.
 @Suite struct RemoteChangesTests {
-    let model: Model
+    let model: ObjectModel
 
     init() throws {
         model = try RemoteFixtures.model()

@@ -8,7 +8,7 @@ import Testing
 /// sends, how events map to changes (like fetched records), where a reconnection resumes, gaps,
 /// and events it cannot read.
 @Suite struct RemoteEventStreamTests {
-    let model: Model
+    let model: ObjectModel
 
     init() throws {
         model = try RemoteFixtures.model()

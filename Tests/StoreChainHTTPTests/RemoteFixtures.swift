@@ -6,21 +6,23 @@ import StoreChainHTTP
 enum RemoteFixtures {
     static let base = URL(string: "https://api.example/v2")!
 
-    static func model() throws -> Model {
-        try Model([
-            Entity(
+    static func model() throws -> ObjectModel {
+        try ObjectModel([
+            EntityDescription(
                 "Band", key: "id",
                 attributes: [
-                    Attribute("id", .integer), Attribute("name", .string), Attribute("founded", .date, optional: true),
-                    Attribute("rating", .double, optional: true),
+                    AttributeDescription("id", .integer), AttributeDescription("name", .string),
+                    AttributeDescription("founded", .date, optional: true),
+                    AttributeDescription("rating", .double, optional: true),
                 ],
-                relationships: [Relationship("albums", .toMany(ordered: false), "Album", inverse: "band")]),
-            Entity(
+                relationships: [RelationshipDescription("albums", .toMany(ordered: false), "Album", inverse: "band")]),
+            EntityDescription(
                 "Album", key: "id",
                 attributes: [
-                    Attribute("id", .integer), Attribute("title", .string), Attribute("year", .integer, optional: true),
+                    AttributeDescription("id", .integer), AttributeDescription("title", .string),
+                    AttributeDescription("year", .integer, optional: true),
                 ],
-                relationships: [Relationship("band", .toOne, "Band", inverse: "albums", optional: true)]),
+                relationships: [RelationshipDescription("band", .toOne, "Band", inverse: "albums", optional: true)]),
         ])
     }
 

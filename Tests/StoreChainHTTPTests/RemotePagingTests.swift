@@ -9,8 +9,12 @@ import Testing
 @Suite struct RemotePagingTests {
     static let count = 57
 
-    static func model() throws -> Model {
-        try Model([Entity("Band", key: "id", attributes: [Attribute("id", .integer), Attribute("name", .string)])])
+    static func model() throws -> ObjectModel {
+        try ObjectModel([
+            EntityDescription(
+                "Band", key: "id",
+                attributes: [AttributeDescription("id", .integer), AttributeDescription("name", .string)])
+        ])
     }
 
     static func record(_ key: Int) -> String { #"{"id": \#(key), "name": "Band \#(String(format: "%02d", key))"}"# }

@@ -5,7 +5,7 @@ import StoreChainTesting
 import Testing
 
 @Suite struct RemoteResponderTests {
-    let model: Model
+    let model: ObjectModel
 
     init() throws {
         model = try RemoteFixtures.model()

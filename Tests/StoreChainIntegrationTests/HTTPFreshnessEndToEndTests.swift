@@ -77,8 +77,12 @@ import Testing
         return formatter.string(from: date)
     }
 
-    static func model() throws -> Model {
-        try Model([Entity("Band", key: "id", attributes: [Attribute("id", .integer), Attribute("name", .string)])])
+    static func model() throws -> ObjectModel {
+        try ObjectModel([
+            EntityDescription(
+                "Band", key: "id",
+                attributes: [AttributeDescription("id", .integer), AttributeDescription("name", .string)])
+        ])
     }
 
     /// A chain of one cache in front of the remote responder; a disk cache's file is `path`.

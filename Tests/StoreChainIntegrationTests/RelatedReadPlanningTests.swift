@@ -16,7 +16,7 @@ import Testing
     private let backendTests = DemoBackendTests()
 
     /// A new chain: a memory cache (empty at first) and a pager over the v3 API.
-    private func chain(base: URL, model: Model) throws -> (Chain, RemoteResponder) {
+    private func chain(base: URL, model: ObjectModel) throws -> (Chain, RemoteResponder) {
         let remote = try RemoteResponder(model: model, options: DemoRemoteOptions.v3(baseURL: base))
         let chain = Chain(
             handlers: [

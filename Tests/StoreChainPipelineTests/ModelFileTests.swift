@@ -29,10 +29,10 @@ import Testing
             """)
         let band = try #require(model.entity(named: "Band"))
         #expect(band.attributes.map(\.name) == ["id", "name", "founded", "url"])
-        #expect(band.attribute(named: "founded") == Attribute("founded", .date, optional: true))
+        #expect(band.attribute(named: "founded") == AttributeDescription("founded", .date, optional: true))
         #expect(
             band.relationship(named: "albums")
-                == Relationship("albums", .toMany(ordered: false), "Album", inverse: "band"))
+                == RelationshipDescription("albums", .toMany(ordered: false), "Album", inverse: "band"))
         #expect(model.entity(named: "Album")?.relationship(named: "band")?.isOptional == false)
     }
 
@@ -61,7 +61,7 @@ import Testing
         let album = try #require(model.entity(named: "Album"))
         #expect(album.key == "id")
         #expect(album.attribute(named: "price")?.defaultValue == .decimal(Decimal(string: "9.99")!))
-        #expect(album.attribute(named: "rating") == Attribute("rating", .integer, default: 3))
+        #expect(album.attribute(named: "rating") == AttributeDescription("rating", .integer, default: 3))
         #expect(album.attribute(named: "tags")?.type == .json)
         #expect(album.attribute(named: "cover")?.isOptional == true)
         #expect(album.relationship(named: "tracks")?.isOrdered == true)

@@ -7,7 +7,7 @@ import Testing
 /// A backend slow to answer a save: the app hears `pending` after `acknowledge-after`, the
 /// exchange goes on, and its outcome is recorded when it ends.
 @Suite struct OutboxAcknowledgementTests {
-    let model: Model
+    let model: ObjectModel
     let backend: ScriptedBackend
     let path = outboxPath()
     let clock = ManualClock()

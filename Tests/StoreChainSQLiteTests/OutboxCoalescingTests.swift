@@ -7,7 +7,7 @@ import Testing
 /// Waiting updates of objects an earlier waiting update already changes go to the backend in
 /// one request when the outbox replays, with the same end state.
 @Suite struct OutboxCoalescingTests {
-    let model: Model
+    let model: ObjectModel
     let backend: ScriptedBackend
     let path = outboxPath()
 

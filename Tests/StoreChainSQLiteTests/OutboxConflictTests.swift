@@ -7,7 +7,7 @@ import Testing
 /// A replayed update based on a version someone else has replaced meanwhile (the backend
 /// answers 409) is settled by the outbox's conflict policy, and the settlement is published.
 @Suite struct OutboxConflictTests {
-    let model: Model
+    let model: ObjectModel
     let backend: ScriptedBackend
     let path = outboxPath()
     let album = ObjectID(entity: "Album", key: .integer(10))

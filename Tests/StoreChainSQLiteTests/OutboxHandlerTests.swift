@@ -7,7 +7,7 @@ import Testing
 /// The outbox: saves are recorded before they go on, acknowledged as pending while the backend
 /// is out of reach, and replayed in order, exactly once, with temporary IDs remapped.
 @Suite struct OutboxHandlerTests {
-    let model: Model
+    let model: ObjectModel
     let backend: ScriptedBackend
     let path = outboxPath()
 

@@ -8,7 +8,7 @@ import Testing
 /// Replay in lanes: saves that depend on each other go in the order made, one after another;
 /// independent ones go side by side, up to `parallel-replay` at once.
 @Suite struct OutboxParallelReplayTests {
-    let model: Model
+    let model: ObjectModel
     let backend: ScriptedBackend
     let path = outboxPath()
 

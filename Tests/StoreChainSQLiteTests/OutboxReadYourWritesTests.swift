@@ -7,7 +7,7 @@ import Testing
 /// While saves wait in the outbox, every read shows them: each answer is checked against an
 /// in-memory store that has taken the same saves (the oracle).
 @Suite struct OutboxReadYourWritesTests {
-    let model: Model
+    let model: ObjectModel
     let backend: ScriptedBackend
     let oracle: InMemoryStore
     let path = outboxPath()

@@ -8,7 +8,7 @@ import Testing
 /// The SQLite store terminal: saves persist, answers equal the in-memory reference, and a
 /// damaged file is reported, never rebuilt.
 @Suite struct SQLiteStoreTests {
-    let model: Model
+    let model: ObjectModel
     let seed: Dataset
     let path: String
 

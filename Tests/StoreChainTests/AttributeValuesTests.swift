@@ -60,10 +60,11 @@ import Testing
     }
 
     @Test func nodesOfOneEntityShareTheirNames() throws {
-        let entity = Entity(
+        let entity = EntityDescription(
             "Track", key: "id",
             attributes: [
-                Attribute("id", .integer), Attribute("title", .string), Attribute("genre", .string, optional: true),
+                AttributeDescription("id", .integer), AttributeDescription("title", .string),
+                AttributeDescription("genre", .string, optional: true),
             ])
         func build(_ id: Int, genre: String?) -> AttributeValues {
             entity.attributeValues { attribute in

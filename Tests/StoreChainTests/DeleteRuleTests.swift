@@ -23,11 +23,13 @@ import Testing
     }
 
     /// The music fixture's model with delete rules on the band's albums and the album's tracks.
-    static func model(albums: Relationship.DeleteRule, tracks: Relationship.DeleteRule) throws -> Model {
+    static func model(albums: RelationshipDescription.DeleteRule, tracks: RelationshipDescription.DeleteRule) throws
+        -> ObjectModel
+    {
         let base = try MusicFixture.model()
-        return try Model(
+        return try ObjectModel(
             base.entities.map { entity in
-                Entity(
+                EntityDescription(
                     entity.name, key: entity.key, attributes: entity.attributes,
                     relationships: entity.relationships.map { relationship in
                         var relationship = relationship
@@ -41,7 +43,9 @@ import Testing
             })
     }
 
-    static func chain(albums: Relationship.DeleteRule = .nullify, tracks: Relationship.DeleteRule = .nullify) throws
+    static func chain(
+        albums: RelationshipDescription.DeleteRule = .nullify, tracks: RelationshipDescription.DeleteRule = .nullify
+    ) throws
         -> (InMemoryStore, Chain)
     {
         let model = try model(albums: albums, tracks: tracks)

@@ -47,7 +47,7 @@ import Testing
         #expect(error != StoreChainError(.transport, "GET /bands failed", underlying: Refused(port: 9090)))
         // A real one: the file system's error behind an unreadable data file.
         let missing = URL(filePath: "/nonexistent-\(UUID())/music.json")
-        let model = try Model([])
+        let model = try ObjectModel([])
         let thrown = #expect(throws: StoreChainError.self) { try JSONFileStore(contentsOf: missing, model: model) }
         #expect(thrown?.code == .unreadableFile)
         #expect(thrown?.underlying is CocoaError, "\(String(describing: thrown?.underlying))")

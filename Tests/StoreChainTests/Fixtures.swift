@@ -5,7 +5,7 @@ import Testing
 
 /// A small music catalog whose answers are computed by hand in the tests.
 enum Fixtures {
-    static func model() throws -> Model { try MusicFixture.model() }
+    static func model() throws -> ObjectModel { try MusicFixture.model() }
 
     static let recordsJSON = MusicFixture.recordsJSON
 

@@ -27,8 +27,10 @@ import Testing
     }
 
     @Test func sortsStringsByTheirUTF8BytesWhateverTheirStorage() throws {
-        let model = try Model([
-            Entity("Word", key: "id", attributes: [Attribute("id", .integer), Attribute("text", .string)])
+        let model = try ObjectModel([
+            EntityDescription(
+                "Word", key: "id",
+                attributes: [AttributeDescription("id", .integer), AttributeDescription("text", .string)])
         ])
         let texts = [
             "", "a", "a", "ab", "abc", "b", "B", "Z", "\u{7F}", "\u{80}", "é", "e\u{301}", "😀", "ﬀ",
@@ -63,10 +65,12 @@ import Testing
     /// A filtered, sorted fetch of many objects in shuffled order, with ties and missing values,
     /// against an order worked out independently.
     @Test func sortsManyShuffledObjectsLikeAnIndependentSort() throws {
-        let model = try Model([
-            Entity(
+        let model = try ObjectModel([
+            EntityDescription(
                 "Word", key: "id",
-                attributes: [Attribute("id", .integer), Attribute("rank", .integer, optional: true)])
+                attributes: [
+                    AttributeDescription("id", .integer), AttributeDescription("rank", .integer, optional: true),
+                ])
         ])
         var random = SplitMix64(seed: 45)
         let ranks: [Int?] = (0..<1_000).map { _ in

@@ -2,16 +2,16 @@ import StoreChain
 import Testing
 
 @Suite struct ModelTests {
-    func problems(_ entities: [Entity]) -> [StoreChainError] {
+    func problems(_ entities: [EntityDescription]) -> [StoreChainError] {
         do {
-            _ = try Model(entities)
+            _ = try ObjectModel(entities)
             return []
         } catch {
             return error.errors
         }
     }
 
-    let id = Attribute("id", .integer)
+    let id = AttributeDescription("id", .integer)
 
     @Test func acceptsAValidModelAndLooksUpByName() throws {
         let model = try Fixtures.model()
@@ -23,13 +23,14 @@ import Testing
 
     @Test func reportsEveryProblemAtOnceWithKeyPaths() {
         let found = problems([
-            Entity(
-                "Band", key: "id", attributes: [id, Attribute("name", .string), Attribute("name", .integer)],
+            EntityDescription(
+                "Band", key: "id",
+                attributes: [id, AttributeDescription("name", .string), AttributeDescription("name", .integer)],
                 relationships: [
-                    Relationship("albums", .toMany(ordered: false), "Albun", inverse: "band"),
-                    Relationship("label", .toOne, "Label"),
+                    RelationshipDescription("albums", .toMany(ordered: false), "Albun", inverse: "band"),
+                    RelationshipDescription("label", .toOne, "Label"),
                 ]),
-            Entity("Album", key: "uid", attributes: [id]),
+            EntityDescription("Album", key: "uid", attributes: [id]),
         ])
         let paths = found.compactMap(\.location?.path)
         #expect(
@@ -44,12 +45,12 @@ import Testing
 
     @Test func checksInverses() {
         let notThere = problems([
-            Entity(
+            EntityDescription(
                 "Band", key: "id", attributes: [id],
-                relationships: [Relationship("albums", .toMany(ordered: false), "Album", inverse: "bnd")]),
-            Entity(
+                relationships: [RelationshipDescription("albums", .toMany(ordered: false), "Album", inverse: "bnd")]),
+            EntityDescription(
                 "Album", key: "id", attributes: [id],
-                relationships: [Relationship("band", .toOne, "Band", inverse: "albums")]),
+                relationships: [RelationshipDescription("band", .toOne, "Band", inverse: "albums")]),
         ])
         #expect(notThere.count == 2)
         #expect(notThere[0].message == "inverse 'bnd' is not a relationship of entity 'Album'")
@@ -57,23 +58,24 @@ import Testing
         #expect(notThere[1].message == "inverse 'Band.albums' does not name 'band' as its inverse")
 
         let wrongDestination = problems([
-            Entity(
+            EntityDescription(
                 "Band", key: "id", attributes: [id],
-                relationships: [Relationship("albums", .toMany(ordered: false), "Album", inverse: "label")]),
-            Entity(
+                relationships: [RelationshipDescription("albums", .toMany(ordered: false), "Album", inverse: "label")]),
+            EntityDescription(
                 "Album", key: "id", attributes: [id],
-                relationships: [Relationship("label", .toOne, "Album", inverse: "label")]),
+                relationships: [RelationshipDescription("label", .toOne, "Album", inverse: "label")]),
         ])
         #expect(wrongDestination.first?.message == "inverse 'Album.label' leads to 'Album', not back to 'Band'")
     }
 
     @Test func checksKeysNamesAndDefaults() {
         let found = problems([
-            Entity("Band", key: "id", attributes: [Attribute("id", .integer, optional: true)]),
-            Entity("Album", key: "id", attributes: [Attribute("id", .double)]),
-            Entity("9Track", key: "id", attributes: [id, Attribute("bad name", .string)]),
-            Entity("Label", key: "id", attributes: [id, Attribute("rank", .integer, default: "high")]),
-            Entity("Band", key: "id", attributes: [id]),
+            EntityDescription("Band", key: "id", attributes: [AttributeDescription("id", .integer, optional: true)]),
+            EntityDescription("Album", key: "id", attributes: [AttributeDescription("id", .double)]),
+            EntityDescription("9Track", key: "id", attributes: [id, AttributeDescription("bad name", .string)]),
+            EntityDescription(
+                "Label", key: "id", attributes: [id, AttributeDescription("rank", .integer, default: "high")]),
+            EntityDescription("Band", key: "id", attributes: [id]),
         ])
         let messages = found.map(\.message)
         #expect(messages.contains("key attribute 'id' must not be optional"))
@@ -86,9 +88,9 @@ import Testing
 
     @Test func attributeAndRelationshipShareANamespace() {
         let found = problems([
-            Entity(
-                "Band", key: "id", attributes: [id, Attribute("albums", .integer)],
-                relationships: [Relationship("albums", .toMany(ordered: false), "Band")])
+            EntityDescription(
+                "Band", key: "id", attributes: [id, AttributeDescription("albums", .integer)],
+                relationships: [RelationshipDescription("albums", .toMany(ordered: false), "Band")])
         ])
         #expect(found.map(\.message) == ["'albums' is declared twice in entity 'Band'"])
     }

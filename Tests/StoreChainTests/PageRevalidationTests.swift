@@ -8,7 +8,7 @@ import Testing
 /// records and answers "not modified" to a request carrying it; its bands can change.
 private final class VersionedBands: StoreResponder {
     let name = "VersionedBands"
-    let model: Model
+    let model: ObjectModel
     private let state = Locked<(bands: [Node], log: [String])>(([], []))
 
     init(count: Int) throws {

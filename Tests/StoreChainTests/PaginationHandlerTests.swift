@@ -8,7 +8,7 @@ import Testing
 /// way the remote adapter does when a pager asks for a page.
 private final class PagedBands: StoreResponder {
     let name = "PagedBands"
-    let model: Model
+    let model: ObjectModel
     let bands: [Node]
     let style: PageInfo.Style
     let size: Int

@@ -110,8 +110,10 @@ import Testing
     /// `BEGINSWITH[c]` with an ASCII prefix compares bytes while the value is ASCII and folds it
     /// otherwise: the same answers as folding every value.
     @Test func caseInsensitivePrefixesAgreeWithFoldingTheWholeValue() throws {
-        let model = try Model([
-            Entity("Album", key: "id", attributes: [Attribute("id", .integer), Attribute("title", .string)])
+        let model = try ObjectModel([
+            EntityDescription(
+                "Album", key: "id",
+                attributes: [AttributeDescription("id", .integer), AttributeDescription("title", .string)])
         ])
         let titles = [
             "", "s", "S", "Silver", "sILVER", "Ärger", "ärger", "straße", "STRASSE", "İstanbul", "istanbul",

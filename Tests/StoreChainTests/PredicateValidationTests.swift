@@ -4,7 +4,7 @@ import Testing
 
 /// Requests that do not fit the model fail before any work, saying what and where.
 @Suite struct PredicateValidationTests {
-    let model: Model
+    let model: ObjectModel
 
     init() throws {
         model = try Fixtures.model()

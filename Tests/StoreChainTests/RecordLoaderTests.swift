@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 @Suite struct RecordLoaderTests {
-    let model: Model
+    let model: ObjectModel
 
     init() throws {
         model = try Fixtures.model()
@@ -118,8 +118,10 @@ import Testing
     }
 
     @Test func appliesDefaults() throws {
-        let model = try Model([
-            Entity("Tag", key: "id", attributes: [Attribute("id", .string), Attribute("weight", .integer, default: 1)])
+        let model = try ObjectModel([
+            EntityDescription(
+                "Tag", key: "id",
+                attributes: [AttributeDescription("id", .string), AttributeDescription("weight", .integer, default: 1)])
         ])
         let dataset = try RecordLoader(model: model).load(
             JSONParser().parse(#"{"Tag": [{"id": "a"}, {"id": "b", "weight": 5}]}"#))

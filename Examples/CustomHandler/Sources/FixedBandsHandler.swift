@@ -7,11 +7,11 @@ import StoreChain
 /// (sort, window, result type) with the same `FetchPlan` every store uses, so its answers are
 /// exactly what the terminal would give for those objects.
 public struct FixedBandsHandler: StoreHandler {
-    public let model: Model
+    public let model: ObjectModel
     /// The locally known bands, by ID.
     public let bands: [ObjectID: Node]
 
-    public init(model: Model, bands: [Node]) {
+    public init(model: ObjectModel, bands: [Node]) {
         self.model = model
         self.bands = Dictionary(bands.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     }

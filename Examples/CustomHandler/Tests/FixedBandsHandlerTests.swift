@@ -5,13 +5,15 @@ import StoreChainTesting
 import Testing
 
 @Suite struct FixedBandsHandlerTests {
-    let model: Model
+    let model: ObjectModel
     let terminal: RecordingResponder
     let chain: Chain
 
     init() throws {
-        let model = try Model([
-            Entity("Band", key: "id", attributes: [Attribute("id", .integer), Attribute("name", .string)])
+        let model = try ObjectModel([
+            EntityDescription(
+                "Band", key: "id",
+                attributes: [AttributeDescription("id", .integer), AttributeDescription("name", .string)])
         ])
         self.model = model
         terminal = RecordingResponder { _, _ in TestData.fetched([TestData.node("Band", 7, ["name": "Remote"])]) }

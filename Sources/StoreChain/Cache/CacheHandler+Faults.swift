@@ -117,7 +117,9 @@ extension CacheHandler {
 
     /// The relationship's objects from the owner's cached value, or, when the owner does not
     /// hold it, from the destination's complete collection through the inverse.
-    private func cachedRelationship(_ id: ObjectID, _ relationship: Relationship) async throws -> CachedAnswer? {
+    private func cachedRelationship(_ id: ObjectID, _ relationship: RelationshipDescription) async throws
+        -> CachedAnswer?
+    {
         let owner = try await storage.node(id)
         var value = owner?.relationships[relationship.name]
         var freshness = owner?.freshness ?? Self.expired

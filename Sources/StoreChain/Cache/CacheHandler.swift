@@ -22,7 +22,7 @@ import Logging
 ///   removes it and publishes a deletion.
 public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     public let name: String
-    public let model: Model
+    public let model: ObjectModel
     public let storage: Storage
     public let options: CacheOptions
     let inFlight = SingleFlight<Forwarded>()
@@ -30,7 +30,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     let saveOrder: SaveOrder
     let plans: CachePlans
 
-    public init(name: String, model: Model, storage: Storage, options: CacheOptions = CacheOptions()) {
+    public init(name: String, model: ObjectModel, storage: Storage, options: CacheOptions = CacheOptions()) {
         self.name = name
         self.model = model
         plans = CachePlans(model: model)

@@ -19,7 +19,7 @@ struct CachePlan: Sendable {
     let readsOwnAttributesOnly: Bool
 
     /// - Throws: `StoreChainError` when the request does not fit the model.
-    init(_ request: FetchRequest, model: Model) throws(StoreChainError) {
+    init(_ request: FetchRequest, model: ObjectModel) throws(StoreChainError) {
         fetch = try FetchPlan(request, model: model)
         normalized = request.normalizedForCache
         forwarded = request.forwardedForCache
@@ -32,7 +32,7 @@ struct CachePlan: Sendable {
     /// compares attributes with constants, it sorts by attributes, its result holds objects, IDs,
     /// a count or attributes, and it prefetches nothing. Anything else (a relationship, an
     /// aggregate, a variable) counts as reading other objects.
-    static func readsOwnAttributesOnly(_ request: FetchRequest, entity: Entity) -> Bool {
+    static func readsOwnAttributesOnly(_ request: FetchRequest, entity: EntityDescription) -> Bool {
         guard request.relationshipKeyPathsForPrefetching.isEmpty else { return false }
         func isOwnAttribute(_ components: [String]) -> Bool {
             components.count == 1 && entity.attribute(named: components[0]) != nil
@@ -56,7 +56,9 @@ struct CachePlan: Sendable {
         return true
     }
 
-    private static func reachedEntities(_ request: FetchRequest, entity: Entity, model: Model) -> [String]? {
+    private static func reachedEntities(_ request: FetchRequest, entity: EntityDescription, model: ObjectModel)
+        -> [String]?
+    {
         var entities: Set<String> = [entity.name]
         let keyPaths =
             (request.predicate?.keyPaths ?? [])
@@ -83,9 +85,9 @@ struct CachePlan: Sendable {
 final class CachePlans: Sendable {
     private let plans = Locked<[FetchRequest: CachePlan]>([:])
     private let capacity: Int
-    private let model: Model
+    private let model: ObjectModel
 
-    init(model: Model, capacity: Int = 256) {
+    init(model: ObjectModel, capacity: Int = 256) {
         self.model = model
         self.capacity = capacity
     }

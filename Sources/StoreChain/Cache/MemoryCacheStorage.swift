@@ -294,7 +294,7 @@ public typealias MemoryCache = CacheHandler<MemoryCacheStorage>
 
 extension CacheHandler where Storage == MemoryCacheStorage {
     public convenience init(
-        model: Model, limits: MemoryCacheStorage.Limits = .init(), options: CacheOptions = CacheOptions()
+        model: ObjectModel, limits: MemoryCacheStorage.Limits = .init(), options: CacheOptions = CacheOptions()
     ) {
         self.init(name: "memory-cache", model: model, storage: MemoryCacheStorage(limits: limits), options: options)
     }

@@ -22,7 +22,7 @@ extension ContextState {
     /// (a save's answer, another context's change event): a track that moved to another album
     /// leaves the old album's `tracks` and joins the new one's, even when the answer does not
     /// mention either album (a REST backend's answer to a PATCH of the track does not).
-    mutating func keepInversesInStep(with nodes: [Node], model: Model) {
+    mutating func keepInversesInStep(with nodes: [Node], model: ObjectModel) {
         // (owner entity, to-many name) → member → its owner now (`nil`: none).
         var owners: [String: [String: [ObjectID: ObjectID?]]] = [:]
         for node in nodes where !node.relationships.isEmpty {
@@ -59,7 +59,9 @@ extension ContextState {
     /// unsaved to-ones: a member whose to-one now points elsewhere leaves it, an object whose
     /// to-one now points here joins it. The to-one is what a save sends, so a list never goes
     /// stale against a move saved elsewhere.
-    func relationship(_ relationship: Relationship, of id: ObjectID, model: Model, loaded: RelationshipValue? = nil)
+    func relationship(
+        _ relationship: RelationshipDescription, of id: ObjectID, model: ObjectModel, loaded: RelationshipValue? = nil
+    )
         -> RelationshipValue?
     {
         let name = relationship.name
@@ -95,10 +97,10 @@ extension RelationshipValue {
     }
 }
 
-extension Model {
+extension ObjectModel {
     /// The name of the to-one on the destination that is `relationship`'s inverse, when it is a
     /// to-many with one: the side a save sends.
-    func toOneInverse(of relationship: Relationship) -> String? {
+    func toOneInverse(of relationship: RelationshipDescription) -> String? {
         guard relationship.isToMany, let inverse = relationship.inverse,
             entity(named: relationship.destination)?.relationship(named: inverse)?.isToMany == false
         else { return nil }

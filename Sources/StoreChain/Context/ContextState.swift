@@ -50,7 +50,7 @@ struct ContextState {
     /// Shows changes that were saved but not sent yet (an outbox holds them) as if the backend
     /// had taken them: inserted objects get rows under their temporary IDs (with the model's
     /// defaults), updates are merged into the rows, deleted objects are forgotten.
-    mutating func applyUnsent(_ sent: [ObjectID: PendingChange], pending: Set<ObjectID>, model: Model) {
+    mutating func applyUnsent(_ sent: [ObjectID: PendingChange], pending: Set<ObjectID>, model: ObjectModel) {
         for (id, change) in sent where pending.contains(id) {
             unsent[id, default: 0] += 1
             switch change.kind {

@@ -35,7 +35,7 @@ public final class ManagedObject: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The entity this object belongs to.
-    public var entity: Entity {
+    public var entity: EntityDescription {
         get throws(StoreChainError) { try context.model.requireEntity(objectID.entity) }
     }
 

@@ -61,7 +61,7 @@ extension ObjectContext {
     /// `ContextState.relationship(_:of:model:loaded:)`); otherwise both sides change where the
     /// far side is known.
     private func apply(
-        _ value: RelationshipValue, to relationship: Relationship, of object: ManagedObject,
+        _ value: RelationshipValue, to relationship: RelationshipDescription, of object: ManagedObject,
         in state: inout ContextState
     ) {
         let id = object.objectID

@@ -15,7 +15,7 @@ extension ObjectContext {
         var queue = Array(deleting)
         var cascaded: [ObjectID: ManagedObject] = [:]
         var denials: [(id: ObjectID, relationship: String, held: [ObjectID])] = []
-        var nullified: [(id: ObjectID, relationship: Relationship, held: [ObjectID])] = []
+        var nullified: [(id: ObjectID, relationship: RelationshipDescription, held: [ObjectID])] = []
         while let id = queue.popLast() {
             guard let entity = model.entity(named: id.entity) else { continue }
             for relationship in entity.relationships {
@@ -67,7 +67,7 @@ extension ObjectContext {
 
     /// Whether `relationship` is a to-many whose objects each require the owner (its inverse is
     /// a required to-one): nullifying it would leave them invalid.
-    private func requiresItsObject(_ relationship: Relationship) -> Bool {
+    private func requiresItsObject(_ relationship: RelationshipDescription) -> Bool {
         guard let inverse = model.toOneInverse(of: relationship) else { return false }
         return model.entity(named: relationship.destination)?.relationship(named: inverse)?.isOptional == false
     }

@@ -134,7 +134,9 @@ extension ObjectContext {
     /// The objects the relationship holds as this context sees it (see
     /// `ContextState.relationship(_:of:model:)`), `nil` when it is not known; `loaded` is what
     /// the chain just answered for it.
-    func knownRelated(_ relationship: Relationship, of object: ManagedObject, loaded: RelationshipValue? = nil)
+    func knownRelated(
+        _ relationship: RelationshipDescription, of object: ManagedObject, loaded: RelationshipValue? = nil
+    )
         -> [ManagedObject]?
     {
         state.withLock { state in

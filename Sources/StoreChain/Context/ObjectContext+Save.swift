@@ -131,7 +131,7 @@ extension ObjectContext {
     /// A required to-one relationship must hold an object: one an insert never set, or a change
     /// that emptied it, fails here, naming the object and relationship, before anything is sent.
     private static func checkRequiredRelationships(
-        of entity: Entity, _ id: ObjectID, _ change: PendingChange, inserted: Bool
+        of entity: EntityDescription, _ id: ObjectID, _ change: PendingChange, inserted: Bool
     ) throws(StoreChainError) {
         for relationship in entity.relationships where !relationship.isToMany && !relationship.isOptional {
             let value = change.relationships[relationship.name]

@@ -17,7 +17,7 @@ import Foundation
 /// ```
 public final class ObjectContext: Sendable {
     public let chain: Chain
-    public let model: Model
+    public let model: ObjectModel
     /// Identifies this context's own saves in change events.
     public let name: String
     let state = Locked(ContextState())
@@ -39,7 +39,7 @@ public final class ObjectContext: Sendable {
     ///     not-yet-loaded neighbours load with it (sent together, so a batching handler merges
     ///     them into one request). `nil` follows the chain's batching handler.
     public init(
-        chain: Chain, model: Model, name: String = "context-\(UUID().uuidString)", faultBatchSize: Int? = nil
+        chain: Chain, model: ObjectModel, name: String = "context-\(UUID().uuidString)", faultBatchSize: Int? = nil
     ) {
         self.chain = chain
         self.model = model
@@ -188,7 +188,7 @@ public final class ObjectContext: Sendable {
         state.withLock { $0.pending[object.objectID]?.kind }
     }
 
-    func checked(_ value: Value, for name: String, in entity: Entity) throws(StoreChainError) -> Value {
+    func checked(_ value: Value, for name: String, in entity: EntityDescription) throws(StoreChainError) -> Value {
         guard let attribute = entity.attribute(named: name) else {
             throw StoreChainError(
                 .unknownKeyPath, "entity '\(entity.name)' has no attribute '\(name)'",

@@ -43,7 +43,7 @@ public struct FetchExplanation: Sendable, Hashable {
 /// expected to cost, and the rule that picks one when the fetch runs (the number of owners and
 /// keys is known only then).
 public struct RelatedRead: Sendable, Hashable {
-    /// `Entity.relationship`.
+    /// `EntityDescription.relationship`.
     public var relationship: String
     /// Each option: how, and its expected requests.
     public var options: [String]

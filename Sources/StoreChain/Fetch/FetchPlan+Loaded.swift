@@ -44,7 +44,7 @@ extension FetchPlan {
     /// The relationship hops whose destination objects are read to evaluate `request`; a key
     /// path ending at the destination's key (`band.id`) or at a relationship (`tracks.@count`)
     /// needs only the IDs its last hop holds.
-    static func readPaths(of request: FetchRequest, entity: Entity, model: Model) -> [[String]] {
+    static func readPaths(of request: FetchRequest, entity: EntityDescription, model: ObjectModel) -> [[String]] {
         var keyPaths = request.predicate?.keyPaths ?? []
         keyPaths += request.sortDescriptors.map { $0.keyPath.split(separator: ".").map(String.init) }
         if case .dictionaries(let properties) = request.resultType {

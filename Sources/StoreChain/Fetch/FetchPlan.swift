@@ -5,7 +5,7 @@
 /// share one set of semantics (the reference of Docs/Architecture.md, Invariants 1).
 public struct FetchPlan: Sendable {
     public let request: FetchRequest
-    public let entity: Entity
+    public let entity: EntityDescription
     /// The validated predicate, with constants bound to attribute types.
     @_spi(Internals) public let predicate: CompiledPredicate?
     private let sortKeys: [SortKey]
@@ -31,7 +31,7 @@ public struct FetchPlan: Sendable {
     /// Validates `request` against `model`; nothing runs if it is wrong.
     ///
     /// - Throws: `StoreChainError` naming the entity, key path or value at fault.
-    public init(_ request: FetchRequest, model: Model) throws(StoreChainError) {
+    public init(_ request: FetchRequest, model: ObjectModel) throws(StoreChainError) {
         self.request = request
         entity = try model.requireEntity(request.entity)
         predicate = try request.predicate.map { predicate throws(StoreChainError) in
@@ -89,7 +89,7 @@ public struct FetchPlan: Sendable {
         }
     }
 
-    private static func resolve(_ components: [String], in entity: Entity, model: Model, role: String)
+    private static func resolve(_ components: [String], in entity: EntityDescription, model: ObjectModel, role: String)
         throws(StoreChainError) -> ResolvedKeyPath
     {
         do {
@@ -99,7 +99,7 @@ public struct FetchPlan: Sendable {
         }
     }
 
-    private static func resolveToOne(_ keyPath: String, in entity: Entity, model: Model, role: String)
+    private static func resolveToOne(_ keyPath: String, in entity: EntityDescription, model: ObjectModel, role: String)
         throws(StoreChainError) -> ResolvedKeyPath
     {
         let components = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)

@@ -1,12 +1,12 @@
 /// The rules a model must keep. Each problem's location path names the place in model-file
 /// terms (`entities.Band.relationships.albums.inverse`) so a file loader can map it to a line.
 enum ModelValidator {
-    static func problems(in entities: [Entity]) -> [StoreChainError] {
+    static func problems(in entities: [EntityDescription]) -> [StoreChainError] {
         var problems: [StoreChainError] = []
         func report(_ path: String, _ message: String, _ suggestion: String? = nil) {
             problems.append(StoreChainError(.invalidModel, message, at: .init(path: path), suggestion: suggestion))
         }
-        var byName: [String: Entity] = [:]
+        var byName: [String: EntityDescription] = [:]
         for entity in entities {
             if byName[entity.name] != nil {
                 report("entities.\(entity.name)", "entity '\(entity.name)' is declared twice", "rename or merge one")
@@ -70,7 +70,8 @@ enum ModelValidator {
     }
 
     private static func relationshipProblems(
-        _ relationship: Relationship, of entity: Entity, at path: String, entities: [String: Entity]
+        _ relationship: RelationshipDescription, of entity: EntityDescription, at path: String,
+        entities: [String: EntityDescription]
     ) -> [StoreChainError] {
         guard let destination = entities[relationship.destination] else {
             return [

@@ -2,14 +2,14 @@
 public struct ResolvedKeyPath: Sendable, Hashable {
     /// One relationship crossed on the way.
     public struct Step: Sendable, Hashable {
-        public let relationship: Relationship
-        public let destination: Entity
+        public let relationship: RelationshipDescription
+        public let destination: EntityDescription
     }
 
     /// Where the key path ends.
     public enum Terminal: Sendable, Hashable {
-        case attribute(Attribute)
-        case relationship(Relationship)
+        case attribute(AttributeDescription)
+        case relationship(RelationshipDescription)
     }
 
     public let components: [String]
@@ -22,13 +22,13 @@ public struct ResolvedKeyPath: Sendable, Hashable {
     }
 
     /// The attribute at the end, if it ends at one.
-    public var attribute: Attribute? {
+    public var attribute: AttributeDescription? {
         if case .attribute(let attribute) = terminal { return attribute }
         return nil
     }
 
     /// Resolves `components` from `entity`, or says which component is wrong.
-    public init(_ components: [String], from entity: Entity, in model: Model) throws(StoreChainError) {
+    public init(_ components: [String], from entity: EntityDescription, in model: ObjectModel) throws(StoreChainError) {
         var steps: [Step] = []
         var current = entity
         let text = components.joined(separator: ".")

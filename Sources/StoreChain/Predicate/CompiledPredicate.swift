@@ -15,7 +15,7 @@
     private let test: Test
 
     /// Validates `predicate` for `entity` and compiles it.
-    public init(_ predicate: FetchPredicate, entity entityName: String, model: Model) throws(StoreChainError) {
+    public init(_ predicate: FetchPredicate, entity entityName: String, model: ObjectModel) throws(StoreChainError) {
         let entity = try model.requireEntity(entityName)
         let bound = try PredicateValidator.bind(predicate, entity: entity, model: model)
         self.predicate = bound
@@ -27,7 +27,8 @@
         test(node, source)
     }
 
-    private static func compile(_ predicate: FetchPredicate, entity: Entity, model: Model) throws(StoreChainError)
+    private static func compile(_ predicate: FetchPredicate, entity: EntityDescription, model: ObjectModel)
+        throws(StoreChainError)
         -> Test
     {
         switch predicate {
@@ -54,7 +55,7 @@
     /// holds a closure in its most general form, and every call through one copied the node
     /// into memory and back (a fifth of a fetch).
     private static func compileAll(
-        _ operands: ArraySlice<FetchPredicate>, entity: Entity, model: Model, ifEmpty: Bool,
+        _ operands: ArraySlice<FetchPredicate>, entity: EntityDescription, model: ObjectModel, ifEmpty: Bool,
         join: (@escaping Test, @escaping Test) -> Test
     ) throws(StoreChainError) -> Test {
         switch operands.count {
@@ -68,7 +69,8 @@
         }
     }
 
-    private static func compile(_ comparison: Comparison, entity: Entity, model: Model) throws(StoreChainError) -> Test
+    private static func compile(_ comparison: Comparison, entity: EntityDescription, model: ObjectModel)
+        throws(StoreChainError) -> Test
     {
         let matcher = StringMatcher(comparison.options)
         if let test = try caseInsensitivePrefixTest(comparison, entity: entity, model: model, matcher: matcher) {
@@ -98,7 +100,7 @@
     /// every value: most values start with ASCII, and then only their first bytes are compared.
     /// `nil` for any other comparison.
     private static func caseInsensitivePrefixTest(
-        _ comparison: Comparison, entity: Entity, model: Model, matcher: StringMatcher
+        _ comparison: Comparison, entity: EntityDescription, model: ObjectModel, matcher: StringMatcher
     ) throws(StoreChainError) -> Test? {
         guard comparison.op == .beginsWith, comparison.modifier == .direct, comparison.options == .caseInsensitive,
             case .keyPath(let components) = comparison.lhs, case .constant(.string(let prefix)) = comparison.rhs
@@ -113,7 +115,9 @@
     }
 
     /// Reads one side of a comparison, already folded for the comparison's options.
-    private static func operand(_ expression: Operand, entity: Entity, model: Model, matcher: StringMatcher)
+    private static func operand(
+        _ expression: Operand, entity: EntityDescription, model: ObjectModel, matcher: StringMatcher
+    )
         throws(StoreChainError) -> ValueAccessor.Single
     {
         let folds = !matcher.options.isEmpty

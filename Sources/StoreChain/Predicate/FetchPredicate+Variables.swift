@@ -98,7 +98,7 @@ extension FetchPredicate {
 extension FetchPredicate {
     /// The keys a predicate that asks for objects by key names (`id == 3`, `id IN {1, 2}`,
     /// either side), or `nil` when it asks anything else.
-    public func keys(of entity: Entity) -> [Value]? {
+    public func keys(of entity: EntityDescription) -> [Value]? {
         guard case .comparison(let comparison) = self, comparison.modifier == .direct, comparison.options.isEmpty
         else { return nil }
         let key = Operand.keyPath([entity.key])

@@ -13,7 +13,7 @@ enum PredicateValidator {
         case toManyRelationship
     }
 
-    static func bind(_ predicate: FetchPredicate, entity: Entity, model: Model) throws(StoreChainError)
+    static func bind(_ predicate: FetchPredicate, entity: EntityDescription, model: ObjectModel) throws(StoreChainError)
         -> FetchPredicate
     {
         switch predicate {
@@ -39,7 +39,8 @@ enum PredicateValidator {
         }
     }
 
-    private static func bind(_ comparison: Comparison, entity: Entity, model: Model) throws(StoreChainError)
+    private static func bind(_ comparison: Comparison, entity: EntityDescription, model: ObjectModel)
+        throws(StoreChainError)
         -> Comparison
     {
         var result = comparison
@@ -140,7 +141,9 @@ enum PredicateValidator {
         }
     }
 
-    static func shape(of expression: Operand, entity: Entity, model: Model) throws(StoreChainError) -> Shape {
+    static func shape(of expression: Operand, entity: EntityDescription, model: ObjectModel) throws(StoreChainError)
+        -> Shape
+    {
         switch expression {
         case .constant(let value): return .single(value.type)
         case .array(let elements):
@@ -169,7 +172,8 @@ enum PredicateValidator {
     }
 
     private static func aggregateType(
-        _ function: Operand.Aggregate, _ collection: [String], _ property: [String], entity: Entity, model: Model
+        _ function: Operand.Aggregate, _ collection: [String], _ property: [String], entity: EntityDescription,
+        model: ObjectModel
     ) throws(StoreChainError) -> AttributeType {
         let resolved = try ResolvedKeyPath(collection, from: entity, in: model)
         let text = collection.joined(separator: ".")

@@ -80,7 +80,8 @@ enum ValueAccessor {
 
     /// `albums.@count`, `albums.@sum.price`, …
     static func aggregate(
-        _ function: Operand.Aggregate, collection: [String], property: [String], entity: Entity, model: Model
+        _ function: Operand.Aggregate, collection: [String], property: [String], entity: EntityDescription,
+        model: ObjectModel
     ) throws(StoreChainError) -> Single {
         let collectionPath = try ResolvedKeyPath(collection, from: entity, in: model)
         guard case .relationship(let relationship) = collectionPath.terminal,

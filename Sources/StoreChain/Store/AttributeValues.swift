@@ -37,7 +37,7 @@ public struct AttributeValues: Sendable, Hashable, RandomAccessCollection, Expre
         }
     }
 
-    /// Names known to be ascending and unique (``Entity/attributeValues(_:)``), kept as given.
+    /// Names known to be ascending and unique (``EntityDescription/attributeValues(_:)``), kept as given.
     init(ascendingNames: [String], values: [Value]) {
         self.keys = ascendingNames
         self.values = values

@@ -8,17 +8,17 @@
 /// let result = try store.fetch(FetchRequest(entity: "Band", fetchLimit: 10))
 /// ```
 public final class InMemoryStore: Sendable {
-    public let model: Model
+    public let model: ObjectModel
     /// Who answered, in `ResponseInfo`.
     public let name = "in-memory"
     private let dataset: Locked<Dataset>
 
-    public init(model: Model, dataset: Dataset = Dataset()) {
+    public init(model: ObjectModel, dataset: Dataset = Dataset()) {
         self.model = model
         self.dataset = Locked(dataset)
     }
 
-    public convenience init(model: Model, nodes: [Node]) {
+    public convenience init(model: ObjectModel, nodes: [Node]) {
         self.init(model: model, dataset: Dataset(nodes))
     }
 

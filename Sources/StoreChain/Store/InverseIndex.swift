@@ -4,7 +4,7 @@ struct InverseIndex {
     /// `owners[target][inverse name]` = the objects pointing at `target`, in the order given.
     private(set) var owners: [ObjectID: [String: [ObjectID]]] = [:]
 
-    init(_ nodes: some Sequence<Node>, model: Model) {
+    init(_ nodes: some Sequence<Node>, model: ObjectModel) {
         for node in nodes {
             guard let entity = model.entity(named: node.id.entity) else { continue }
             for relationship in entity.relationships {
@@ -22,7 +22,7 @@ struct InverseIndex {
     }
 }
 
-extension Model {
+extension ObjectModel {
     /// The to-many lists `node` joins through its to-ones (`album.tracks` for a track with its
     /// album), for owners with permanent IDs: what a new object the caches cannot hold yet
     /// changes in the lists they do.

@@ -16,7 +16,7 @@ public final class JSONFileStore: Sendable {
     ///
     /// - Throws: `StoreChainError` naming the file, and the byte offset (malformed JSON) or
     ///   JSON path (a value that does not fit the model).
-    public init(contentsOf url: URL, model: Model) throws(StoreChainError) {
+    public init(contentsOf url: URL, model: ObjectModel) throws(StoreChainError) {
         self.url = url
         let data: Data
         do {
@@ -30,7 +30,7 @@ public final class JSONFileStore: Sendable {
         store = InMemoryStore(model: model, dataset: dataset)
     }
 
-    public var model: Model { store.model }
+    public var model: ObjectModel { store.model }
 
     /// Runs a fetch request over the file's records.
     public func fetch(_ request: FetchRequest) throws(StoreChainError) -> FetchResult {

@@ -5,11 +5,11 @@
 /// relationship given on one side only is filled in on its inverse; given on both sides, the two
 /// must agree. Every error names the JSON path (`$.Album[3].band`) and what to do.
 package struct RecordLoader {
-    package let model: Model
+    package let model: ObjectModel
     /// Names the input (a file path) in errors.
     package var source: String?
 
-    package init(model: Model, source: String? = nil) {
+    package init(model: ObjectModel, source: String? = nil) {
         self.model = model
         self.source = source
     }
@@ -50,7 +50,7 @@ package struct RecordLoader {
         var entityNames: [String] = []
         // The relationships each record gave, for the records that gave any.
         var explicit: [ObjectID: Set<String>] = [:]
-        var entity: Entity?
+        var entity: EntityDescription?
         try events { event throws(StoreChainError) in
             switch event {
             case .document(let root):
@@ -94,7 +94,7 @@ package struct RecordLoader {
         "$.\(id.entity)[\(dataset.ids(of: id.entity).firstIndex(of: id) ?? 0)]"
     }
 
-    private func entity(named name: String) throws(StoreChainError) -> Entity {
+    private func entity(named name: String) throws(StoreChainError) -> EntityDescription {
         guard let entity = model.entity(named: name) else {
             throw error(
                 "$.\(name)", "unknown entity '\(name)'", Suggestion.didYouMean(name, in: model.entities.map(\.name)))
@@ -133,7 +133,7 @@ package struct RecordLoader {
     }
 
     /// The fields of a record object, every name one the entity has.
-    private func readFields(_ record: JSONValue, entity: Entity, path: String) throws(StoreChainError)
+    private func readFields(_ record: JSONValue, entity: EntityDescription, path: String) throws(StoreChainError)
         -> [String: JSONValue]
     {
         guard case .object(let fields) = record else {
@@ -148,7 +148,8 @@ package struct RecordLoader {
         return fields
     }
 
-    private func readAttribute(_ field: JSONValue, _ attribute: Attribute, path: String) throws(StoreChainError)
+    private func readAttribute(_ field: JSONValue, _ attribute: AttributeDescription, path: String)
+        throws(StoreChainError)
         -> Value
     {
         do throws(StoreChainError) {
@@ -158,7 +159,7 @@ package struct RecordLoader {
         }
     }
 
-    private func readRecord(_ record: JSONValue, entity: Entity, path: String) throws(StoreChainError)
+    private func readRecord(_ record: JSONValue, entity: EntityDescription, path: String) throws(StoreChainError)
         -> (Node, Set<String>)
     {
         let fields = try readFields(record, entity: entity, path: path)
@@ -187,7 +188,7 @@ package struct RecordLoader {
         return (Node(id: id, attributes: attributes, relationships: relationships), given)
     }
 
-    private func readRelationship(_ field: JSONValue, _ relationship: Relationship, path: String)
+    private func readRelationship(_ field: JSONValue, _ relationship: RelationshipDescription, path: String)
         throws(StoreChainError) -> RelationshipValue
     {
         guard let destination = model.entity(named: relationship.destination),

@@ -4,7 +4,7 @@ import Foundation
 /// assigns permanent keys, rewrites temporary IDs everywhere, and keeps both sides of every
 /// relationship in step. An error names the object and what is wrong with it.
 struct SaveApplier {
-    let model: Model
+    let model: ObjectModel
 
     func apply(_ changes: SaveChanges, to dataset: inout Dataset) throws(StoreChainError) -> SaveResult {
         var working = dataset
@@ -16,7 +16,7 @@ struct SaveApplier {
         var touched: Set<ObjectID> = []
         // Every inserted object exists before any relationship is set, so new objects can point
         // at each other in any order.
-        var insertedNodes: [(node: Node, entity: Entity, role: String)] = []
+        var insertedNodes: [(node: Node, entity: EntityDescription, role: String)] = []
         for (index, inserted) in changes.inserted.enumerated() {
             var node = remap(inserted)
             let role = "inserted[\(index)] \(inserted.id)"
@@ -91,7 +91,7 @@ struct SaveApplier {
         StoreChainError(code, message, suggestion: suggestion)
     }
 
-    private func entity(of node: Node, role: String) throws(StoreChainError) -> Entity {
+    private func entity(of node: Node, role: String) throws(StoreChainError) -> EntityDescription {
         guard let entity = model.entity(named: node.id.entity) else {
             throw failure("\(role): unknown entity '\(node.id.entity)'")
         }
@@ -122,7 +122,7 @@ struct SaveApplier {
                 default: key = .string(UUID().uuidString)
                 }
             }
-            try check(key, against: Attribute(entity.key, keyType), role: "inserted[\(index)] \(node.id)")
+            try check(key, against: AttributeDescription(entity.key, keyType), role: "inserted[\(index)] \(node.id)")
             let permanent = ObjectID(entity: entity.name, key: key)
             if dataset.node(for: permanent) != nil || !taken.insert(permanent).inserted {
                 throw failure("inserted[\(index)] \(node.id): \(permanent) already exists", "use another key")
@@ -132,7 +132,7 @@ struct SaveApplier {
         return ids
     }
 
-    private func check(_ value: Value, against attribute: Attribute, role: String) throws(StoreChainError) {
+    private func check(_ value: Value, against attribute: AttributeDescription, role: String) throws(StoreChainError) {
         if value.isNull {
             guard attribute.isOptional else {
                 throw failure("\(role): required attribute '\(attribute.name)' cannot be nil")
@@ -147,7 +147,7 @@ struct SaveApplier {
     }
 
     /// Checks every attribute of an inserted node, filling in defaults.
-    private func fill(_ node: inout Node, entity: Entity, role: String) throws(StoreChainError) {
+    private func fill(_ node: inout Node, entity: EntityDescription, role: String) throws(StoreChainError) {
         for name in node.attributes.keys where entity.attribute(named: name) == nil {
             throw failure(
                 "\(role): entity '\(entity.name)' has no attribute '\(name)'",
@@ -163,7 +163,8 @@ struct SaveApplier {
 
     /// Sets the relationships `change` gives and updates their inverses on the other side.
     private func setRelationships(
-        of change: Node, entity: Entity, in dataset: inout Dataset, role: String, modified: inout Set<ObjectID>
+        of change: Node, entity: EntityDescription, in dataset: inout Dataset, role: String,
+        modified: inout Set<ObjectID>
     ) throws(StoreChainError) {
         guard var node = dataset.node(for: change.id) else { return }
         for relationship in entity.relationships {

@@ -14,7 +14,7 @@ import Foundation
 /// ```
 public final class BatchingHandler: FaultBatching {
     public let name = "batching"
-    public let model: Model
+    public let model: ObjectModel
     public let options: BatchingOptions
 
     public func faultBatchSize(for entity: String) -> Int? {
@@ -39,7 +39,7 @@ public final class BatchingHandler: FaultBatching {
 
     private let state = Locked(State())
 
-    public init(model: Model, options: BatchingOptions) {
+    public init(model: ObjectModel, options: BatchingOptions) {
         self.model = model
         self.options = options
     }

@@ -34,7 +34,7 @@ struct ListingReader: Sendable {
     /// document, saying whether it announced a next page. Only the first exchange is
     /// conditional (`validators`): they are one document's.
     func read(
-        _ plan: QueryPlanner.Plan, entity: Entity, ifChangedSince validators: Validators? = nil,
+        _ plan: QueryPlanner.Plan, entity: EntityDescription, ifChangedSince validators: Validators? = nil,
         firstDocumentOnly: Bool = false, context: RequestContext
     ) async throws -> Listing {
         var loaded = Listing()
@@ -118,7 +118,8 @@ struct ListingReader: Sendable {
     /// Maps one page's records into `loaded`, once per object; bad records are skipped and
     /// counted when the options say so.
     func map(
-        _ records: [JSONValue], entity: Entity, recordsPath: String?, source: String, into loaded: inout Listing,
+        _ records: [JSONValue], entity: EntityDescription, recordsPath: String?, source: String,
+        into loaded: inout Listing,
         seen: inout Set<ObjectID>
     ) throws(StoreChainError) {
         for (index, record) in records.enumerated() {

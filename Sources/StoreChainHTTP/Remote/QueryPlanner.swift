@@ -25,11 +25,11 @@ struct QueryPlanner {
         fileprivate var bindingsExact = true
     }
 
-    let entity: Entity
+    let entity: EntityDescription
     let endpoints: [RemoteEndpoint]
 
     /// The fetch endpoints, then the get-by-key endpoint as a single-record endpoint on the key.
-    init(entity: Entity, options: RemoteEntityOptions) throws(StoreChainError) {
+    init(entity: EntityDescription, options: RemoteEntityOptions) throws(StoreChainError) {
         self.entity = entity
         var endpoints = options.fetch
         if let get = options.get {

@@ -4,7 +4,7 @@ import StoreChain
 /// Maps a backend's JSON records to nodes and nodes back to JSON bodies, following an entity's
 /// `RemoteEntityOptions`. Errors name the URL, the JSON path and the field.
 struct RecordMapper: Sendable {
-    let model: Model
+    let model: ObjectModel
     let entities: [String: RemoteEntityOptions]
 
     func options(for entity: String) -> RemoteEntityOptions {
@@ -27,7 +27,8 @@ struct RecordMapper: Sendable {
     }
 
     /// One record as a node, plus the nodes embedded in it.
-    func node(from record: JSONValue, entity: Entity, jsonPath: String, source: String) throws(StoreChainError)
+    func node(from record: JSONValue, entity: EntityDescription, jsonPath: String, source: String)
+        throws(StoreChainError)
         -> (node: Node, embedded: [Node])
     {
         let options = options(for: entity.name)
@@ -130,7 +131,9 @@ struct RecordMapper: Sendable {
 
     /// The JSON body for creating or updating `node`: its attributes (all for a create, the
     /// changed ones for an update) and its foreign keys, at their remote paths.
-    func body(for node: Node, entity: Entity, permanentIDs: [ObjectID: ObjectID], includeKey: Bool) -> JSONValue {
+    func body(for node: Node, entity: EntityDescription, permanentIDs: [ObjectID: ObjectID], includeKey: Bool)
+        -> JSONValue
+    {
         let options = options(for: entity.name)
         var body = JSONValue.object([:])
         for (name, value) in node.attributes.sorted(by: { $0.key < $1.key }) {

@@ -31,7 +31,7 @@ extension RelatedLoader {
     /// reading its first page through the chain shows (a `Link: rel="last"` or a total). `nil`
     /// when nothing tells.
     func listingEstimate(
-        of entity: Entity, probe: Bool, context: RequestContext, serving parent: StoreRequest
+        of entity: EntityDescription, probe: Bool, context: RequestContext, serving parent: StoreRequest
     ) async throws -> ListingEstimate? {
         if let size = listingSizes.size(of: entity.name) { return ListingEstimate(pages: size.pages, source: .learned) }
         let paging = try planners.planner(for: entity.name).plan(predicate: nil, sort: []).endpoint.paging
@@ -66,12 +66,15 @@ extension RelatedLoader {
 
     /// The requests reading `entity`'s whole listing costs over `repeats` calls: once when a
     /// cache keeps it (the calls after the first find it there), else once per call.
-    func listingCost(_ listing: ListingEstimate, of entity: Entity, repeats: Int, context: RequestContext) -> Int {
+    func listingCost(_ listing: ListingEstimate, of entity: EntityDescription, repeats: Int, context: RequestContext)
+        -> Int
+    {
         context.services.keepsAnswers(of: entity.name) ? listing.pages : listing.pages * repeats
     }
 
     /// How many objects of `entity` the caches hold as its whole collection, fresh or not.
-    private func cachedCount(of entity: Entity, context: RequestContext, serving parent: StoreRequest) async throws
+    private func cachedCount(of entity: EntityDescription, context: RequestContext, serving parent: StoreRequest)
+        async throws
         -> Int?
     {
         let count = FetchRequest(entity: entity.name, resultType: .count)

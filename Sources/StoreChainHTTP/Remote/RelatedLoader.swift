@@ -9,7 +9,7 @@ import Foundation
 /// retry, rate limiting and logging see the rest; outside a chain it is read here
 /// (`readHere`).
 struct RelatedLoader: Sendable {
-    let model: Model
+    let model: ObjectModel
     let mapper: RecordMapper
     let planners: [String: QueryPlanner]
     let listings: ListingReader
@@ -21,7 +21,7 @@ struct RelatedLoader: Sendable {
 
     /// The relationship key paths a request needs loaded to be evaluated in memory: through its
     /// predicate, sort, chosen properties and prefetching.
-    func neededKeyPaths(_ request: FetchRequest, entity: Entity) -> [[String]] {
+    func neededKeyPaths(_ request: FetchRequest, entity: EntityDescription) -> [[String]] {
         var paths: [[String]] = []
         func add(_ components: [String]) {
             var current = entity
@@ -114,7 +114,8 @@ struct RelatedLoader: Sendable {
 
     /// The objects of `entity` with these keys, in as few requests as the endpoints allow.
     func fetchNodes(
-        _ entity: Entity, keys: [Value], repeats: Int = 1, context: RequestContext, serving parent: StoreRequest
+        _ entity: EntityDescription, keys: [Value], repeats: Int = 1, context: RequestContext,
+        serving parent: StoreRequest
     ) async throws -> [Node] {
         try await fetchWhere(
             entity, keyPath: [entity.key], equalsAnyOf: keys, repeats: repeats, context: context, serving: parent)
@@ -128,7 +129,8 @@ struct RelatedLoader: Sendable {
     /// the calls after it). Each fetch is a sub-request through the chain (so caches answer it),
     /// or, outside a chain, read here.
     func fetchWhere(
-        _ entity: Entity, keyPath: [String], equalsAnyOf values: [Value], repeats: Int = 1, context: RequestContext,
+        _ entity: EntityDescription, keyPath: [String], equalsAnyOf values: [Value], repeats: Int = 1,
+        context: RequestContext,
         serving parent: StoreRequest
     ) async throws -> [Node] {
         guard !values.isEmpty else { return [] }
@@ -191,7 +193,8 @@ struct RelatedLoader: Sendable {
     /// The values of a relationship the records did not carry: from its own endpoint, or from
     /// the inverse foreign key on the destination.
     func relationshipValues(
-        _ name: String, of owners: [ObjectID], entity: Entity, source: inout [ObjectID: Node], repeats: Int = 1,
+        _ name: String, of owners: [ObjectID], entity: EntityDescription, source: inout [ObjectID: Node],
+        repeats: Int = 1,
         context: RequestContext, serving parent: StoreRequest
     ) async throws -> [ObjectID: RelationshipValue] {
         guard let relationship = entity.relationship(named: name),
@@ -254,7 +257,9 @@ struct RelatedLoader: Sendable {
     /// grouped by the foreign key its records carry for the to-one inverse, which this returns.
     /// `nil` when the records carry no such key, or when the destination's endpoints would push
     /// the owners' keys down one at a time (as many requests as reading each owner's list).
-    func destinationListing(of relationship: Relationship, destination: Entity) throws(StoreChainError) -> [String]? {
+    func destinationListing(of relationship: RelationshipDescription, destination: EntityDescription)
+        throws(StoreChainError) -> [String]?
+    {
         guard let keyPath = inverseForeignKey(of: relationship, destination: destination),
             let planner = planners[destination.name]
         else { return nil }
@@ -269,7 +274,7 @@ struct RelatedLoader: Sendable {
     /// The key path of the owner's key on the destination (`album.id` for `Album.tracks`), when
     /// the destination's records carry the to-one inverse as a foreign key, so that its objects
     /// can be grouped by owner.
-    func inverseForeignKey(of relationship: Relationship, destination: Entity) -> [String]? {
+    func inverseForeignKey(of relationship: RelationshipDescription, destination: EntityDescription) -> [String]? {
         guard let inverseName = relationship.inverse, let inverse = destination.relationship(named: inverseName),
             !inverse.isToMany, case .foreignKey? = mapper.options(for: destination.name).relationships[inverseName],
             let ownerEntity = model.entity(named: inverse.destination)
@@ -280,7 +285,8 @@ struct RelatedLoader: Sendable {
     /// Each owner's value of `relationship`, from the destination objects whose to-one inverse
     /// names it.
     private func group(
-        _ members: [Node], of owners: [ObjectID], through relationship: Relationship, source: inout [ObjectID: Node]
+        _ members: [Node], of owners: [ObjectID], through relationship: RelationshipDescription,
+        source: inout [ObjectID: Node]
     ) -> [ObjectID: RelationshipValue] {
         var grouped: [ObjectID: [ObjectID]] = [:]
         for member in members {
@@ -302,7 +308,8 @@ struct RelatedLoader: Sendable {
     /// collection answers `Track where album.id IN {…}` with no request, where reading each
     /// owner's list would cost one request (or more) per owner. `nil` when the caches cannot.
     private func cachedMembers(
-        of owners: [ObjectID], through relationship: Relationship, destination: Entity, context: RequestContext,
+        of owners: [ObjectID], through relationship: RelationshipDescription, destination: EntityDescription,
+        context: RequestContext,
         serving parent: StoreRequest
     ) async throws -> [Node]? {
         guard let keyPath = inverseForeignKey(of: relationship, destination: destination) else { return nil }
@@ -347,7 +354,7 @@ struct RelatedLoader: Sendable {
     /// (`StoreRequest.relationshipPage`) sent through the chain, so that retry, rate limiting and
     /// logging see every page; outside a chain the pages are read here.
     private func readList(
-        _ text: String, of owner: ObjectID, relationship: Relationship, source: inout [ObjectID: Node],
+        _ text: String, of owner: ObjectID, relationship: RelationshipDescription, source: inout [ObjectID: Node],
         context: RequestContext, serving parent: StoreRequest
     ) async throws -> RelationshipValue? {
         var position = PageRequest.Position.record(0)

@@ -6,7 +6,8 @@ extension RemoteResponder {
     /// and every entity whose unfiltered, unpaged listing is the very document it read (a
     /// dump-only API's one big document). Related objects are then found in them without a
     /// sub-request, and the caches above store them whole.
-    func completeCollections(fetched entity: Entity, plan: QueryPlanner.Plan, loaded: ListingReader.Listing) -> [String:
+    func completeCollections(fetched entity: EntityDescription, plan: QueryPlanner.Plan, loaded: ListingReader.Listing)
+        -> [String:
         [Node]]
     {
         var collections: [String: [Node]] = [:]
@@ -29,7 +30,8 @@ extension RemoteResponder {
     }
 
     /// Every record of `entity` in a response; throws on the first that does not map.
-    private func mapAll(_ response: TransportResponse, from url: URL, entity: Entity, records: String?) throws
+    private func mapAll(_ response: TransportResponse, from url: URL, entity: EntityDescription, records: String?)
+        throws
         -> [Node]
     {
         let source = RemoteError.redacted(url)

@@ -44,7 +44,7 @@ extension RemoteResponder: FetchExplaining {
     /// The choices `relationshipValues` and `fetchWhere` make at run time for the relationships
     /// on `paths`, each with its expected cost.
     private func relatedReads(
-        along paths: [[String]], from root: Entity, context: RequestContext, serving parent: StoreRequest
+        along paths: [[String]], from root: EntityDescription, context: RequestContext, serving parent: StoreRequest
     ) async throws -> [RelatedRead] {
         var reads: [RelatedRead] = []
         var seen: Set<String> = []
@@ -85,7 +85,8 @@ extension RemoteResponder: FetchExplaining {
     /// A relationship with its own endpoint: one request or more per owner, or the destination's
     /// whole listing grouped by owner.
     private func endpointRead(
-        _ relationship: Relationship, of entity: Entity, destination: Entity, endpoint: String,
+        _ relationship: RelationshipDescription, of entity: EntityDescription, destination: EntityDescription,
+        endpoint: String,
         context: RequestContext, serving parent: StoreRequest
     ) async throws -> RelatedRead {
         var options = [
@@ -108,7 +109,8 @@ extension RemoteResponder: FetchExplaining {
     /// Objects read by key, or by the key of the owner they point back to: the endpoint that
     /// takes the keys (a batch, or one key at a time), or the destination's whole listing.
     private func keyedRead(
-        _ relationship: Relationship, of entity: Entity, destination: Entity, keyPath: [String],
+        _ relationship: RelationshipDescription, of entity: EntityDescription, destination: EntityDescription,
+        keyPath: [String],
         context: RequestContext, serving parent: StoreRequest
     ) async throws -> RelatedRead {
         let planner = try planners.planner(for: destination.name)
@@ -144,7 +146,7 @@ extension RemoteResponder: FetchExplaining {
     /// The destination's whole listing as an option, filtered by the key path `by`: its
     /// endpoint and expected pages, or how the first fetch that needs them will learn them.
     private func listingOption(
-        of destination: Entity, by: String, context: RequestContext, serving parent: StoreRequest
+        of destination: EntityDescription, by: String, context: RequestContext, serving parent: StoreRequest
     ) async throws -> String {
         let endpoint = try planners.planner(for: destination.name).plan(predicate: nil, sort: []).endpoint.request
         let listing = "listing: \(endpoint) filtered by \(by) in memory"

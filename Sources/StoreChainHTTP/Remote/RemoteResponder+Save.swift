@@ -82,7 +82,8 @@ extension RemoteResponder {
         return order
     }
 
-    private func template(_ text: String?, _ what: String, _ entity: Entity) throws(StoreChainError) -> RequestTemplate
+    private func template(_ text: String?, _ what: String, _ entity: EntityDescription) throws(StoreChainError)
+        -> RequestTemplate
     {
         guard let text else {
             throw StoreChainError(
@@ -137,7 +138,7 @@ extension RemoteResponder {
     }
 
     /// The object as the backend returned it, or as sent when the response has no body.
-    private func savedNode(_ response: TransportResponse, from url: URL, entity: Entity, fallback: Node)
+    private func savedNode(_ response: TransportResponse, from url: URL, entity: EntityDescription, fallback: Node)
         throws(StoreChainError) -> Node
     {
         let body = try exchange.json(response, from: url)

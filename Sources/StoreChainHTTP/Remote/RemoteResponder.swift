@@ -17,7 +17,7 @@ public final class RemoteResponder: UpstreamCounting {
     /// What answers say answered them (`ResponseInfo.answeredBy`).
     private static let answerer = "remote"
     public var name: String { Self.answerer }
-    public let model: Model
+    public let model: ObjectModel
     public let options: RemoteOptions
     /// The backend's address and a digest of the address and the entity mapping: a disk cache
     /// keeps data from another backend, or mapped another way, apart. Headers and tokens are
@@ -41,7 +41,7 @@ public final class RemoteResponder: UpstreamCounting {
     /// template), and reads the bearer token from the environment. Every HTTP exchange passes
     /// through `interceptors`, the first outermost.
     public init(
-        model: Model, options: RemoteOptions, transport: any HTTPTransport = AsyncHTTPClientTransport(),
+        model: ObjectModel, options: RemoteOptions, transport: any HTTPTransport = AsyncHTTPClientTransport(),
         interceptors: [any HTTPInterceptor] = [], environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(StoreChainError) {
         self.model = model
@@ -76,7 +76,7 @@ public final class RemoteResponder: UpstreamCounting {
     /// Every problem of the mapping against the model — entities, attributes, relationships,
     /// templates and bindings — each with its key path under the options
     /// (`entities.Band.attributes.nam`), so all of them can be reported at once.
-    public static func problems(in options: RemoteOptions, model: Model) -> [StoreChainError] {
+    public static func problems(in options: RemoteOptions, model: ObjectModel) -> [StoreChainError] {
         var problems: [StoreChainError] = []
         for name in options.entities.keys.sorted() {
             guard let entityOptions = options.entities[name] else { continue }
@@ -93,7 +93,7 @@ public final class RemoteResponder: UpstreamCounting {
         return problems
     }
 
-    private static func changesProblems(_ changes: RemoteChangesOptions, model: Model) -> [StoreChainError] {
+    private static func changesProblems(_ changes: RemoteChangesOptions, model: ObjectModel) -> [StoreChainError] {
         var problems: [StoreChainError] = []
         do throws(StoreChainError) {
             _ = try RequestTemplate(changes.request)
@@ -112,7 +112,7 @@ public final class RemoteResponder: UpstreamCounting {
         return problems
     }
 
-    private static func mappingProblems(_ options: RemoteEntityOptions, named name: String, model: Model)
+    private static func mappingProblems(_ options: RemoteEntityOptions, named name: String, model: ObjectModel)
         -> [StoreChainError]
     {
         let path = "entities.\(name)"

@@ -45,7 +45,7 @@ public final class OutboxHandler: SaveHolding {
     public let name = "outbox"
     public let options: OutboxOptions
     /// The model fetches are evaluated against when waiting saves change their answers.
-    public let model: Model
+    public let model: ObjectModel
     /// Conflict resolvers by name, for `ConflictPolicy.named`.
     let resolvers: [String: ConflictResolver]
     let file: OutboxFile
@@ -89,7 +89,7 @@ public final class OutboxHandler: SaveHolding {
     ///   - resolvers: conflict resolvers by name, for `ConflictPolicy.named`.
     /// - Throws: `store-file` when the file cannot be created or read, or is damaged;
     ///   `invalid-request` when the conflict policy names no resolver given here.
-    public init(model: Model, options: OutboxOptions, resolvers: [String: ConflictResolver] = [:])
+    public init(model: ObjectModel, options: OutboxOptions, resolvers: [String: ConflictResolver] = [:])
         throws(StoreChainError)
     {
         if case .named(let name) = options.conflictPolicy, resolvers[name] == nil {

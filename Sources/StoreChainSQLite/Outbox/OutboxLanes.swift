@@ -20,7 +20,7 @@ struct OutboxLanes: Sendable {
     ///   - model: the relationships a delete may reach through.
     ///   - separate: whether independent saves get lanes of their own; `false` puts every
     ///     entry in one lane, in the order made.
-    init(_ entries: [(id: Int64, changes: SaveChanges)], model: Model, separate: Bool) {
+    init(_ entries: [(id: Int64, changes: SaveChanges)], model: ObjectModel, separate: Bool) {
         guard separate, entries.count > 1 else {
             lanes = entries.isEmpty ? [] : [entries.map(\.id)]
             return

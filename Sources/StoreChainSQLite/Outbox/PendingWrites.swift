@@ -47,7 +47,7 @@ struct PendingWrites: Sendable {
     }
 
     /// The end state of what the held saves change.
-    mutating func view(model: Model) -> PendingView {
+    mutating func view(model: ObjectModel) -> PendingView {
         if let cachedView { return cachedView }
         let view = PendingView(held.map(\.changes), model: model)
         cachedView = view
@@ -73,9 +73,9 @@ struct PendingView: Sendable {
     let entities: Set<String>
     /// Owner → inverse relationship → the objects whose pending state names the owner there.
     private let links: [ObjectID: [String: [ObjectID]]]
-    private let model: Model
+    private let model: ObjectModel
 
-    init(_ saves: [SaveChanges], model: Model) {
+    init(_ saves: [SaveChanges], model: ObjectModel) {
         self.model = model
         var outcomes: [ObjectID: Outcome] = [:]
         for changes in saves {
@@ -216,7 +216,7 @@ struct PendingView: Sendable {
     }
 }
 
-extension Model {
+extension ObjectModel {
     /// The destination entity of `relationship` on `entity`, when both exist.
     fileprivate func destination(of relationship: String, from entity: String) -> String? {
         self.entity(named: entity)?.relationship(named: relationship)?.destination

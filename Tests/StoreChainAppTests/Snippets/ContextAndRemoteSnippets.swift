@@ -6,7 +6,7 @@ import StoreChainHTTP
 
 // More Swift code blocks of README.md (see ReadmeSnippets.swift).
 
-func theObjectContext(chain: Chain, model: Model) async throws {
+func theObjectContext(chain: Chain, model: ObjectModel) async throws {
     func render(_ objects: [ManagedObject]) {}
     // snippet begin
     let context = ObjectContext(chain: chain, model: model)
@@ -44,7 +44,7 @@ func theObjectContext(chain: Chain, model: Model) async throws {
     _ = (name, founded, band, count, ids, current, before, after)
 }
 
-func describingARemoteBackend(model: Model) throws {
+func describingARemoteBackend(model: ObjectModel) throws {
     // snippet begin
     var band = RemoteEntityOptions(
         records: "data",                                       // where the records are in a list response

@@ -66,7 +66,7 @@ func writingAHandler(store: InMemoryStore) async throws {
     _ = result
 }
 
-func cachingHandlers(remote: RemoteResponder, model: Model) throws {
+func cachingHandlers(remote: RemoteResponder, model: ObjectModel) throws {
     // snippet begin
     let chain = Chain(terminal: remote) {
         MemoryCache(model: model, limits: .init(maxObjects: 10_000, maxBytes: 64 << 20))
@@ -80,7 +80,7 @@ func cachingHandlers(remote: RemoteResponder, model: Model) throws {
     _ = chain
 }
 
-func trafficHandlers(remote: RemoteResponder, model: Model) throws {
+func trafficHandlers(remote: RemoteResponder, model: ObjectModel) throws {
     // snippet begin
     let chain = Chain(terminal: remote) {
         LoggingHandler(level: .info, secrets: ["api_key"])

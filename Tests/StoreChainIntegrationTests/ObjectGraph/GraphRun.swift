@@ -5,7 +5,7 @@ import Testing
 /// A chain under test for the object-graph test, and the backend data it is checked against.
 struct GraphSetup {
     var name: String
-    var model: Model
+    var model: ObjectModel
     /// A new chain over the same backend and (where there is one) the same disk cache: a new
     /// run of the app.
     var makeChain: () throws -> Chain

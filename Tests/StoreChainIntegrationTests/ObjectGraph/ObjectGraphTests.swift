@@ -29,7 +29,7 @@ import Testing
     static let observes = environment["STORECHAIN_GRAPH_OBSERVE"] != "0"
 
     /// The demo catalog's model, with an album's tracks deleted with it.
-    static func model() throws -> Model {
+    static func model() throws -> ObjectModel {
         let tracks = "tracks: { to-many: Track, inverse: album, ordered: true }"
         let text = DemoCatalogModel.text.replacingOccurrences(
             of: tracks, with: "tracks: { to-many: Track, inverse: album, ordered: true, delete: cascade }")

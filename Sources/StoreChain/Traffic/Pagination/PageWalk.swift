@@ -11,7 +11,7 @@ struct PageWalk {
     }
 
     private let plan: FetchPlan
-    private let model: Model
+    private let model: ObjectModel
     private let options: PaginationOptions
     private let context: RequestContext
     private let next: NextResponder
@@ -25,7 +25,7 @@ struct PageWalk {
     private var lastStart: Int?
 
     init(
-        plan: FetchPlan, model: Model, options: PaginationOptions, context: RequestContext,
+        plan: FetchPlan, model: ObjectModel, options: PaginationOptions, context: RequestContext,
         ifChangedSince validators: Validators?, next: NextResponder
     ) {
         self.plan = plan

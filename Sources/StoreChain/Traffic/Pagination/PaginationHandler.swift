@@ -18,10 +18,10 @@
 /// ```
 public struct PaginationHandler: FetchPaging {
     public let name = "pagination"
-    public let model: Model
+    public let model: ObjectModel
     public let options: PaginationOptions
 
-    public init(model: Model, options: PaginationOptions = PaginationOptions()) {
+    public init(model: ObjectModel, options: PaginationOptions = PaginationOptions()) {
         self.model = model
         self.options = options
     }

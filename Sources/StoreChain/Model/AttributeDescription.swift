@@ -1,5 +1,5 @@
 /// A typed attribute of an entity.
-public struct Attribute: Sendable, Hashable {
+public struct AttributeDescription: Sendable, Hashable {
     public var name: String
     public var type: AttributeType
     /// Whether the attribute may be missing (`nil`).

@@ -4,27 +4,27 @@
 /// every declared inverse must point back, names must be unique, keys must exist.
 ///
 /// ```swift
-/// let model = try Model([
-///     Entity("Band", key: "id", attributes: [Attribute("id", .integer), Attribute("name", .string)],
-///            relationships: [Relationship("albums", .toMany(ordered: false), "Album", inverse: "band")]),
-///     Entity("Album", key: "id", attributes: [Attribute("id", .integer)],
-///            relationships: [Relationship("band", .toOne, "Band", inverse: "albums")]),
+/// let model = try ObjectModel([
+///     EntityDescription("Band", key: "id", attributes: [AttributeDescription("id", .integer), AttributeDescription("name", .string)],
+///            relationships: [RelationshipDescription("albums", .toMany(ordered: false), "Album", inverse: "band")]),
+///     EntityDescription("Album", key: "id", attributes: [AttributeDescription("id", .integer)],
+///            relationships: [RelationshipDescription("band", .toOne, "Band", inverse: "albums")]),
 /// ])
 /// ```
-public struct Model: Sendable, Hashable {
+public struct ObjectModel: Sendable, Hashable {
     /// Entities in declaration order.
-    public let entities: [Entity]
+    public let entities: [EntityDescription]
     private let entityIndex: [String: Int]
 
     /// Makes a model, reporting every problem at once.
-    public init(_ entities: [Entity]) throws(ValidationFailure) {
+    public init(_ entities: [EntityDescription]) throws(ValidationFailure) {
         let problems = ModelValidator.problems(in: entities)
         if !problems.isEmpty { throw ValidationFailure(problems) }
         self.entities = entities
         self.entityIndex = Dictionary(uniqueKeysWithValues: entities.enumerated().map { ($1.name, $0) })
     }
 
-    public func entity(named name: String) -> Entity? {
+    public func entity(named name: String) -> EntityDescription? {
         entityIndex[name].map { entities[$0] }
     }
 
@@ -41,7 +41,7 @@ public struct Model: Sendable, Hashable {
     }
 
     /// The entity, or an error that suggests the closest name.
-    public func requireEntity(_ name: String) throws(StoreChainError) -> Entity {
+    public func requireEntity(_ name: String) throws(StoreChainError) -> EntityDescription {
         guard let entity = entity(named: name) else {
             throw StoreChainError(
                 .unknownEntity, "unknown entity '\(name)'",

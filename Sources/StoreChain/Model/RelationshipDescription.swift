@@ -1,5 +1,5 @@
 /// A relationship from one entity to another, with its inverse on the destination.
-public struct Relationship: Sendable, Hashable {
+public struct RelationshipDescription: Sendable, Hashable {
     /// How many objects a relationship holds.
     public enum Cardinality: Sendable, Hashable {
         case toOne

@@ -1,21 +1,23 @@
 /// A kind of object: its key, attributes and relationships.
-public struct Entity: Sendable, Hashable {
+public struct EntityDescription: Sendable, Hashable {
     public let name: String
     /// The attribute whose value is the backend's identifier.
     public let key: String
     /// Attributes in declaration order.
-    public let attributes: [Attribute]
+    public let attributes: [AttributeDescription]
     /// Relationships in declaration order.
-    public let relationships: [Relationship]
+    public let relationships: [RelationshipDescription]
 
     private let attributeIndex: [String: Int]
     private let relationshipIndex: [String: Int]
     /// The attributes in ascending name order (the first of a repeated name), and their names:
     /// the order ``AttributeValues`` keeps, shared by every node ``attributeValues(_:)`` builds.
-    private let attributesInNameOrder: [Attribute]
+    private let attributesInNameOrder: [AttributeDescription]
     private let attributeNamesInOrder: [String]
 
-    public init(_ name: String, key: String, attributes: [Attribute], relationships: [Relationship] = []) {
+    public init(
+        _ name: String, key: String, attributes: [AttributeDescription], relationships: [RelationshipDescription] = []
+    ) {
         self.name = name
         self.key = key
         self.attributes = attributes
@@ -38,7 +40,8 @@ public struct Entity: Sendable, Hashable {
     /// A node's attribute values: `value` gives each attribute's value (`nil` to leave it out),
     /// in name order. The nodes built this way for one entity share one array of names, so each
     /// pays for its values only.
-    public func attributeValues<Failure: Error>(_ value: (Attribute) throws(Failure) -> Value?) throws(Failure)
+    public func attributeValues<Failure: Error>(_ value: (AttributeDescription) throws(Failure) -> Value?)
+        throws(Failure)
         -> AttributeValues
     {
         var values: [Value] = []
@@ -56,7 +59,7 @@ public struct Entity: Sendable, Hashable {
         return AttributeValues(ascendingNames: names ?? attributeNamesInOrder, values: values)
     }
 
-    public func attribute(named name: String) -> Attribute? {
+    public func attribute(named name: String) -> AttributeDescription? {
         attributeIndex[name].map { attributes[$0] }
     }
 
@@ -64,12 +67,12 @@ public struct Entity: Sendable, Hashable {
         attributeIndex[name] != nil
     }
 
-    public func relationship(named name: String) -> Relationship? {
+    public func relationship(named name: String) -> RelationshipDescription? {
         relationshipIndex[name].map { relationships[$0] }
     }
 
     /// The key attribute.
-    public var keyAttribute: Attribute? { attribute(named: key) }
+    public var keyAttribute: AttributeDescription? { attribute(named: key) }
 
     /// Every attribute and relationship name, for suggestions.
     public var propertyNames: [String] {
