@@ -49,7 +49,7 @@ extension Inspector {
         let trace = Locked<String?>(nil)
         var recorded = RecordedRequest(.fetch(request), redactingValues: recorder.redactsValues)
         do {
-            let response = try await InspectorRecorder.$inConsole.withValue(true) {
+            let response = try await recorder.inConsole {
                 try await recorder.tracer.withSpan("inspector.query") { span in
                     trace.withLock { $0 = span.traceID }
                     span.attributes["storechain.entity"] = request.entity

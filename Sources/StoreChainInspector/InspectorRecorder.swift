@@ -1,6 +1,7 @@
 import Foundation
 import InMemoryTracing
 import StoreChain
+import Synchronization
 import Tracing
 
 /// What a chain did, kept for the inspector: give its `tracing` to the chain, and the inspector
@@ -18,7 +19,10 @@ import Tracing
 public final class InspectorRecorder: TraceSelection {
     /// Whether the current task runs a query from the inspector's console: its requests are
     /// traced in full.
-    @TaskLocal static var inConsole = false
+    @TaskLocal private static var inConsole = false
+    /// How many console queries run now: while none does, no request is one, and the task-local
+    /// is not read (every request the app makes asks).
+    private let consoleQueries = Atomic<Int>(0)
 
     /// Records the spans of the requests traced in full.
     let tracer = InMemoryTracer(recordInjections: false, recordExtractions: false)
@@ -44,10 +48,20 @@ public final class InspectorRecorder: TraceSelection {
         ChainTracing(tracer: tracer, redactsValues: redactsValues, selection: self)
     }
 
-    public func tracesInFull(_ request: StoreRequest) -> Bool { Self.inConsole }
+    public func tracesInFull(_ request: StoreRequest) -> Bool {
+        consoleQueries.load(ordering: .acquiring) > 0 && Self.inConsole
+    }
 
-    public func finished(_ summary: RequestSummary) {
-        kept.withLock { $0.append(.summary(summary)) }
+    /// Runs `query` as the console's: what it sends is traced in full.
+    func inConsole<T>(_ query: () async throws -> T) async throws -> T {
+        consoleQueries.add(1, ordering: .releasing)
+        defer { consoleQueries.subtract(1, ordering: .releasing) }
+        return try await Self.$inConsole.withValue(true) { try await query() }
+    }
+
+    public func finished(_ summary: consuming RequestSummary) {
+        let entry = Ring.Entry.summary(summary)
+        kept.withLock { $0.append(entry) }
     }
 
     /// Keeps a request the console traced in full.
@@ -117,11 +131,15 @@ public final class InspectorRecorder: TraceSelection {
             items.reserveCapacity(capacity)
         }
 
-        mutating func append(_ entry: Entry) {
+        /// Where the next entry goes once the ring is full.
+        private var slot = 0
+
+        mutating func append(_ entry: consuming Entry) {
             if items.count < capacity {
                 items.append(entry)
             } else {
-                items[total % capacity] = entry
+                items[slot] = entry
+                slot = slot + 1 == capacity ? 0 : slot + 1
             }
             total += 1
         }

@@ -236,5 +236,8 @@ private final class LimitedSelection: TraceSelection {
     let traces = Mutex(false)
     let summaries = Mutex<[RequestSummary]>([])
     func tracesInFull(_ request: StoreRequest) -> Bool { traces.withLock { $0 } }
-    func finished(_ summary: RequestSummary) { summaries.withLock { $0.append(summary) } }
+    func finished(_ summary: consuming RequestSummary) {
+        let finished = summary
+        summaries.withLock { $0.append(finished) }
+    }
 }

@@ -55,6 +55,11 @@ public final class Chain: Sendable {
     /// The clock, logger, event hub and background work every request shares.
     public let services: ChainServices
     @usableFromInline let entry: NextResponder
+    /// The first handler, below the tracing entry; and what chooses the requests traced in
+    /// full, when tracing summarizes the others (`ChainTracing.selection`). With these, `send`
+    /// summarizes an untraced request itself, without the entry's async call.
+    @usableFromInline let firstHandler: NextResponder
+    @usableFromInline let selection: (any TraceSelection)?
     /// Tasks relaying the changes caches learn of from other processes; `shutdown()` ends them.
     private let relays: [Task<Void, Never>]
 
@@ -82,6 +87,8 @@ public final class Chain: Sendable {
         self.terminal = terminal
         self.services = ChainServices(clock: clock, logger: logger, tracing: tracing)
         var next = NextResponder(ChainLinks(handlers: handlers, terminal: terminal), at: 0)
+        firstHandler = next
+        selection = tracing?.selection
         // Every request from the top (the app's and sub-requests) gets its span, or its summary, here.
         if let tracing { next = tracing.entry(before: next) }
         entry = next
@@ -123,7 +130,13 @@ public final class Chain: Sendable {
     ///   unchanged when the calling task is cancelled.
     @inlinable @inline(__always)  // so the caller calls the first handler itself: one async frame fewer
     public func send(_ request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
-        let response = try await entry(request, context)
+        let response: StoreResponse
+        if let selection, context.lineage.isEmpty, !selection.tracesInFull(request) {
+            response = try await ChainTracing.summarized(
+                request, context: context, next: firstHandler, selection: selection)
+        } else {
+            response = try await entry(request, context)
+        }
         if case .save = request { published(request, response, context: context) }
         return response
     }

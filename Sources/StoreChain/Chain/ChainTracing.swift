@@ -47,26 +47,34 @@ public struct ChainTracing: Sendable {
                 return try await next(request, context)
             }
             if selection.tracesInFull(request) { return try await traced(request, context: context, next: next) }
-            // Written out here, not in a function of its own: every memory-cache hit takes this
-            // path while an inspector is attached, and an async call more costs as much as the rest.
-            let started = DefaultTracerClock.now.nanosecondsSinceEpoch
-            let response: StoreResponse
-            do {
-                response = try await next(request, context)
-            } catch {
-                selection.finished(
-                    RequestSummary(
-                        request: request, start: started, end: DefaultTracerClock.now.nanosecondsSinceEpoch,
-                        failed: true))
-                throw error
-            }
+            return try await Self.summarized(request, context: context, next: next, selection: selection)
+        }
+    }
+
+    /// Sends `request` on untraced and tells `selection` what the chain did for it. Inlined
+    /// into `Chain.send` (the app's call), so that a request the selection leaves untraced costs
+    /// no async call more than without tracing: every memory-cache hit takes this path while an
+    /// inspector is attached, and an async call costs about as much as the rest.
+    @inlinable @inline(__always)
+    static func summarized(
+        _ request: StoreRequest, context: RequestContext, next: NextResponder, selection: any TraceSelection
+    ) async throws -> StoreResponse {
+        let started = DefaultTracerClock.now.nanosecondsSinceEpoch
+        let response: StoreResponse
+        do {
+            response = try await next(request, context)
+        } catch {
             selection.finished(
                 RequestSummary(
-                    request: request, start: started, end: DefaultTracerClock.now.nanosecondsSinceEpoch,
-                    answeredBy: response.info.answeredBy, cacheStatus: response.info.cacheStatus,
-                    isStale: response.info.isStale, exchanges: response.info.exchanges))
-            return response
+                    request: request, start: started, end: DefaultTracerClock.now.nanosecondsSinceEpoch, failed: true))
+            throw error
         }
+        selection.finished(
+            RequestSummary(
+                request: request, start: started, end: DefaultTracerClock.now.nanosecondsSinceEpoch,
+                answeredBy: response.info.answeredBy, cacheStatus: response.info.cacheStatus,
+                isStale: response.info.isStale, exchanges: response.info.exchanges))
+        return response
     }
 
     /// Sends `request` on in a span of its own; what it sends below is traced too.
@@ -146,7 +154,7 @@ public protocol TraceSelection: Sendable {
     /// or by a handler on its own account), is traced in full with what it sends below.
     func tracesInFull(_ request: StoreRequest) -> Bool
     /// What the chain did for a request `tracesInFull` left untraced, when it ends.
-    func finished(_ summary: RequestSummary)
+    func finished(_ summary: consuming RequestSummary)
 }
 
 /// What the chain did for a request it did not trace in full (`TraceSelection`): the facts of
@@ -205,7 +213,6 @@ extension RequestContext {
 
     /// Whether the chain traces this request (`tracer != nil`, without copying the tracer).
     package var isTracing: Bool {
-        guard let tracing = services.tracing else { return false }
-        return isTraced || tracing.selection == nil
+        isTraced || services.tracesEveryRequest
     }
 }

@@ -172,6 +172,9 @@ public final class ChainServices: Sendable {
 
     /// How requests are traced; `nil`: not at all.
     public let tracing: ChainTracing?
+    /// Whether every request is traced (tracing without a selection): read on every cache hit,
+    /// where copying `tracing` to ask would cost two retains and releases.
+    package let tracesEveryRequest: Bool
 
     public init(
         clock: any StoreClock = SystemClock(), logger: Logger = Logger(label: "storechain"),
@@ -182,5 +185,6 @@ public final class ChainServices: Sendable {
         self.events = events
         self.background = background
         self.tracing = tracing
+        tracesEveryRequest = tracing != nil && tracing?.selection == nil
     }
 }
