@@ -161,25 +161,27 @@ extension SQLiteCacheStorage {
                 Date.init(timeIntervalSince1970:)),
             expiresAt: try row.decodeIfPresent(Double.self, at: columns.expiresAt, column: "expires_at").map(
                 Date.init(timeIntervalSince1970:)),
-            etag: try row.decodeIfPresent(at: columns.etag, column: "etag"),
-            lastModified: try row.decodeIfPresent(at: columns.lastModified, column: "last_modified"),
-            pageValidators: try row.decodeIfPresent(String.self, at: columns.pageValidators, column: "page_validators")
-                .map(decoder.pageValidators) ?? [],
+            validators: Validators(
+                etag: try row.decodeIfPresent(at: columns.etag, column: "etag"),
+                lastModified: try row.decodeIfPresent(at: columns.lastModified, column: "last_modified"),
+                pages: try row.decodeIfPresent(String.self, at: columns.pageValidators, column: "page_validators")
+                    .map(decoder.pageValidators) ?? []),
             rules: try row.decodeIfPresent(String.self, at: columns.rules, column: "rules").map(decoder.rules))
     }
 
     static func arguments(_ freshness: Freshness) -> StatementArguments {
         // Encoding plain strings, numbers, durations and optionals cannot fail; an empty list is
         // stored as NULL.
+        let validators = freshness.validators
         let pageValidators =
-            freshness.pageValidators.isEmpty
-            ? nil : (try? JSONEncoder().encode(freshness.pageValidators)).map { String(decoding: $0, as: UTF8.self) }
+            validators.pages.isEmpty
+            ? nil : (try? JSONEncoder().encode(validators.pages)).map { String(decoding: $0, as: UTF8.self) }
         let rules = freshness.rules.flatMap { try? JSONEncoder().encode($0) }.map {
             String(decoding: $0, as: UTF8.self)
         }
         return [
-            freshness.fetchedAt?.timeIntervalSince1970, freshness.expiresAt?.timeIntervalSince1970, freshness.etag,
-            freshness.lastModified, pageValidators, rules,
+            freshness.fetchedAt?.timeIntervalSince1970, freshness.expiresAt?.timeIntervalSince1970, validators.etag,
+            validators.lastModified, pageValidators, rules,
         ]
     }
 }

@@ -63,7 +63,7 @@ final class FakeBackend: StoreResponder {
         info.freshness = current.freshness
         if let etag = current.etag {
             info.freshness = info.freshness ?? ResponseFreshness()
-            info.freshness?.etag = etag
+            info.freshness?.validators.etag = etag
             if validators?.etag == etag {
                 info.notModified = true
                 let empty: StoreResponse.Result =

@@ -483,21 +483,25 @@ import Testing
         #expect(expires(ResponseFreshness(heuristicLifetime: .seconds(30)), in: heuristic) == now + 30)
         let ignoring = CacheExpiry(defaultTTL: .seconds(300), honoursResponseHeaders: false)
         #expect(expires(ResponseFreshness(noStore: true), in: ignoring) == now + 300)
-        let kept = ignoring.freshness(for: "Band", rules: ResponseFreshness(etag: "\"v1\""), now: now, validators: true)
-        #expect(kept?.etag == "\"v1\"" && kept?.rules == nil, "validators are kept, rules are not")
+        let kept = ignoring.freshness(
+            for: "Band", rules: ResponseFreshness(validators: Validators(etag: "\"v1\"")), now: now, validators: true)
+        #expect(kept?.validators.etag == "\"v1\"" && kept?.rules == nil, "validators are kept, rules are not")
     }
 
     @Test func notModifiedKeepsTheStoredRulesUnlessItBringsItsOwn() throws {
         let stored = try #require(
             expiry.freshness(
-                for: "Band", rules: ResponseFreshness(lifetime: .seconds(60), etag: "\"a\""), now: now, validators: true
+                for: "Band", rules: ResponseFreshness(lifetime: .seconds(60), validators: Validators(etag: "\"a\"")),
+                now: now, validators: true
             ))
         let later = now + 600
         let renewed = try #require(expiry.renewed(stored, of: "Band", by: ResponseFreshness(), now: later))
-        #expect(renewed.expiresAt == later + 60 && renewed.etag == "\"a\"")
+        #expect(renewed.expiresAt == later + 60 && renewed.validators.etag == "\"a\"")
         let own = try #require(
-            expiry.renewed(stored, of: "Band", by: ResponseFreshness(lifetime: .seconds(5), etag: "\"b\""), now: later))
-        #expect(own.expiresAt == later + 5 && own.etag == "\"b\"")
+            expiry.renewed(
+                stored, of: "Band", by: ResponseFreshness(lifetime: .seconds(5), validators: Validators(etag: "\"b\"")),
+                now: later))
+        #expect(own.expiresAt == later + 5 && own.validators.etag == "\"b\"")
         let noCache = try #require(
             expiry.freshness(for: "Band", rules: ResponseFreshness(noCache: true), now: now, validators: true))
         let again = try #require(expiry.renewed(noCache, of: "Band", by: ResponseFreshness(), now: later))

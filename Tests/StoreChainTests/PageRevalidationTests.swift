@@ -60,7 +60,7 @@ extension ResponseInfo {
     /// A backend's answer with an ETag.
     fileprivate static func remote(_ name: String, etag: String, notModified: Bool = false) -> ResponseInfo {
         var info = ResponseInfo(answeredBy: name, origin: .remote, notModified: notModified)
-        info.freshness = ResponseFreshness(etag: etag)
+        info.freshness = ResponseFreshness(validators: Validators(etag: etag))
         return info
     }
 }

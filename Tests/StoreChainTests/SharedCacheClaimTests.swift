@@ -35,7 +35,7 @@ import Testing
                     info: ResponseInfo(answeredBy: "backend", origin: .remote, notModified: true))
             }
             var response = try await store.respond(to: request, context: context)
-            response.info.freshness = ResponseFreshness(etag: "\"v1\"")
+            response.info.freshness = ResponseFreshness(validators: Validators(etag: "\"v1\""))
             return response
         }
         let storage = ClaimingMemoryStorage()

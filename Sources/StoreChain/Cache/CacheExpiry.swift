@@ -30,10 +30,7 @@ public struct CacheExpiry: Sendable, Hashable {
     public func freshness(for entity: String, rules: ResponseFreshness?, now: Date, validators: Bool) -> Freshness? {
         let ttl = entityTTL[entity] ?? defaultTTL
         var freshness = Freshness(fetchedAt: now, expiresAt: now.addingTimeInterval(ttl.timeInterval))
-        if validators {
-            freshness.etag = rules?.etag
-            freshness.lastModified = rules?.lastModified
-        }
+        if validators, let rules { freshness.validators = rules.validators }
         guard honoursResponseHeaders, let rules else { return freshness }
         if rules.noStore { return nil }
         let lifetime: Duration =
@@ -61,9 +58,7 @@ public struct CacheExpiry: Sendable, Hashable {
         var rules = stored.rules
         if let answer { rules = rules?.updated(byNotModified: answer) ?? answer }
         guard var renewed = freshness(for: entity, rules: rules, now: now, validators: false) else { return nil }
-        renewed.etag = answer?.etag ?? stored.etag
-        renewed.lastModified = answer?.lastModified ?? stored.lastModified
-        renewed.pageValidators = stored.pageValidators
+        renewed.validators = answer.map { stored.validators.updated(by: $0.validators.document) } ?? stored.validators
         return renewed
     }
 }

@@ -128,13 +128,11 @@ extension CacheHandler {
         guard !response.info.notModified, response.info.applied == .all, case .objects(let nodes) = result,
             var freshness = freshness(for: request.entity, response: response, now: now, validators: true)
         else { return nil }
-        freshness.pageValidators = response.info.pageValidators
+        freshness.validators.pages = response.info.pageValidators
         var write = CacheWrite()
         var nodeFreshness = freshness
         // An object's own freshness: the response's rules, not the listing's validators.
-        nodeFreshness.etag = nil
-        nodeFreshness.lastModified = nil
-        nodeFreshness.pageValidators = []
+        nodeFreshness.validators = Validators()
         write.nodes =
             Node.sharingFreshness(nodeFreshness, nodes.lazy.filter { !$0.id.isTemporary })
             + relatedNodes(response.related, response: response, now: now)

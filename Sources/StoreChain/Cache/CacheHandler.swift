@@ -161,7 +161,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
         var context = context
         context.cachePolicy = .useCache
         let source = cached.source
-        let request = Self.conditional(source, ifChangedSince: Validators(cached.freshness))
+        let request = Self.conditional(source, ifChangedSince: cached.freshness.validators.nonEmpty)
         let mark = saveOrder.mark()
         let forwarded = try await inFlight.run("revalidate \(request) since save \(mark)") { [context] in
             try await forwardOnce(

@@ -24,15 +24,19 @@ public struct ResponseFreshness: Sendable, Hashable, Codable {
     /// Whether the response carried freshness rules of its own (`Cache-Control` or `Expires`).
     /// A "not modified" answer without them keeps the rules of the response it revalidated.
     public var hasRules: Bool
-    /// A strong or weak entity tag, for `If-None-Match`.
-    public var etag: String?
-    /// The `Last-Modified` value, for `If-Modified-Since`.
-    public var lastModified: String?
+    /// The response's validators (a strong or weak entity tag, a `Last-Modified` value), for
+    /// revalidating it. Not stored with the rules: a cache keeps them in `Freshness.validators`.
+    public var validators = Validators()
+
+    private enum CodingKeys: String, CodingKey {
+        case noStore, lifetime, heuristicLifetime, age, noCache, mustRevalidate, staleWhileRevalidate, staleIfError
+        case hasRules
+    }
 
     public init(
         noStore: Bool = false, lifetime: Duration? = nil, heuristicLifetime: Duration? = nil, age: Duration = .zero,
         noCache: Bool = false, mustRevalidate: Bool = false, staleWhileRevalidate: Duration? = nil,
-        staleIfError: Duration? = nil, hasRules: Bool? = nil, etag: String? = nil, lastModified: String? = nil
+        staleIfError: Duration? = nil, hasRules: Bool? = nil, validators: Validators = Validators()
     ) {
         self.noStore = noStore
         self.lifetime = lifetime
@@ -46,8 +50,14 @@ public struct ResponseFreshness: Sendable, Hashable, Codable {
             hasRules
             ?? (noStore || lifetime != nil || noCache || mustRevalidate || staleWhileRevalidate != nil
                 || staleIfError != nil)
-        self.etag = etag
-        self.lastModified = lastModified
+        self.validators = validators
+    }
+
+    /// The same rules without validators.
+    var withoutValidators: ResponseFreshness {
+        var rules = self
+        rules.validators = Validators()
+        return rules
     }
 
     /// The rules of a stored response after a "not modified" answer (RFC 9111 §4.3.4): the new
@@ -58,8 +68,7 @@ public struct ResponseFreshness: Sendable, Hashable, Codable {
         updated.hasRules = hasRules || answer.hasRules
         updated.age = answer.age
         updated.heuristicLifetime = answer.heuristicLifetime ?? heuristicLifetime
-        updated.etag = answer.etag ?? etag
-        updated.lastModified = answer.lastModified ?? lastModified
+        updated.validators = validators.updated(by: answer.validators)
         return updated
     }
 
@@ -67,10 +76,7 @@ public struct ResponseFreshness: Sendable, Hashable, Codable {
     /// `combined(with:)` gives them, even for one response: no validators (each page keeps its
     /// own). `nil` when none has rules.
     public static func combining(_ responses: some Sequence<ResponseFreshness>) -> ResponseFreshness? {
-        var combined = responses.reduce(nil) { $0?.combined(with: $1) ?? $1 }
-        combined?.etag = nil
-        combined?.lastModified = nil
-        return combined
+        responses.reduce(nil) { $0?.combined(with: $1) ?? $1 }?.withoutValidators
     }
 
     /// The rules of an answer stitched from several responses (the pages of a listing): each

@@ -2,7 +2,11 @@
 /// revalidation (`StoreRequest.revalidation`) can ask whether it is still current
 /// (`If-None-Match`, `If-Modified-Since`); "not modified" comes back as
 /// `ResponseInfo.notModified`.
-public struct Validators: Sendable, Hashable, Codable, CustomStringConvertible {
+///
+/// The one validator type: a response's (`ResponseFreshness.validators`), cached data's
+/// (`Freshness.validators`), a request's (`PageRequest.validators`) and each page's
+/// (`PageValidator.validators`).
+public struct Validators: Sendable, Hashable, CustomStringConvertible {
     public var etag: String?
     public var lastModified: String?
     /// For an answer read from several pages: each page's own validators, which a pager
@@ -15,10 +19,21 @@ public struct Validators: Sendable, Hashable, Codable, CustomStringConvertible {
         self.pages = pages
     }
 
-    /// The validators of cached data, if it has any.
-    public init?(_ freshness: Freshness) {
-        guard freshness.hasValidators else { return nil }
-        self.init(etag: freshness.etag, lastModified: freshness.lastModified, pages: freshness.pageValidators)
+    /// Whether there is nothing to revalidate with.
+    public var isEmpty: Bool { etag == nil && lastModified == nil && pages.isEmpty }
+
+    /// The validators of one document: these without the pages'.
+    var document: Validators { Validators(etag: etag, lastModified: lastModified) }
+
+    /// These, or `nil` when there is nothing to revalidate with.
+    var nonEmpty: Validators? { isEmpty ? nil : self }
+
+    /// Each validator `newer` has, the rest from these (RFC 9111 §4.3.4: a "not modified"
+    /// answer's validators replace the stored ones it names).
+    func updated(by newer: Validators) -> Validators {
+        Validators(
+            etag: newer.etag ?? etag, lastModified: newer.lastModified ?? lastModified,
+            pages: newer.pages.isEmpty ? pages : newer.pages)
     }
 
     public var description: String {

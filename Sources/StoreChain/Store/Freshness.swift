@@ -5,37 +5,32 @@ import Foundation
 public struct Freshness: Sendable, Hashable, Codable {
     public var fetchedAt: Date?
     public var expiresAt: Date?
-    /// An HTTP `ETag`, for `If-None-Match`.
-    public var etag: String?
-    /// An HTTP `Last-Modified` value, for `If-Modified-Since`.
-    public var lastModified: String?
-    /// The validators of every page an answer was read from, so a pager can revalidate it page
-    /// by page; empty for an answer that is one document.
-    public var pageValidators: [PageValidator]
+    /// What to revalidate the values with: the response's `ETag` and `Last-Modified`, and for an
+    /// answer read from several pages, each page's (`Validators.pages`), so a pager can
+    /// revalidate it page by page. Empty when there are none.
+    public var validators: Validators
     /// The freshness rules of the response the values came from, when the cache honours them:
     /// whether they may be served stale, and the lifetime a "not modified" answer renews.
     public var rules: ResponseFreshness? {
         get { storedRules?.value }
-        set { storedRules = newValue.map { OutOfLine($0) } }
+        set { storedRules = newValue.map { OutOfLine($0.withoutValidators) } }
     }
     /// Out of line: every cached node holds a `Freshness`, and most hits never read the rules.
+    /// The rules are kept without validators: those are `validators`, in one place.
     private var storedRules: OutOfLine<ResponseFreshness>?
 
     public init(
-        fetchedAt: Date? = nil, expiresAt: Date? = nil, etag: String? = nil, lastModified: String? = nil,
-        pageValidators: [PageValidator] = [], rules: ResponseFreshness? = nil
+        fetchedAt: Date? = nil, expiresAt: Date? = nil, validators: Validators = Validators(),
+        rules: ResponseFreshness? = nil
     ) {
         self.fetchedAt = fetchedAt
         self.expiresAt = expiresAt
-        self.etag = etag
-        self.lastModified = lastModified
-        self.pageValidators = pageValidators
-        self.storedRules = rules.map { OutOfLine($0) }
+        self.validators = validators
+        self.storedRules = rules.map { OutOfLine($0.withoutValidators) }
     }
 
-    /// Whether there is anything to revalidate with.
-    public var hasValidators: Bool { etag != nil || lastModified != nil || !pageValidators.isEmpty }
-
+    // The validators are written as three keys of their own, as before they were one type, so
+    // that stored freshness reads the same either way.
     private enum CodingKeys: String, CodingKey {
         case fetchedAt, expiresAt, etag, lastModified, pageValidators, rules
     }
@@ -44,9 +39,9 @@ public struct Freshness: Sendable, Hashable, Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encodeIfPresent(fetchedAt, forKey: .fetchedAt)
         try container.encodeIfPresent(expiresAt, forKey: .expiresAt)
-        try container.encodeIfPresent(etag, forKey: .etag)
-        try container.encodeIfPresent(lastModified, forKey: .lastModified)
-        try container.encode(pageValidators, forKey: .pageValidators)
+        try container.encodeIfPresent(validators.etag, forKey: .etag)
+        try container.encodeIfPresent(validators.lastModified, forKey: .lastModified)
+        try container.encode(validators.pages, forKey: .pageValidators)
         try container.encodeIfPresent(rules, forKey: .rules)
     }
 
@@ -55,9 +50,10 @@ public struct Freshness: Sendable, Hashable, Codable {
         self.init(
             fetchedAt: try container.decodeIfPresent(Date.self, forKey: .fetchedAt),
             expiresAt: try container.decodeIfPresent(Date.self, forKey: .expiresAt),
-            etag: try container.decodeIfPresent(String.self, forKey: .etag),
-            lastModified: try container.decodeIfPresent(String.self, forKey: .lastModified),
-            pageValidators: try container.decodeIfPresent([PageValidator].self, forKey: .pageValidators) ?? [],
+            validators: Validators(
+                etag: try container.decodeIfPresent(String.self, forKey: .etag),
+                lastModified: try container.decodeIfPresent(String.self, forKey: .lastModified),
+                pages: try container.decodeIfPresent([PageValidator].self, forKey: .pageValidators) ?? []),
             rules: try container.decodeIfPresent(ResponseFreshness.self, forKey: .rules))
     }
 

@@ -60,8 +60,9 @@ public enum HTTPFreshness {
             noCache: directives.hasUnqualified("no-cache"), mustRevalidate: directives.has("must-revalidate"),
             staleWhileRevalidate: directives.seconds("stale-while-revalidate"),
             staleIfError: directives.seconds("stale-if-error"),
-            hasRules: !directives.isEmpty || expires != nil, etag: headers["etag"]?.trimmed.nonEmpty,
-            lastModified: headers["last-modified"]?.trimmed.nonEmpty)
+            hasRules: !directives.isEmpty || expires != nil,
+            validators: Validators(
+                etag: headers["etag"]?.trimmed.nonEmpty, lastModified: headers["last-modified"]?.trimmed.nonEmpty))
     }
 
     /// The corrected initial age (RFC 9111 §4.2.3).

@@ -40,19 +40,39 @@ public struct PageRequest: Sendable, Hashable, CustomStringConvertible {
 public struct PageValidator: Sendable, Hashable, Codable {
     public var position: PageRequest.Position
     public var size: Int?
-    public var etag: String?
-    public var lastModified: String?
+    /// The page's own validators (never pages of their own).
+    public var validators: Validators
 
-    public init(position: PageRequest.Position, size: Int?, etag: String?, lastModified: String?) {
+    public init(position: PageRequest.Position, size: Int?, validators: Validators) {
         self.position = position
         self.size = size
-        self.etag = etag
-        self.lastModified = lastModified
+        self.validators = validators.document
     }
 
     /// The conditional request for this page.
-    public var request: PageRequest {
-        PageRequest(position, size: size, validators: Validators(etag: etag, lastModified: lastModified))
+    public var request: PageRequest { PageRequest(position, size: size, validators: validators) }
+
+    // Stored flat (`etag`, `lastModified` beside `position`), as cache files have them.
+    private enum CodingKeys: String, CodingKey {
+        case position, size, etag, lastModified
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            position: try container.decode(PageRequest.Position.self, forKey: .position),
+            size: try container.decodeIfPresent(Int.self, forKey: .size),
+            validators: Validators(
+                etag: try container.decodeIfPresent(String.self, forKey: .etag),
+                lastModified: try container.decodeIfPresent(String.self, forKey: .lastModified)))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(position, forKey: .position)
+        try container.encodeIfPresent(size, forKey: .size)
+        try container.encodeIfPresent(validators.etag, forKey: .etag)
+        try container.encodeIfPresent(validators.lastModified, forKey: .lastModified)
     }
 }
 

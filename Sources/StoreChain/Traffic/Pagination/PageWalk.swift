@@ -69,9 +69,7 @@ struct PageWalk {
         try reserve(1)
         // Validators of one document go with the first read: a terminal that does not page
         // answers the whole fetch with it (a paged answer never keeps one page's validators).
-        let whole = validators.flatMap {
-            $0.pages.isEmpty ? Validators(etag: $0.etag, lastModified: $0.lastModified) : nil
-        }
+        let whole = validators.flatMap { $0.pages.isEmpty ? $0.document : nil }
         var first = try await read(.record(request.fetchOffset), after: nil, validators: whole)
         if first.info.notModified, first.info.page == nil {
             return StoreResponse(.fetched(.objects([])), info: first.info)
@@ -146,12 +144,8 @@ struct PageWalk {
         guard windowFull || last.records < last.size || last.records == 0 else { return [] }
         var validators: [PageValidator] = []
         for page in pages {
-            let etag = page.info.freshness?.etag
-            let lastModified = page.info.freshness?.lastModified
-            guard etag != nil || lastModified != nil else { return [] }
-            validators.append(
-                PageValidator(
-                    position: page.request.position, size: page.request.size, etag: etag, lastModified: lastModified))
+            guard let own = page.info.freshness?.validators.nonEmpty else { return [] }
+            validators.append(PageValidator(position: page.request.position, size: page.request.size, validators: own))
         }
         return validators
     }
