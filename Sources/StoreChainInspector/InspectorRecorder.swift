@@ -48,7 +48,7 @@ public final class InspectorRecorder: TraceSelection {
         ChainTracing(tracer: tracer, redactsValues: redactsValues, selection: self)
     }
 
-    public func tracesInFull(_ request: StoreRequest) -> Bool {
+    @usableFromInline package func tracesInFull(_ request: StoreRequest) -> Bool {
         consoleQueries.load(ordering: .acquiring) > 0 && Self.inConsole
     }
 
@@ -59,7 +59,7 @@ public final class InspectorRecorder: TraceSelection {
         return try await Self.$inConsole.withValue(true) { try await query() }
     }
 
-    public func finished(_ summary: consuming RequestSummary) {
+    @usableFromInline package func finished(_ summary: consuming RequestSummary) {
         let entry = Ring.Entry.summary(summary)
         kept.withLock { $0.append(entry) }
     }

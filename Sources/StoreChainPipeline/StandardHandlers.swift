@@ -90,7 +90,9 @@ extension HandlerRegistry {
                 try JSONFileStore(contentsOf: context.url(forPath: path), model: context.model).store.snapshot
             }
             if context.validatesOnly { return InMemoryStore(model: context.model, dataset: seed ?? Dataset()) }
-            return try SQLiteStore(path: context.url(forPath: options.path).path, model: context.model, seed: seed)
+            return try SQLiteStore(
+                path: context.url(forPath: options.path).path, model: context.model,
+                seed: seed?.allNodes(model: context.model))
         }
         registry.registerTerminal("in-memory", options: InMemoryTerminalOptions.self) { options, context in
             guard let path = options.records else { return InMemoryStore(model: context.model) }

@@ -37,7 +37,7 @@ public final class SQLiteStore: StoreResponder {
     ///   the model.
     /// `busyTimeout` is how long a save waits while another process holds the file.
     public init(
-        path: String, model: ObjectModel, seed: Dataset? = nil, busyTimeout: Duration = .seconds(5)
+        path: String, model: ObjectModel, seed: [Node]? = nil, busyTimeout: Duration = .seconds(5)
     ) throws(StoreChainError) {
         self.path = path
         self.model = model
@@ -45,8 +45,7 @@ public final class SQLiteStore: StoreResponder {
             database = try Self.open(path, busyTimeout: busyTimeout)
             let stored = try Self.load(database, path: path)
             memory = InMemoryStore(model: model, dataset: stored)
-            if let seed, stored.count == 0 {
-                let nodes = seed.allNodes(model: model)
+            if let nodes = seed, stored.count == 0 {
                 try Self.write(nodes, deleting: [], to: database)
                 memory.upsert(nodes)
             }
@@ -169,12 +168,5 @@ public final class SQLiteStore: StoreResponder {
         suggestion: String = "check the path and its permissions"
     ) -> StoreChainError {
         DurableFile.error(message, path: path, kind: "store", underlying: underlying, suggestion: suggestion)
-    }
-}
-
-extension Dataset {
-    /// Every node, entity by entity in the model's order.
-    fileprivate func allNodes(model: ObjectModel) -> [Node] {
-        model.entities.flatMap { nodes(of: $0.name) }
     }
 }

@@ -9,12 +9,12 @@ import Testing
 /// damaged file is reported, never rebuilt.
 @Suite struct SQLiteStoreTests {
     let model: ObjectModel
-    let seed: Dataset
+    let seed: [Node]
     let path: String
 
     init() throws {
         model = try MusicFixture.model()
-        seed = try MusicFixture.store().snapshot
+        seed = try MusicFixture.store().snapshot.allNodes(model: model)
         path = TemporaryFolder.make("storechain-store").appending(path: "music.sqlite").path
     }
 
@@ -45,7 +45,7 @@ import Testing
     }
 
     @Test func savesSurviveReopeningAndAnswersEqualTheInMemoryStore() throws {
-        let reference = InMemoryStore(model: model, dataset: seed)
+        let reference = InMemoryStore(model: model, nodes: seed)
         let saved: SaveResult
         do {
             let store = try SQLiteStore(path: path, model: model, seed: seed)

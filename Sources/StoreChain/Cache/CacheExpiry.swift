@@ -27,7 +27,7 @@ public struct CacheExpiry: Sendable, Hashable {
     /// The freshness of data of `entity` received at `now` under `rules` (`nil`: the response
     /// gave none), with the response's validators when `validators` is true; `nil` when the data
     /// must not be stored.
-    public func freshness(for entity: String, rules: ResponseFreshness?, now: Date, validators: Bool) -> Freshness? {
+    package func freshness(for entity: String, rules: ResponseFreshness?, now: Date, validators: Bool) -> Freshness? {
         let ttl = entityTTL[entity] ?? defaultTTL
         var freshness = Freshness(fetchedAt: now, expiresAt: now.addingTimeInterval(ttl.timeInterval))
         if validators, let rules { freshness.validators = rules.validators }
@@ -52,7 +52,7 @@ public struct CacheExpiry: Sendable, Hashable {
     /// §4.3.4): the stored rules, updated by those of the answer, applied from `now`; the
     /// stored validators unless the answer brought new ones. `nil` when the answer says the
     /// data must no longer be stored.
-    public func renewed(_ stored: Freshness, of entity: String, by answer: ResponseFreshness?, now: Date)
+    package func renewed(_ stored: Freshness, of entity: String, by answer: ResponseFreshness?, now: Date)
         -> Freshness?
     {
         var rules = stored.rules

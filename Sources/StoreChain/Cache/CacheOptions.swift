@@ -24,7 +24,7 @@ public struct CacheOptions: Sendable, Hashable {
     }
 
     /// How long past expiry `freshness` may be served when the backend fails; `nil`: not at all.
-    public func staleIfError(for freshness: Freshness) -> Duration? {
+    package func staleIfError(for freshness: Freshness) -> Duration? {
         guard let limit = staleIfError else { return nil }
         guard let rules = freshness.rules else { return limit }
         if rules.mustRevalidate { return nil }
@@ -33,7 +33,7 @@ public struct CacheOptions: Sendable, Hashable {
 
     /// How long past expiry `freshness` may be served while it is refreshed in the background,
     /// for requests with the default policy; `nil`: not at all.
-    public func staleWhileRevalidate(for freshness: Freshness) -> Duration? {
+    package func staleWhileRevalidate(for freshness: Freshness) -> Duration? {
         guard let rules = freshness.rules else { return staleWhileRevalidate }
         if rules.mustRevalidate { return nil }
         guard let limit = staleWhileRevalidate else { return rules.staleWhileRevalidate }

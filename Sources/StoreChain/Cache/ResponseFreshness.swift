@@ -63,7 +63,7 @@ public struct ResponseFreshness: Sendable, Hashable, Codable {
     /// The rules of a stored response after a "not modified" answer (RFC 9111 §4.3.4): the new
     /// answer's rules and validators where it has them, the stored ones otherwise, and the new
     /// answer's age.
-    public func updated(byNotModified answer: ResponseFreshness) -> ResponseFreshness {
+    package func updated(byNotModified answer: ResponseFreshness) -> ResponseFreshness {
         var updated = answer.hasRules ? answer : self
         updated.hasRules = hasRules || answer.hasRules
         updated.age = answer.age
@@ -75,13 +75,13 @@ public struct ResponseFreshness: Sendable, Hashable, Codable {
     /// The rules of an answer stitched from `responses` (the pages of a listing), as
     /// `combined(with:)` gives them, even for one response: no validators (each page keeps its
     /// own). `nil` when none has rules.
-    public static func combining(_ responses: some Sequence<ResponseFreshness>) -> ResponseFreshness? {
+    package static func combining(_ responses: some Sequence<ResponseFreshness>) -> ResponseFreshness? {
         responses.reduce(nil) { $0?.combined(with: $1) ?? $1 }?.withoutValidators
     }
 
     /// The rules of an answer stitched from several responses (the pages of a listing): each
     /// rule as strict as the strictest response's, and no validators (each page keeps its own).
-    public func combined(with other: ResponseFreshness) -> ResponseFreshness {
+    package func combined(with other: ResponseFreshness) -> ResponseFreshness {
         func smaller(_ a: Duration?, _ b: Duration?) -> Duration? {
             guard let a, let b else { return a ?? b }
             return min(a, b)

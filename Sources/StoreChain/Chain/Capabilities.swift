@@ -18,7 +18,7 @@ public protocol FetchPaging: StoreHandler {
 
 /// A handler that limits the rate of requests to the backend, with a limiter that can say where
 /// it stands (`RateLimiter.snapshot(at:)`).
-public protocol RateLimiting: StoreHandler {
+package protocol RateLimiting: StoreHandler {
     var limiter: RateLimiter { get }
 }
 

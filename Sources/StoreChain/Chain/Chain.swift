@@ -53,7 +53,7 @@ public final class Chain: Sendable {
     public let handlers: [any StoreHandler]
     public let terminal: any StoreResponder
     /// The clock, logger, event hub and background work every request shares.
-    public let services: ChainServices
+    package let services: ChainServices
     @usableFromInline let entry: NextResponder
     /// The first handler, below the tracing entry; and what chooses the requests traced in
     /// full, when tracing summarizes the others (`ChainTracing.selection`). With these, `send`

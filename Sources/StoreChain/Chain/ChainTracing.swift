@@ -20,11 +20,16 @@ public struct ChainTracing: Sendable {
     public var redactsValues: Bool
     /// Which requests are traced in full; `nil` (the default): every one. A request sent to
     /// serve another (a sub-request) is traced when the one it serves is.
-    public var selection: (any TraceSelection)?
+    package var selection: (any TraceSelection)?
 
-    public init(tracer: any Tracer, redactsValues: Bool = true, selection: (any TraceSelection)? = nil) {
+    public init(tracer: any Tracer, redactsValues: Bool = true) {
         self.tracer = tracer
         self.redactsValues = redactsValues
+    }
+
+    /// Tracing that traces in full only what `selection` chooses (the inspector's recorder).
+    package init(tracer: any Tracer, redactsValues: Bool = true, selection: (any TraceSelection)?) {
+        self.init(tracer: tracer, redactsValues: redactsValues)
         self.selection = selection
     }
 
@@ -149,7 +154,7 @@ public struct ChainTracing: Sendable {
 /// Which requests a chain traces in full (`ChainTracing.selection`): a tracer that keeps only
 /// some requests' spans (the inspector's, while no page follows the chain) says so here, so the
 /// others cost no span at all, and takes a summary of each of them instead.
-public protocol TraceSelection: Sendable {
+@usableFromInline package protocol TraceSelection: Sendable {
     /// Whether `request`, sent from the top of the chain to serve no other request (by the app,
     /// or by a handler on its own account), is traced in full with what it sends below.
     func tracesInFull(_ request: StoreRequest) -> Bool
@@ -159,20 +164,20 @@ public protocol TraceSelection: Sendable {
 
 /// What the chain did for a request it did not trace in full (`TraceSelection`): the facts of
 /// its span, without the span.
-public struct RequestSummary: Sendable {
-    public var request: StoreRequest
+@usableFromInline package struct RequestSummary: Sendable {
+    package var request: StoreRequest
     /// When it started and ended, in nanoseconds since 1970.
-    public var start: UInt64
-    public var end: UInt64
-    public var answeredBy: String?
-    public var cacheStatus: CacheStatus?
-    public var isStale: Bool
+    package var start: UInt64
+    package var end: UInt64
+    package var answeredBy: String?
+    package var cacheStatus: CacheStatus?
+    package var isStale: Bool
     /// Exchanges with the backend its answer took.
-    public var exchanges: Int
+    package var exchanges: Int
     /// Whether it failed.
-    public var failed: Bool
+    package var failed: Bool
 
-    public init(
+    @usableFromInline package init(
         request: StoreRequest, start: UInt64, end: UInt64, answeredBy: String? = nil, cacheStatus: CacheStatus? = nil,
         isStale: Bool = false, exchanges: Int = 0, failed: Bool = false
     ) {

@@ -119,7 +119,7 @@ public final class EventHub: Sendable {
     }
 
     /// Ends every subscriber's stream.
-    public func finish() {
+    package func finish() {
         let continuations = state.withLock { state in
             defer { state.subscribers.removeAll() }
             return Array(state.subscribers.values)
@@ -128,7 +128,7 @@ public final class EventHub: Sendable {
     }
 
     /// How many subscribers are listening (for tests and diagnostics).
-    public var subscriberCount: Int {
+    package var subscriberCount: Int {
         state.withLock { $0.subscribers.count }
     }
 }

@@ -125,7 +125,7 @@ extension StoreHandler {
     /// The handler doing the work, as an `H`: this one, or the one a `ScopedHandler` wraps when
     /// its scope takes requests of `kind` for `entity` (`nil`: any). `nil` when it is no `H`, or
     /// its scope passes such requests by.
-    public func unscoped<H>(as type: H.Type, for kind: StoreRequest.Kind? = nil, entity: String? = nil) -> H? {
+    package func unscoped<H>(as type: H.Type, for kind: StoreRequest.Kind? = nil, entity: String? = nil) -> H? {
         guard let scoped = self as? ScopedHandler else { return self as? H }
         return scoped.applies(to: kind, for: entity) ? scoped.wrapped as? H : nil
     }
@@ -158,7 +158,7 @@ public struct ScopedHandler: StoreHandler {
     }
 
     /// Whether it applies to requests of `kind` for `entity` (`nil`: of any kind, for any entity).
-    public func applies(to kind: StoreRequest.Kind?, for entity: String?) -> Bool {
+    package func applies(to kind: StoreRequest.Kind?, for entity: String?) -> Bool {
         if let kind, let kinds, !kinds.contains(kind) { return false }
         if let entity, let entities, !entities.contains(entity) { return false }
         return true

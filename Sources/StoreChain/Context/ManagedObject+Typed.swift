@@ -1,8 +1,9 @@
 import Foundation
 
 /// A Swift type an attribute value can be read as and written from (generated entity types use
-/// it): `let year: Int? = try await album.value("year")`, `try album.set(year, for: "year")`.
-public protocol StoredValue: Sendable {
+/// it): `let year: Int? = try await album.value("year")`, `try album.set(year, for: "year")`;
+/// also what a predicate compares with (`Key<T>`, a format's `%@`).
+public protocol StoredValue: PredicateArgumentConvertible {
     /// The value as this type, or `nil` when it holds another kind.
     init?(storedValue: Value)
     /// This value as an attribute value.

@@ -193,7 +193,7 @@ extension StoreChainError {
     }
 
     /// Returns a copy whose location is filled in where this one says nothing.
-    public func located(_ outer: Location) -> StoreChainError {
+    package func located(_ outer: Location) -> StoreChainError {
         var copy = self
         var location = copy.location ?? Location()
         location.file = location.file ?? outer.file

@@ -1,7 +1,7 @@
 /// "Did you mean …?" for names typed by people: the closest candidate by edit distance.
-public enum Suggestion {
+package enum Suggestion {
     /// The candidate closest to `name`, if one is close enough to be a likely typo.
-    public static func closest(to name: String, in candidates: some Sequence<String>) -> String? {
+    package static func closest(to name: String, in candidates: some Sequence<String>) -> String? {
         let lowered = name.lowercased()
         var best: (candidate: String, distance: Int)?
         for candidate in candidates {
@@ -14,7 +14,7 @@ public enum Suggestion {
     }
 
     /// `did you mean 'x'?`, or a list of what is valid when nothing is close.
-    public static func didYouMean(_ name: String, in candidates: [String]) -> String {
+    package static func didYouMean(_ name: String, in candidates: [String]) -> String {
         if let match = closest(to: name, in: candidates) { return "did you mean '\(match)'?" }
         let sorted = candidates.sorted()
         if sorted.isEmpty { return "there is nothing to choose from here" }

@@ -37,12 +37,13 @@ public final class ChangeFeedHandler: ChangeSource {
     /// What the chain read while the feed had no position; `nil` while it has one.
     private let readsBeforePosition = Locked<ReadsBeforePosition?>(ReadsBeforePosition())
 
-    /// A feed handler; `jitter` picks the wait after failures from its ceiling (full jitter by
-    /// default; tests pass `{ $0 }`).
-    public init(
-        options: ChangeFeedOptions = ChangeFeedOptions(),
-        jitter: @escaping @Sendable (Duration) -> Duration = RetryPolicy.fullJitter
-    ) {
+    public convenience init(options: ChangeFeedOptions = ChangeFeedOptions()) {
+        self.init(options: options, jitter: RetryPolicy.fullJitter)
+    }
+
+    /// A feed handler whose `jitter` picks the wait after failures from its ceiling (tests pass
+    /// `{ $0 }`).
+    package init(options: ChangeFeedOptions, jitter: @escaping @Sendable (Duration) -> Duration) {
         self.options = options
         self.jitter = jitter
     }

@@ -1,29 +1,29 @@
 import Foundation
 
 /// How a terminal would serve a fetch, worked out without sending anything (`FetchExplaining`).
-public struct FetchExplanation: Sendable, Hashable {
+package struct FetchExplanation: Sendable, Hashable {
     /// The endpoint the planner picks, as its template.
-    public var endpoint: String
+    package var endpoint: String
     /// The conjuncts the backend applies.
-    public var pushed: [String]
+    package var pushed: [String]
     /// What is applied in memory afterwards: the predicate (re-checked whole), a sort the
     /// backend does not do, the window.
-    public var inMemory: [String]
+    package var inMemory: [String]
     /// The backend applies the whole predicate exactly and returns records in the requested
     /// order, so a pager can read only the pages covering the window.
-    public var exact: Bool
+    package var exact: Bool
     /// The endpoint's paging style and page size, when it pages.
-    public var paging: PageInfo.Style?
-    public var pageSize: Int?
+    package var paging: PageInfo.Style?
+    package var pageSize: Int?
     /// Key paths through relationships loaded to evaluate the request.
-    public var follows: [String]
+    package var follows: [String]
     /// For each relationship on those key paths that needs requests of its own: the ways to read
     /// it, with their expected requests, and which one is chosen.
-    public var relatedReads: [RelatedRead]
+    package var relatedReads: [RelatedRead]
     /// Every endpoint considered that could not serve the request, and why.
-    public var rejected: [String]
+    package var rejected: [String]
 
-    public init(
+    package init(
         endpoint: String, pushed: [String], inMemory: [String], exact: Bool, paging: PageInfo.Style?,
         pageSize: Int?, follows: [String], relatedReads: [RelatedRead], rejected: [String]
     ) {
@@ -42,15 +42,15 @@ public struct FetchExplanation: Sendable, Hashable {
 /// The ways to read one relationship for the objects of a fetch, with the requests each is
 /// expected to cost, and the rule that picks one when the fetch runs (the number of owners and
 /// keys is known only then).
-public struct RelatedRead: Sendable, Hashable {
+package struct RelatedRead: Sendable, Hashable {
     /// `EntityDescription.relationship`.
-    public var relationship: String
+    package var relationship: String
     /// Each option: how, and its expected requests.
-    public var options: [String]
+    package var options: [String]
     /// How one option is chosen.
-    public var choice: String
+    package var choice: String
 
-    public init(relationship: String, options: [String], choice: String) {
+    package init(relationship: String, options: [String], choice: String) {
         self.relationship = relationship
         self.options = options
         self.choice = choice
@@ -59,7 +59,7 @@ public struct RelatedRead: Sendable, Hashable {
 
 /// A terminal that can say how it would serve a fetch without sending anything upstream: the
 /// endpoint, what the backend applies and what runs in memory (`storechain explain`).
-public protocol FetchExplaining: StoreResponder {
+package protocol FetchExplaining: StoreResponder {
     /// How `request` would be served. Sends nothing upstream; what the caches know (the size of
     /// a listing they hold) may be asked through `context`'s chain with `.cacheOnly`.
     func explain(_ request: FetchRequest, context: RequestContext) async throws -> FetchExplanation

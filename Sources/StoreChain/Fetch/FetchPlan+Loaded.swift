@@ -8,7 +8,7 @@ extension FetchPlan {
     /// names are.
     ///
     /// - Throws: `.incompleteData` naming the object, the key path and the missing object.
-    public func requireLoaded(_ nodes: some Sequence<Node>, source: any NodeSource) throws(StoreChainError) {
+    package func requireLoaded(_ nodes: some Sequence<Node>, source: any NodeSource) throws(StoreChainError) {
         guard let (owner, path, missing) = firstUnloaded(nodes, source: source) else { return }
         throw StoreChainError(
             .incompleteData,

@@ -118,7 +118,7 @@ public struct FetchPlan: Sendable {
     }
 
     /// Puts an already selected window of objects into the request's result form.
-    public func project(_ window: [Node], source: any NodeSource) -> FetchResult {
+    package func project(_ window: [Node], source: any NodeSource) -> FetchResult {
         switch request.resultType {
         case .objects: return .objects(window)
         case .objectIDs: return .objectIDs(window.map(\.id))
@@ -132,7 +132,7 @@ public struct FetchPlan: Sendable {
     }
 
     /// The matching nodes, sorted, within the request's offset and limit.
-    public func select(from nodes: some Sequence<Node>, source: any NodeSource) -> [Node] {
+    package func select(from nodes: some Sequence<Node>, source: any NodeSource) -> [Node] {
         var matches: [Node]
         if let predicate {
             // Only the matches are copied (copying every node and removing the rest retained

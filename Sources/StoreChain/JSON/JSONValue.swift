@@ -9,7 +9,7 @@ public enum JSONValue: Sendable, Hashable {
     case object([String: JSONValue])
 
     /// A short name of the JSON type, for error messages.
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: "null"
         case .bool: "boolean"

@@ -3,19 +3,19 @@ public enum AttributeType: String, Sendable, Hashable, CaseIterable, Codable {
     case string, integer, double, decimal, boolean, date, data, uuid, url, json
 
     /// Whether values of this type can be ordered with `<` and sorted.
-    public var isOrdered: Bool {
+    package var isOrdered: Bool {
         switch self {
         case .string, .integer, .double, .decimal, .date, .boolean, .uuid, .url: true
         case .data, .json: false
         }
     }
 
-    public var isNumeric: Bool {
+    package var isNumeric: Bool {
         self == .integer || self == .double || self == .decimal
     }
 
     /// Whether an entity's key may have this type.
-    public var canBeKey: Bool {
+    package var canBeKey: Bool {
         self == .string || self == .integer || self == .uuid
     }
 }

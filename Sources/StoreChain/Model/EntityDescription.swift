@@ -40,7 +40,7 @@ public struct EntityDescription: Sendable, Hashable {
     /// A node's attribute values: `value` gives each attribute's value (`nil` to leave it out),
     /// in name order. The nodes built this way for one entity share one array of names, so each
     /// pays for its values only.
-    public func attributeValues<Failure: Error>(_ value: (AttributeDescription) throws(Failure) -> Value?)
+    package func attributeValues<Failure: Error>(_ value: (AttributeDescription) throws(Failure) -> Value?)
         throws(Failure)
         -> AttributeValues
     {
@@ -75,7 +75,7 @@ public struct EntityDescription: Sendable, Hashable {
     public var keyAttribute: AttributeDescription? { attribute(named: key) }
 
     /// Every attribute and relationship name, for suggestions.
-    public var propertyNames: [String] {
+    package var propertyNames: [String] {
         attributes.map(\.name) + relationships.map(\.name)
     }
 }

@@ -41,7 +41,7 @@ public struct ObjectModel: Sendable, Hashable {
     }
 
     /// The entity, or an error that suggests the closest name.
-    public func requireEntity(_ name: String) throws(StoreChainError) -> EntityDescription {
+    package func requireEntity(_ name: String) throws(StoreChainError) -> EntityDescription {
         guard let entity = entity(named: name) else {
             throw StoreChainError(
                 .unknownEntity, "unknown entity '\(name)'",

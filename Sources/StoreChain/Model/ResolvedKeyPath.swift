@@ -1,34 +1,35 @@
 /// A key path checked against the model: the relationships it goes through and where it ends.
-public struct ResolvedKeyPath: Sendable, Hashable {
+package struct ResolvedKeyPath: Sendable, Hashable {
     /// One relationship crossed on the way.
-    public struct Step: Sendable, Hashable {
-        public let relationship: RelationshipDescription
-        public let destination: EntityDescription
+    package struct Step: Sendable, Hashable {
+        package let relationship: RelationshipDescription
+        package let destination: EntityDescription
     }
 
     /// Where the key path ends.
-    public enum Terminal: Sendable, Hashable {
+    package enum Terminal: Sendable, Hashable {
         case attribute(AttributeDescription)
         case relationship(RelationshipDescription)
     }
 
-    public let components: [String]
-    public let steps: [Step]
-    public let terminal: Terminal
+    package let components: [String]
+    package let steps: [Step]
+    package let terminal: Terminal
 
     /// Whether the key path goes through a to-many relationship, so it leads to many values.
-    public var isCollection: Bool {
+    package var isCollection: Bool {
         steps.contains { $0.relationship.isToMany }
     }
 
     /// The attribute at the end, if it ends at one.
-    public var attribute: AttributeDescription? {
+    package var attribute: AttributeDescription? {
         if case .attribute(let attribute) = terminal { return attribute }
         return nil
     }
 
     /// Resolves `components` from `entity`, or says which component is wrong.
-    public init(_ components: [String], from entity: EntityDescription, in model: ObjectModel) throws(StoreChainError) {
+    package init(_ components: [String], from entity: EntityDescription, in model: ObjectModel) throws(StoreChainError)
+    {
         var steps: [Step] = []
         var current = entity
         let text = components.joined(separator: ".")

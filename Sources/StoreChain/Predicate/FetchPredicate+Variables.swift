@@ -41,7 +41,7 @@ extension FetchPredicate {
 
     /// Every key path the predicate reads, as components; an aggregate's is its collection
     /// followed by its property (`albums.@sum.price` gives `albums.price`).
-    public var keyPaths: [[String]] {
+    package var keyPaths: [[String]] {
         var paths: [[String]] = []
         forEachComparison { comparison in
             for operand in [comparison.lhs, comparison.rhs] {
@@ -56,7 +56,7 @@ extension FetchPredicate {
     }
 
     /// Calls `body` for every comparison, depth first.
-    public func forEachComparison(_ body: (Comparison) -> Void) {
+    package func forEachComparison(_ body: (Comparison) -> Void) {
         switch self {
         case .true, .false: break
         case .and(let operands), .or(let operands):
@@ -98,7 +98,7 @@ extension FetchPredicate {
 extension FetchPredicate {
     /// The keys a predicate that asks for objects by key names (`id == 3`, `id IN {1, 2}`,
     /// either side), or `nil` when it asks anything else.
-    public func keys(of entity: EntityDescription) -> [Value]? {
+    package func keys(of entity: EntityDescription) -> [Value]? {
         guard case .comparison(let comparison) = self, comparison.modifier == .direct, comparison.options.isEmpty
         else { return nil }
         let key = Operand.keyPath([entity.key])

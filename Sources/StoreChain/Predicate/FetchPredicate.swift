@@ -55,14 +55,14 @@ public struct Comparison: Sendable, Hashable {
         case between = "BETWEEN"
 
         /// Operators that only apply to strings.
-        public var isStringOperator: Bool {
+        package var isStringOperator: Bool {
             switch self {
             case .beginsWith, .endsWith, .contains, .like, .matches: true
             default: false
             }
         }
 
-        public var isOrdering: Bool {
+        package var isOrdering: Bool {
             switch self {
             case .less, .lessOrEqual, .greater, .greaterOrEqual, .between: true
             default: false
@@ -142,7 +142,7 @@ extension FetchPredicate {
 
 extension FetchPredicate {
     /// How many levels of `NOT`, `AND` and `OR` this predicate nests (a comparison is 0).
-    public var nestingDepth: Int {
+    package var nestingDepth: Int {
         switch self {
         case .true, .false, .comparison: 0
         case .not(let operand): 1 + operand.nestingDepth

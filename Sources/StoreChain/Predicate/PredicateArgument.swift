@@ -18,71 +18,26 @@ public enum PredicateArgument: Sendable, Hashable {
     }
 }
 
-/// Swift values that can be passed as predicate arguments: `String`, `Int`, `Double`, `Bool`,
-/// `Date`, `UUID`, `URL`, `Decimal`, `Data`, `Value`, optionals and arrays of these.
+/// Swift values that can be passed as predicate arguments: every `StoredValue` (`String`,
+/// `Int`, `Double`, `Bool`, `Date`, `UUID`, `URL`, `Decimal`, `Data`, `Value`, optionals of
+/// these) and arrays of them.
 public protocol PredicateArgumentConvertible: Sendable {
     var predicateArgument: PredicateArgument { get }
 }
 
-/// Swift values that are a single attribute value; used by the typed builder.
-public protocol PredicateValueConvertible: PredicateArgumentConvertible {
-    var predicateValue: Value { get }
+/// Swift values that are a single attribute value, for the typed builder (`Key<T>`): the
+/// values an attribute is read as and written from.
+@available(*, deprecated, renamed: "StoredValue")
+public typealias PredicateValueConvertible = StoredValue
+
+extension StoredValue {
+    public var predicateArgument: PredicateArgument { .value(storedValue) }
 }
 
-extension PredicateValueConvertible {
-    public var predicateArgument: PredicateArgument { .value(predicateValue) }
-}
+extension Optional: PredicateArgumentConvertible where Wrapped: StoredValue {}
 
-extension Value: PredicateValueConvertible {
-    public var predicateValue: Value { self }
-}
-
-extension String: PredicateValueConvertible {
-    public var predicateValue: Value { .string(self) }
-}
-
-extension Int: PredicateValueConvertible {
-    public var predicateValue: Value { .integer(self) }
-}
-
-extension Double: PredicateValueConvertible {
-    public var predicateValue: Value { .double(self) }
-}
-
-extension Bool: PredicateValueConvertible {
-    public var predicateValue: Value { .bool(self) }
-}
-
-extension Date: PredicateValueConvertible {
-    public var predicateValue: Value { .date(self) }
-}
-
-extension UUID: PredicateValueConvertible {
-    public var predicateValue: Value { .uuid(self) }
-}
-
-extension URL: PredicateValueConvertible {
-    public var predicateValue: Value { .url(self) }
-}
-
-extension Decimal: PredicateValueConvertible {
-    public var predicateValue: Value { .decimal(self) }
-}
-
-extension Data: PredicateValueConvertible {
-    public var predicateValue: Value { .data(self) }
-}
-
-extension Optional: PredicateArgumentConvertible where Wrapped: PredicateValueConvertible {
-    public var predicateArgument: PredicateArgument { .value(predicateValue) }
-}
-
-extension Optional: PredicateValueConvertible where Wrapped: PredicateValueConvertible {
-    public var predicateValue: Value { self?.predicateValue ?? .null }
-}
-
-extension Array: PredicateArgumentConvertible where Element: PredicateValueConvertible {
-    public var predicateArgument: PredicateArgument { .array(map(\.predicateValue)) }
+extension Array: PredicateArgumentConvertible where Element: StoredValue {
+    public var predicateArgument: PredicateArgument { .array(map(\.storedValue)) }
 }
 
 extension PredicateArgument: PredicateArgumentConvertible {

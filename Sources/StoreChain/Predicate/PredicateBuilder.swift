@@ -9,7 +9,7 @@
 /// let predicate = Album.year >= 1990 && Album.title.beginsWith("rue", options: .caseInsensitive)
 /// // year >= 1990 AND title BEGINSWITH[c] "rue"
 /// ```
-public struct Key<T: PredicateValueConvertible>: Sendable, Hashable {
+public struct Key<T: StoredValue>: Sendable, Hashable {
     public let expression: Operand
     public let modifier: Comparison.Modifier
 
@@ -28,20 +28,20 @@ public struct Key<T: PredicateValueConvertible>: Sendable, Hashable {
     }
 
     public static func == (key: Key, value: T) -> FetchPredicate {
-        key.compare(.equal, .constant(value.predicateValue))
+        key.compare(.equal, .constant(value.storedValue))
     }
     public static func != (key: Key, value: T) -> FetchPredicate {
-        key.compare(.notEqual, .constant(value.predicateValue))
+        key.compare(.notEqual, .constant(value.storedValue))
     }
-    public static func < (key: Key, value: T) -> FetchPredicate { key.compare(.less, .constant(value.predicateValue)) }
+    public static func < (key: Key, value: T) -> FetchPredicate { key.compare(.less, .constant(value.storedValue)) }
     public static func <= (key: Key, value: T) -> FetchPredicate {
-        key.compare(.lessOrEqual, .constant(value.predicateValue))
+        key.compare(.lessOrEqual, .constant(value.storedValue))
     }
     public static func > (key: Key, value: T) -> FetchPredicate {
-        key.compare(.greater, .constant(value.predicateValue))
+        key.compare(.greater, .constant(value.storedValue))
     }
     public static func >= (key: Key, value: T) -> FetchPredicate {
-        key.compare(.greaterOrEqual, .constant(value.predicateValue))
+        key.compare(.greaterOrEqual, .constant(value.storedValue))
     }
 
     /// `key == nil`
@@ -60,12 +60,12 @@ public struct Key<T: PredicateValueConvertible>: Sendable, Hashable {
 
     /// `key IN {values}`
     public func isIn(_ values: [T]) -> FetchPredicate {
-        compare(.in, .array(values.map { .constant($0.predicateValue) }))
+        compare(.in, .array(values.map { .constant($0.storedValue) }))
     }
 
     /// `key BETWEEN {low, high}`, inclusive.
     public func between(_ low: T, _ high: T) -> FetchPredicate {
-        compare(.between, .array([.constant(low.predicateValue), .constant(high.predicateValue)]))
+        compare(.between, .array([.constant(low.storedValue), .constant(high.storedValue)]))
     }
 }
 

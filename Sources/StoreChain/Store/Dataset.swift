@@ -4,18 +4,18 @@
 /// of nodes by ID beside a list of IDs held every ID twice, and every node was a lookup away
 /// from its entity's order). An entity is found by comparing names: a model has a few entities,
 /// and comparing a short name costs less than hashing it.
-public struct Dataset: Sendable, NodeSource {
+package struct Dataset: Sendable, NodeSource {
     /// The entities it holds nodes of, in the order first inserted.
     package private(set) var entityNames: [String] = []
     private var nodesByEntity: [OrderedNodes] = []
     /// How many nodes the dataset holds.
-    public private(set) var count = 0
+    package private(set) var count = 0
 
-    public init(_ nodes: some Sequence<Node> = []) {
+    package init(_ nodes: some Sequence<Node> = []) {
         for node in nodes { upsert(node) }
     }
 
-    public func node(for id: ObjectID) -> Node? {
+    package func node(for id: ObjectID) -> Node? {
         node(for: id, hash: id.hashValue)
     }
 
@@ -26,17 +26,22 @@ public struct Dataset: Sendable, NodeSource {
     }
 
     /// The entity's nodes in insertion order.
-    public func nodes(of entity: String) -> [Node] {
+    /// Every node, entity by entity in the model's order.
+    package func allNodes(model: ObjectModel) -> [Node] {
+        model.entities.flatMap { nodes(of: $0.name) }
+    }
+
+    package func nodes(of entity: String) -> [Node] {
         position(of: entity).map { nodesByEntity[$0].nodes } ?? []
     }
 
     /// The IDs of the entity's nodes in insertion order.
-    public func ids(of entity: String) -> [ObjectID] {
+    package func ids(of entity: String) -> [ObjectID] {
         position(of: entity).map { nodesByEntity[$0].ids } ?? []
     }
 
     /// Inserts the node, or replaces the node with the same ID in its place.
-    public mutating func upsert(_ node: Node) {
+    package mutating func upsert(_ node: Node) {
         let position =
             position(of: node.id.entity)
             ?? {
@@ -49,7 +54,7 @@ public struct Dataset: Sendable, NodeSource {
 
     /// Removes the node with this ID; returns whether there was one.
     @discardableResult
-    public mutating func remove(_ id: ObjectID) -> Bool {
+    package mutating func remove(_ id: ObjectID) -> Bool {
         guard let position = position(of: id.entity), nodesByEntity[position].remove(id) else { return false }
         count -= 1
         return true

@@ -58,12 +58,12 @@ public struct Freshness: Sendable, Hashable, Codable {
     }
 
     /// Whether the values are still fresh at `now` (no expiry means fresh).
-    public func isFresh(at now: Date) -> Bool {
+    package func isFresh(at now: Date) -> Bool {
         expiresAt.map { now < $0 } ?? true
     }
 
     /// The same, stale from `now` on at the latest (an expiry already past is kept).
-    public func expiring(by now: Date) -> Freshness {
+    package func expiring(by now: Date) -> Freshness {
         var expired = self
         expired.expiresAt = min(expiresAt ?? now, now)
         return expired

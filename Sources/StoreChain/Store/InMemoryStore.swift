@@ -13,12 +13,12 @@ public final class InMemoryStore: Sendable {
     public let name = "in-memory"
     private let dataset: Locked<Dataset>
 
-    public init(model: ObjectModel, dataset: Dataset = Dataset()) {
+    package init(model: ObjectModel, dataset: Dataset) {
         self.model = model
         self.dataset = Locked(dataset)
     }
 
-    public convenience init(model: ObjectModel, nodes: [Node]) {
+    public convenience init(model: ObjectModel, nodes: [Node] = []) {
         self.init(model: model, dataset: Dataset(nodes))
     }
 
@@ -30,7 +30,7 @@ public final class InMemoryStore: Sendable {
     }
 
     /// Runs an already validated plan.
-    public func execute(_ plan: FetchPlan) -> FetchResult {
+    package func execute(_ plan: FetchPlan) -> FetchResult {
         let snapshot = self.snapshot
         return plan.execute(over: snapshot.nodes(of: plan.entity.name), source: snapshot)
     }
@@ -41,12 +41,12 @@ public final class InMemoryStore: Sendable {
     }
 
     /// A copy of everything the store holds at this moment.
-    public var snapshot: Dataset {
+    package var snapshot: Dataset {
         dataset.withLock { $0 }
     }
 
     /// Inserts or replaces nodes.
-    public func upsert(_ nodes: [Node]) {
+    package func upsert(_ nodes: [Node]) {
         dataset.withLock { dataset in
             for node in nodes { dataset.upsert(node) }
         }
@@ -62,7 +62,7 @@ public final class InMemoryStore: Sendable {
     /// Applies a save atomically, calling `persist` with its result (every changed object and
     /// every deleted ID) before anyone can see it. When `persist` throws, the store is left as
     /// it was and the error is rethrown: this is how a persistent store writes a save through.
-    public func save(
+    package func save(
         _ changes: SaveChanges, persist: (SaveResult) throws(StoreChainError) -> Void
     ) throws(StoreChainError) -> SaveResult {
         let applier = SaveApplier(model: model)
@@ -77,7 +77,7 @@ public final class InMemoryStore: Sendable {
 
     /// Removes the node with this ID; returns whether there was one.
     @discardableResult
-    public func remove(_ id: ObjectID) -> Bool {
+    package func remove(_ id: ObjectID) -> Bool {
         dataset.withLock { $0.remove(id) }
     }
 }

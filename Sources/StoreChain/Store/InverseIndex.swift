@@ -40,7 +40,7 @@ extension ObjectModel {
     /// Fills in the relationships that `nodes` leave out, from their inverses, where the other
     /// side's whole collection is among `nodes` (so an empty list really means none). `nodes`
     /// are in data order, which gives to-many lists their order.
-    public func fillingMissingInverses(of nodes: [Node], completeEntities: Set<String>) -> [Node] {
+    package func fillingMissingInverses(of nodes: [Node], completeEntities: Set<String>) -> [Node] {
         let index = InverseIndex(nodes, model: self)
         return nodes.map { node in
             guard let entity = entity(named: node.id.entity) else { return node }

@@ -32,7 +32,7 @@ struct NodeOverlay<Base: NodeSource>: NodeSource {
 extension NodeSource {
     /// The objects reached from `nodes` along relationship key paths (`albums`,
     /// `albums.tracks`), each once and none of `nodes` themselves: what prefetching returns.
-    public func nodes(along keyPaths: [String], from nodes: [Node]) -> [Node] {
+    package func nodes(along keyPaths: [String], from nodes: [Node]) -> [Node] {
         var seen = Set(nodes.map(\.id))
         var reached: [Node] = []
         for keyPath in keyPaths {

@@ -2,14 +2,14 @@ import Foundation
 
 /// A duration as files write it: `500ms`, `30s`, `5m`, `1h`, `1d`, `1.5s`; a bare number is
 /// seconds.
-public struct TimeSpan: Sendable, Hashable, Decodable {
-    public let duration: Duration
+package struct TimeSpan: Sendable, Hashable, Decodable {
+    package let duration: Duration
 
-    public init(_ duration: Duration) {
+    package init(_ duration: Duration) {
         self.duration = duration
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let duration = Self.parse(text) else {
             throw StoreChainError(
@@ -20,7 +20,7 @@ public struct TimeSpan: Sendable, Hashable, Decodable {
     }
 
     /// `500ms`, `5m`, `1h`, … or `nil`.
-    public static func parse(_ text: String) -> Duration? {
+    package static func parse(_ text: String) -> Duration? {
         let units: [(String, Double)] = [
             ("ms", 0.001), ("min", 60), ("s", 1), ("m", 60), ("h", 3_600), ("d", 86_400),
         ]
@@ -38,10 +38,10 @@ public struct TimeSpan: Sendable, Hashable, Decodable {
 
 /// A count that must be at least one, as files write it (`page-size: 50`): zero or a negative
 /// number is an error at its line, not a handler that never makes progress.
-public struct PositiveCount: Sendable, Hashable, Decodable {
-    public let value: Int
+package struct PositiveCount: Sendable, Hashable, Decodable {
+    package let value: Int
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let value = try decoder.singleValueContainer().decode(Int.self)
         guard value > 0 else {
             throw StoreChainError(
@@ -53,14 +53,14 @@ public struct PositiveCount: Sendable, Hashable, Decodable {
 }
 
 /// A size as files write it: `512KB`, `200MB`, `1.5GB` (powers of 1,024), or bytes.
-public struct ByteSize: Sendable, Hashable, Decodable {
-    public let bytes: Int
+package struct ByteSize: Sendable, Hashable, Decodable {
+    package let bytes: Int
 
-    public init(bytes: Int) {
+    package init(bytes: Int) {
         self.bytes = bytes
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let bytes = Self.parse(text) else {
             throw StoreChainError(
@@ -71,7 +71,7 @@ public struct ByteSize: Sendable, Hashable, Decodable {
     }
 
     /// `200MB`, … or `nil`.
-    public static func parse(_ text: String) -> Int? {
+    package static func parse(_ text: String) -> Int? {
         let kilo = 1_024.0
         let units: [(String, Double)] = [
             ("kib", kilo), ("mib", kilo * kilo), ("gib", kilo * kilo * kilo), ("kb", kilo), ("mb", kilo * kilo),
@@ -92,14 +92,14 @@ public struct ByteSize: Sendable, Hashable, Decodable {
 }
 
 /// A rate as files write it: `10/s`, `600/min`, `3600/h`; a bare number is per second.
-public struct Rate: Sendable, Hashable, Decodable {
-    public let perSecond: Double
+package struct Rate: Sendable, Hashable, Decodable {
+    package let perSecond: Double
 
-    public init(perSecond: Double) {
+    package init(perSecond: Double) {
         self.perSecond = perSecond
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let rate = Self.parse(text) else {
             throw StoreChainError(
@@ -110,7 +110,7 @@ public struct Rate: Sendable, Hashable, Decodable {
     }
 
     /// `10/s`, … or `nil`.
-    public static func parse(_ text: String) -> Double? {
+    package static func parse(_ text: String) -> Double? {
         let parts = text.lowercased().split(separator: "/", omittingEmptySubsequences: false)
             .map { $0.trimmingCharacters(in: .whitespaces) }
         guard let count = Double(parts[0]), count > 0, count.isFinite else { return nil }

@@ -23,7 +23,7 @@ public struct RateLimitStatus: Sendable, Hashable {
     }
 
     /// When the window resets, for an answer that arrived at `now`.
-    public func resetDate(now: Date) -> Date {
+    package func resetDate(now: Date) -> Date {
         switch reset {
         case .at(let date): date
         case .after(let duration): now.addingTimeInterval(duration.timeInterval)

@@ -240,7 +240,7 @@ extension RateLimitOptions: Decodable {
 
 extension RateLimiter {
     /// Where the limiter stands at `now` (in this process): what the inspector shows.
-    public func snapshot(at now: Date) -> RateLimiterState {
+    package func snapshot(at now: Date) -> RateLimiterState {
         state.withLock { state in
             let nextArrival = max(state.nextArrival ?? now, now)
             let earliest = max(nextArrival - tolerance, now)

@@ -14,14 +14,14 @@ import Foundation
 public struct RetryHandler: StoreHandler {
     public let name = "retry"
     public let options: RetryOptions
-    public let policy: RetryPolicy
+    package let policy: RetryPolicy
 
     public init(options: RetryOptions = RetryOptions()) {
         self.init(options: options, jitter: RetryPolicy.fullJitter)
     }
 
     /// A retry handler with its own jitter (tests pass `{ $0 }` to wait the full ceiling).
-    public init(options: RetryOptions, jitter: @escaping @Sendable (Duration) -> Duration) {
+    package init(options: RetryOptions, jitter: @escaping @Sendable (Duration) -> Duration) {
         self.options = options
         self.policy = RetryPolicy(options: options, jitter: jitter)
     }
@@ -71,12 +71,12 @@ public struct RetryOptions: Sendable, Hashable {
 }
 
 /// When and how long to wait between attempts, for `RetryHandler`.
-public struct RetryPolicy: Sendable {
-    public let options: RetryOptions
+package struct RetryPolicy: Sendable {
+    package let options: RetryOptions
     /// Picks the delay before a retry from the backoff ceiling (full jitter by default).
     private let jitter: @Sendable (Duration) -> Duration
 
-    public init(options: RetryOptions, jitter: @escaping @Sendable (Duration) -> Duration = RetryPolicy.fullJitter) {
+    package init(options: RetryOptions, jitter: @escaping @Sendable (Duration) -> Duration = RetryPolicy.fullJitter) {
         self.options = options
         self.jitter = jitter
     }
@@ -84,7 +84,7 @@ public struct RetryPolicy: Sendable {
     /// Runs `operation`, retrying transient failures with backoff, `Retry-After` and the
     /// context's deadline; the error that ends it says how many attempts were made. An error
     /// that was already retried below is not retried again unless `retryingRetried`.
-    public func run<T>(
+    package func run<T>(
         _ what: String, context: RequestContext, retryingRetried: Bool, _ operation: () async throws -> T
     ) async throws -> T {
         var attempt = 1
@@ -122,7 +122,7 @@ public struct RetryPolicy: Sendable {
     }
 
     /// A uniformly random delay between zero and `ceiling` ("full jitter").
-    @Sendable public static func fullJitter(_ ceiling: Duration) -> Duration {
+    @Sendable package static func fullJitter(_ ceiling: Duration) -> Duration {
         let nanoseconds = max(0, Int64(ceiling.timeInterval * 1e9))
         return .nanoseconds(nanoseconds == 0 ? 0 : Int64.random(in: 0...nanoseconds))
     }

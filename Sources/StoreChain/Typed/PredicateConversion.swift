@@ -255,7 +255,7 @@ struct PredicateConversion {
 
     /// A Swift value as a predicate constant, if it is one.
     static func constant(_ value: Any) -> PredicateTerm? {
-        if let value = value as? any PredicateValueConvertible { return .constant(value.predicateValue) }
+        if let value = value as? any StoredValue { return .constant(value.storedValue) }
         if let range = value as? any ConstantRange { return range.term }
         if let sequence = value as? any Sequence, let values = constants(sequence) { return .constants(values) }
         return nil
@@ -264,8 +264,8 @@ struct PredicateConversion {
     private static func constants(_ sequence: some Sequence) -> [Value]? {
         var values: [Value] = []
         for element in sequence {
-            guard let value = element as? any PredicateValueConvertible else { return nil }
-            values.append(value.predicateValue)
+            guard let value = element as? any StoredValue else { return nil }
+            values.append(value.storedValue)
         }
         return values
     }
@@ -298,10 +298,10 @@ protocol ConstantRange {
     var term: PredicateTerm? { get }
 }
 
-extension ClosedRange: ConstantRange where Bound: PredicateValueConvertible {
-    var term: PredicateTerm? { .range(low: lowerBound.predicateValue, high: upperBound.predicateValue, closed: true) }
+extension ClosedRange: ConstantRange where Bound: StoredValue {
+    var term: PredicateTerm? { .range(low: lowerBound.storedValue, high: upperBound.storedValue, closed: true) }
 }
 
-extension Range: ConstantRange where Bound: PredicateValueConvertible {
-    var term: PredicateTerm? { .range(low: lowerBound.predicateValue, high: upperBound.predicateValue, closed: false) }
+extension Range: ConstantRange where Bound: StoredValue {
+    var term: PredicateTerm? { .range(low: lowerBound.storedValue, high: upperBound.storedValue, closed: false) }
 }

@@ -2,9 +2,9 @@ import Foundation
 
 /// ISO-8601 dates without locale or calendar machinery: `2001-05-03`, `2001-05-03T10:20:30Z`,
 /// `2001-05-03T10:20:30.250+02:00`. Printing gives UTC with `Z`, and milliseconds when present.
-public enum ISO8601 {
+package enum ISO8601 {
     /// Parses a date, a date-time in UTC or with an offset, with optional fractional seconds.
-    public static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         var scanner = DigitScanner(Array(text.utf8))
         guard let year = scanner.number(digits: 4), scanner.skip("-"),
             let month = scanner.number(digits: 2), scanner.skip("-"),
@@ -47,7 +47,7 @@ public enum ISO8601 {
     }
 
     /// `2001-05-03T10:20:30Z`, or `2001-05-03T10:20:30.250Z` when there are milliseconds.
-    public static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         let totalMilliseconds = (date.timeIntervalSince1970 * 1000).rounded()
         let milliseconds = Int(totalMilliseconds.truncatingRemainder(dividingBy: 1000) + 1000) % 1000
         let totalSeconds = Int(((totalMilliseconds - Double(milliseconds)) / 1000).rounded())

@@ -5,7 +5,7 @@ extension Value {
     /// as strings, ISO-8601 or epoch-seconds dates, `"true"`/`1` for booleans.
     ///
     /// - Throws: `StoreChainError.Code.invalidData` saying what was found and what was expected.
-    public static func coerce(_ json: JSONValue, to type: AttributeType) throws(StoreChainError) -> Value {
+    package static func coerce(_ json: JSONValue, to type: AttributeType) throws(StoreChainError) -> Value {
         if case .null = json { return .null }
         if let value = convert(json, to: type) { return value }
         throw StoreChainError(

@@ -3,7 +3,7 @@ import Foundation
 extension Value {
     /// Equality as predicates see it: numbers compare by value across integer, double and
     /// decimal; strings compare by Unicode scalar; `nil` equals only `nil`.
-    public static func predicateEqual(_ a: Value, _ b: Value) -> Bool {
+    package static func predicateEqual(_ a: Value, _ b: Value) -> Bool {
         switch (a, b) {
         case (.null, .null): return true
         case (.null, _), (_, .null): return false
@@ -18,7 +18,7 @@ extension Value {
 
     /// Order as predicates and sorts see it: -1, 0 or 1, or `nil` when either side is `nil` or
     /// the values have no common order.
-    public static func predicateCompare(_ a: Value, _ b: Value) -> Int? {
+    package static func predicateCompare(_ a: Value, _ b: Value) -> Int? {
         switch (a, b) {
         case (.null, _), (_, .null): return nil
         case (.string(let x), .string(let y)): return StringMatcher.compare(x, y)

@@ -6,7 +6,7 @@ extension RemoteResponder: FetchExplaining {
     /// related objects it needs would be read. Sends nothing upstream: a listing's size comes
     /// from what this responder learned or, through `context`'s chain, from the caches
     /// (`.cacheOnly`).
-    public func explain(_ request: FetchRequest, context: RequestContext = RequestContext()) async throws
+    package func explain(_ request: FetchRequest, context: RequestContext = RequestContext()) async throws
         -> FetchExplanation
     {
         let plan = try FetchPlan(request, model: model)

@@ -86,7 +86,7 @@ public struct PageInfo: Sendable, Hashable {
         case link
 
         /// Pages can be asked for by position, so several can be read at once.
-        public var isRandomAccess: Bool { self == .offset || self == .pageNumber }
+        package var isRandomAccess: Bool { self == .offset || self == .pageNumber }
     }
 
     public var style: Style

@@ -19,7 +19,7 @@ public struct PaginationOptions: Sendable, Hashable {
     }
 
     /// The page size for `entity`, when the options set one.
-    public func pageSize(for entity: String) -> Int? {
+    package func pageSize(for entity: String) -> Int? {
         pageSizes[entity] ?? pageSize
     }
 }
