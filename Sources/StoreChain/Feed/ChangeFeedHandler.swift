@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Follows the backend's change feed and tells the chain of every change, so caches forget what
 /// it makes wrong and observers of an affected fetch get the new result without polling.
@@ -36,6 +37,9 @@ public final class ChangeFeedHandler: ChangeSource {
     private let jitter: @Sendable (Duration) -> Duration
     /// What the chain read while the feed had no position; `nil` while it has one.
     private let readsBeforePosition = Locked<ReadsBeforePosition?>(ReadsBeforePosition())
+    /// Whether `readsBeforePosition` is recording, set in its lock: once the feed has its
+    /// position, a read costs one load instead of taking the lock.
+    private let recording = Atomic<Bool>(true)
 
     public convenience init(options: ChangeFeedOptions = ChangeFeedOptions()) {
         self.init(options: options, jitter: RetryPolicy.fullJitter)
@@ -52,7 +56,7 @@ public final class ChangeFeedHandler: ChangeSource {
         -> StoreResponse
     {
         let recorded =
-            ReadsBeforePosition.reads(request)
+            ReadsBeforePosition.reads(request) && recording.load(ordering: .acquiring)
             && readsBeforePosition.withLock { reads in
                 reads?.record(request)
                 return reads != nil
@@ -65,7 +69,10 @@ public final class ChangeFeedHandler: ChangeSource {
     /// The event for what was read before the feed knew its position, now that it does.
     private func positionKnown() -> ChangeEvent? {
         readsBeforePosition.withLock { reads in
-            defer { reads = nil }
+            defer {
+                reads = nil
+                recording.store(false, ordering: .releasing)
+            }
             return reads?.event(source: name)
         }
     }
@@ -113,7 +120,12 @@ public final class ChangeFeedHandler: ChangeSource {
                     )
                 }
                 let reached = page.cursor ?? (page.isGap ? nil : cursor)
-                if reached == nil { readsBeforePosition.withLock { $0 = $0 ?? ReadsBeforePosition() } }
+                if reached == nil {
+                    readsBeforePosition.withLock { reads in
+                        reads = reads ?? ReadsBeforePosition()
+                        recording.store(true, ordering: .releasing)
+                    }
+                }
                 if page.isGap || !page.changes.isEmpty || !page.invalidatedEntities.isEmpty {
                     await apply(page.event(source: name))
                 }
