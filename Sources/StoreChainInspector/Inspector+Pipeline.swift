@@ -27,14 +27,14 @@ extension Inspector {
         let starts = pipeline?.stages.map(\.line) ?? []
         var stages: [PipelineView.Stage] = []
         for (index, handler) in chain.handlers.enumerated() {
-            let scoped = handler as? ScopedHandler
+            let scope = handler.scope
             let line = index < starts.count ? starts[index] : nil
             stages.append(
                 PipelineView.Stage(
                     type: pipeline.map { index < $0.stages.count ? $0.stages[index].type : handler.name }
                         ?? handler.name,
-                    name: handler.name, line: line, kinds: scoped?.kinds.map { $0.map(\.rawValue).sorted() },
-                    entities: scoped?.entities.map { $0.sorted() },
+                    name: handler.name, line: line, kinds: scope?.kinds.map { $0.map(\.rawValue).sorted() },
+                    entities: scope?.entities.map { $0.sorted() },
                     text: Self.excerpt(of: lines, from: line, until: index + 1 < starts.count ? starts[index + 1] : nil)
                 ))
         }

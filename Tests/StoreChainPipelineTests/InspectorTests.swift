@@ -166,6 +166,24 @@ import Testing
         #expect(used.rate == 1 && used.burst == 2 && used.pausedFor == nil)
     }
 
+    @Test func thePipelineShowsEachHandlersScope() throws {
+        let store = try MusicFixture.store()
+        let recorder = InspectorRecorder()
+        let inspector = Inspector(
+            chain: Chain(
+                handlers: [
+                    MemoryCache(model: store.model),
+                    BatchingHandler(model: store.model, options: BatchingOptions(entities: ["Band"]))
+                        .when(kinds: [.objectFault], entities: ["Band", "Album"]),
+                ], terminal: store, tracing: recorder.tracing),
+            recorder: recorder)
+        let stages = inspector.pipelineView().stages
+        try #require(stages.count == 2)
+        #expect(stages[1].name == "batching")
+        #expect(stages[0].kinds == nil && stages[0].entities == nil, "an unscoped handler takes every request")
+        #expect(stages[1].kinds == ["object-fault"] && stages[1].entities == ["Album", "Band"])
+    }
+
     @Test func aBadQuerySaysWhatIsWrongAndWhere() async throws {
         let (inspector, backend) = try Self.inspector()
         let bad = await inspector.run(Inspector.QueryInput(entity: "Album", predicate: "year >>= 2000"))

@@ -126,9 +126,18 @@ extension StoreHandler {
     /// its scope takes requests of `kind` for `entity` (`nil`: any). `nil` when it is no `H`, or
     /// its scope passes such requests by.
     package func unscoped<H>(as type: H.Type, for kind: StoreRequest.Kind? = nil, entity: String? = nil) -> H? {
-        guard let scoped = self as? ScopedHandler else { return self as? H }
+        guard let scoped = asScoped else { return self as? H }
         return scoped.applies(to: kind, for: entity) ? scoped.wrapped as? H : nil
     }
+
+    /// The request kinds and entities this handler is limited to (`when(kinds:entities:)`);
+    /// `nil` for a handler that takes every request.
+    package var scope: (kinds: Set<StoreRequest.Kind>?, entities: Set<String>?)? {
+        asScoped.map { ($0.kinds, $0.entities) }
+    }
+
+    /// The one place that asks whether a handler is scoped.
+    private var asScoped: ScopedHandler? { self as? ScopedHandler }
 }
 
 /// A handler that applies only to some request kinds and entities.
