@@ -302,7 +302,7 @@ extension CacheHandler where Storage == MemoryCacheStorage {
 
 extension Node {
     /// A rough size in memory, for cache limits.
-    public var approximateByteCount: Int {
+    var approximateByteCount: Int {
         var bytes = 96
         for (name, value) in attributes { bytes += 32 + name.utf8.count + value.approximateByteCount }
         for (name, value) in relationships { bytes += 32 + name.utf8.count + value.objectIDs.count * 40 }

@@ -21,7 +21,7 @@ public struct ChangesRequest: Sendable, Hashable, CustomStringConvertible {
 extension StoreRequest {
     /// Whether the backend may hold the request open until something happens (a request for
     /// changes with a wait).
-    public var isLongPoll: Bool {
+    package var isLongPoll: Bool {
         if case .changes(let request) = self { request.wait != nil } else { false }
     }
 }
