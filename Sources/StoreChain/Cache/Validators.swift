@@ -6,7 +6,7 @@
 /// The one validator type: a response's (`ResponseFreshness.validators`), cached data's
 /// (`Freshness.validators`), a request's (`PageRequest.validators`) and each page's
 /// (`PageValidator.validators`).
-public struct Validators: Sendable, Hashable, CustomStringConvertible {
+public struct Validators: Sendable, Hashable, Codable, CustomStringConvertible {
     public var etag: String?
     public var lastModified: String?
     /// For an answer read from several pages: each page's own validators, which a pager
