@@ -25,12 +25,12 @@ package struct Dataset: Sendable, NodeSource {
         position(of: id.entity).flatMap { nodesByEntity[$0][id, hash: hash] }
     }
 
-    /// The entity's nodes in insertion order.
     /// Every node, entity by entity in the model's order.
     package func allNodes(model: ObjectModel) -> [Node] {
         model.entities.flatMap { nodes(of: $0.name) }
     }
 
+    /// The entity's nodes in insertion order.
     package func nodes(of entity: String) -> [Node] {
         position(of: entity).map { nodesByEntity[$0].nodes } ?? []
     }
