@@ -26,7 +26,7 @@ public final class DemoBackend: Sendable {
     /// The catalog the backend serves (and changes on POST / PATCH / DELETE).
     public let store: InMemoryStore
     let quirks: Locked<DemoQuirks>
-    let counters = Locked(Stats())
+    let counters = Watched(Stats())
     /// The first answer to each write sent with an `Idempotency-Key` header, by key.
     let idempotentAnswers = Locked<[String: WriteAnswer]>([:])
     /// Every change any client made, for `GET /v2/changes`.
@@ -109,6 +109,12 @@ public final class DemoBackend: Sendable {
 
     public var stats: Stats {
         counters.withLock { $0 }
+    }
+
+    /// Returns once `condition` holds for the stats, woken by each request counted (for tests;
+    /// fails with `timed-out`, naming `what`, after a minute).
+    package func waitForStats(_ what: String, until condition: @escaping @Sendable (Stats) -> Bool) async throws {
+        try await counters.wait(for: what, until: condition)
     }
 
     public func resetStats() {

@@ -17,16 +17,21 @@ public final class ManualClock: StoreClock {
         let continuation: CheckedContinuation<Void, any Error>
     }
 
-    private struct State {
+    private struct State: CustomStringConvertible {
         var now: Date
         var sleepers: [Sleeper] = []
         var nextID = 0
+
+        var description: String {
+            let waits = sleepers.map { "\($0.deadline.timeIntervalSince(now))s" }
+            return "\(sleepers.count) sleeping, due in [\(waits.joined(separator: ", "))]"
+        }
     }
 
-    private let state: Locked<State>
+    private let state: Watched<State>
 
     public init(now: Date = Date(timeIntervalSince1970: 1_700_000_000)) {
-        state = Locked(State(now: now))
+        state = Watched(State(now: now))
     }
 
     public var now: Date {
@@ -81,8 +86,24 @@ public final class ManualClock: StoreClock {
         for _ in 0..<10 { await Task.yield() }
     }
 
-    /// Waits (by yielding, not sleeping) until `count` tasks sleep on this clock.
-    public func waitForSleepers(_ count: Int) async {
-        while sleeperCount < count { await Task.yield() }
+    /// Waits until at least `count` tasks sleep on this clock, woken by the sleep that makes them
+    /// `count` (no polling). Fails with a `timedOut` error saying how many slept after a minute
+    /// of real time, so that a test whose task never sleeps fails instead of hanging.
+    public func waitForSleepers(_ count: Int) async throws {
+        try await state.wait(for: "\(count) tasks sleeping on the manual clock") { $0.sleepers.count >= count }
+    }
+
+    /// Waits until a task sleeps on this clock with a deadline no further than `step` from now,
+    /// as `waitForSleepers(_:)` does.
+    public func waitForWakeUp(within step: Duration) async throws {
+        try await state.wait(for: "a task sleeping on the manual clock until at most \(step) from now") { state in
+            state.sleepers.contains { $0.deadline <= state.now.addingTimeInterval(step.timeInterval) }
+        }
+    }
+
+    /// Waits until at most `count` tasks sleep on this clock (the others were woken or
+    /// cancelled), as `waitForSleepers(_:)` does.
+    public func waitForSleepers(atMost count: Int) async throws {
+        try await state.wait(for: "at most \(count) tasks sleeping on the manual clock") { $0.sleepers.count <= count }
     }
 }

@@ -14,7 +14,7 @@ public final class RecordingResponder: StoreResponder {
     public typealias Script = @Sendable (StoreRequest, RequestContext) async throws -> StoreResponse
 
     private let script: Script
-    private let recorded = Locked<[StoreRequest]>([])
+    private let recorded = Watched<[StoreRequest]>([])
     public let name: String
 
     /// Answers every request with `script`.
@@ -42,9 +42,25 @@ public final class RecordingResponder: StoreResponder {
 
     /// How many requests of `kind` (and, if given, about `entity`) arrived.
     public func count(_ kind: StoreRequest.Kind? = nil, entity: String? = nil) -> Int {
+        Self.count(of: requests, kind, entity: entity)
+    }
+
+    private static func count(of requests: [StoreRequest], _ kind: StoreRequest.Kind?, entity: String?) -> Int {
         requests.filter { request in
             (kind == nil || request.kind == kind) && (entity == nil || request.entities.contains(entity ?? ""))
         }.count
+    }
+
+    /// Waits until at least `count` requests of `kind` (and, if given, about `entity`) have
+    /// arrived, woken by the request that makes them `count` (no polling); fails with a
+    /// `timedOut` error listing what arrived after a minute of real time.
+    public func waitForRequests(
+        _ count: Int, _ kind: StoreRequest.Kind? = nil, entity: String? = nil
+    ) async throws {
+        let what = [kind?.rawValue, entity].compactMap { $0 }.joined(separator: " ")
+        try await recorded.wait(for: "\(count) \(what.isEmpty ? "" : what + " ")requests at \(name)") { requests in
+            Self.count(of: requests, kind, entity: entity) >= count
+        }
     }
 
     /// Forgets the recorded requests.

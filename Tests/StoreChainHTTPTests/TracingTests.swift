@@ -162,7 +162,7 @@ import Tracing
             async let first = chain.send(.objectFault(ids[0]))
             async let second = chain.send(.objectFault(ids[1]))
             async let third = chain.send(.objectFault(ids[2]))
-            await clock.waitForSleepers(1)
+            try await clock.waitForSleepers(1)
             await clock.advance(by: .milliseconds(5))
             let answers = try await [first, second, third]
             #expect(try answers.map { try $0.objectNode()?.id } == ids)

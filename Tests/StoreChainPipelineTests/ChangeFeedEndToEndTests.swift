@@ -47,18 +47,6 @@ import Testing
         }
     }
 
-    /// Returns once `condition` holds (looked at every 10 ms), or fails after a minute: the wait
-    /// for another process, not a timing.
-    static func until(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !condition() {
-            guard ContinuousClock.now < deadline else {
-                throw StoreChainError(.timedOut, "the condition did not hold within a minute")
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-    }
-
     /// Two processes over one disk cache, each following the feed and observing the same fetch;
     /// a third client renames an album through the backend: both observers deliver the new title,
     /// and a fetch outside the change's reach is still answered from the caches.
@@ -192,7 +180,7 @@ import Testing
             .observe(try TestData.fetch("Album", where: "year == 1901"))
         #expect(try await Self.first(observed) { _ in true }.isEmpty)
         // The feed's second request resumes from where the stream stood before the save below.
-        try await Self.until { backend.stats.requestsByRoute["/v3/events"] ?? 0 >= 2 }
+        try await backend.waitForStats("two requests to /v3/events") { $0.requestsByRoute["/v3/events"] ?? 0 >= 2 }
         let writer = ObjectContext(
             chain: Chain(
                 handlers: [],

@@ -119,9 +119,9 @@ import Testing
         let (first, backend) = try Self.chain(schema: schema, clock: clock, firstAnswerAfter: .seconds(1))
         let (second, _) = try Self.chain(schema: schema, clock: clock, backend: backend)
         let fetching = Task { try await first.send(.fetch(albums)) }
-        await backend.untilAsked(1)
+        try await backend.waitForRequests(1)
         let waiting = Finishing { try await second.send(.fetch(albums)) }
-        await waiting.sleepsOrEnds(on: clock, sleepers: 2)
+        try await waiting.sleepsOrEnds(on: clock, sleepers: 2)
         #expect(backend.count() == 1, "the second process waits for the first one's claim")
         await clock.advance(by: .seconds(1))
         #expect(try await fetching.value.info.cacheStatus == .miss)
@@ -138,9 +138,9 @@ import Testing
         let (first, backend) = try Self.chain(schema: schema, clock: clock, firstAnswerAfter: .seconds(30))
         let (second, _) = try Self.chain(schema: schema, clock: clock, backend: backend, logger: log.logger())
         let stuck = Task { try await first.send(.fetch(albums)) }
-        await backend.untilAsked(1)
+        try await backend.waitForRequests(1)
         let waiting = Finishing { try await second.send(.fetch(albums)) }
-        await waiting.sleepsOrEnds(on: clock, sleepers: 2)
+        try await waiting.sleepsOrEnds(on: clock, sleepers: 2)
         await clock.advance(by: .seconds(5))
         let answer = try await waiting.value(advancing: clock)
         #expect(answer.info.cacheStatus == .miss, "after the wait it asks upstream itself")
@@ -156,10 +156,10 @@ import Testing
         let (first, backend) = try Self.chain(schema: schema, clock: clock, firstAnswerAfter: .seconds(30))
         let (second, _) = try Self.chain(schema: schema, clock: clock, backend: backend)
         let stuck = Task { try await first.send(.fetch(albums)) }
-        await backend.untilAsked(1)
+        try await backend.waitForRequests(1)
         let context = second.makeContext(deadline: clock.now.addingTimeInterval(1))
         let waiting = Finishing { try await second.send(.fetch(albums), context: context) }
-        await waiting.sleepsOrEnds(on: clock, sleepers: 2)
+        try await waiting.sleepsOrEnds(on: clock, sleepers: 2)
         await clock.advance(by: .seconds(1))
         let error = await #expect(throws: StoreChainError.self, "a 1 s deadline ends a wait of up to 5 s") {
             try await waiting.value(advancing: clock)
@@ -178,9 +178,9 @@ import Testing
         let (second, _) = try Self.chain(schema: schema, clock: clock, backend: backend)
         let album = ObjectID(entity: "Album", key: 10)
         let fetching = Task { try await first.send(.objectFault(album)) }
-        await backend.untilAsked(1)
+        try await backend.waitForRequests(1)
         let waiting = Finishing { try await second.send(.objectFault(album)) }
-        await waiting.sleepsOrEnds(on: clock, sleepers: 2)
+        try await waiting.sleepsOrEnds(on: clock, sleepers: 2)
         await clock.advance(by: .seconds(1))
         _ = try await fetching.value
         let shared = try await waiting.value(advancing: clock)
@@ -214,9 +214,9 @@ import Testing
         let refreshing = Task { try await first.send(.fetch(albums)) }
         // The refresh has reached the backend (a listener waiting to reconnect would also count
         // as a sleeper, so the clock's sleepers do not say so).
-        await backend.untilAsked(2)
+        try await backend.waitForRequests(2)
         let waiting = Finishing { try await second.send(.fetch(albums)) }
-        await waiting.sleepsOrEnds(on: clock, sleepers: 2)
+        try await waiting.sleepsOrEnds(on: clock, sleepers: 2)
         await clock.advance(by: .seconds(1))
         #expect(try await refreshing.value.info.cacheStatus == .refreshed)
         let shared = try await waiting.value(advancing: clock)
@@ -290,7 +290,7 @@ import Testing
             SELECT pg_terminate_backend(pid) FROM pg_stat_activity
             WHERE query LIKE 'LISTEN%storechain_changes_\(schema)%' AND pid <> pg_backend_pid()
             """)
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         let band = ObjectID(entity: "Band", key: 1)
         let renamed = Node(id: band, attributes: ["name": .string("Rue Royale (renamed)")])
         _ = try await saver.send(.save(SaveChanges(updated: [renamed])))
@@ -369,63 +369,6 @@ import Testing
             throw error
         }
         try await connection.close()
-    }
-}
-
-/// A task whose end a test can wait for while it moves a manual clock (the task polls on it).
-final class Finishing<Value: Sendable>: Sendable {
-    private let task: Task<Value, any Error>
-    private let ended: Ended
-
-    private final class Ended: Sendable {
-        let flag = Locked(false)
-    }
-
-    init(_ operation: @escaping @Sendable () async throws -> Value) {
-        let ended = Ended()
-        self.ended = ended
-        task = Task {
-            defer { ended.flag.withLock { $0 = true } }
-            return try await operation()
-        }
-    }
-
-    /// Waits until `sleepers` tasks sleep on `clock`, or this task has ended (so a test whose
-    /// task does not wait fails on its expectations instead of hanging).
-    func sleepsOrEnds(on clock: ManualClock, sleepers: Int) async {
-        while clock.sleeperCount < sleepers, !ended.flag.withLock({ $0 }) { await Task.yield() }
-    }
-
-    /// The task's value, moving `clock` on to the next wake-up whenever one is due within a
-    /// small step (a wait polling for another process). A sleeper further off (a request held
-    /// for 30 s, a listener waiting to reconnect) is left alone: advancing for it while the task
-    /// does real work (a query to PostgreSQL) would let the clock race ahead of the task, as it
-    /// did on a loaded machine, where a 1 s deadline then passed 2 s.
-    /// A task that has not ended after a minute fails the test (it waits on something the clock
-    /// will not move on to), rather than hanging the run.
-    func value(advancing clock: ManualClock) async throws -> Value {
-        let limit = ContinuousClock.now + .seconds(60)
-        while !ended.flag.withLock({ $0 }) {
-            guard ContinuousClock.now < limit else {
-                task.cancel()
-                throw StoreChainError(
-                    .timedOut, "the task did not end within a minute; it waits for a wake-up more than 20 ms off")
-            }
-            if let next = clock.nextDeadline, next <= clock.now.addingTimeInterval(0.02) {
-                await clock.advance(by: .seconds(max(0, next.timeIntervalSince(clock.now))))
-            } else {
-                await Task.yield()
-            }
-        }
-        return try await task.value
-    }
-}
-
-extension RecordingResponder {
-    /// Returns once `count` requests have reached this backend: the way to know that a request
-    /// is being answered, since a listener waiting to reconnect sleeps on the test's clock too.
-    fileprivate func untilAsked(_ count: Int) async {
-        while requests.count < count { await Task.yield() }
     }
 }
 

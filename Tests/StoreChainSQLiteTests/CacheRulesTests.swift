@@ -269,10 +269,10 @@ import Testing
         let request = albumsOfBand1
         try await withThrowingTaskGroup(of: FetchResult.self) { group in
             for _ in 0..<5 { group.addTask { try await harness.chain.fetch(request) } }
-            await harness.clock.waitForSleepers(1)
+            try await harness.clock.waitForSleepers(1)
             // Single-flight keys carry the point in the order of saves (none yet).
             let key = "fetch \(request.normalizedForCache) since save 0"
-            try await waitUntil { harness.chain.handlers.first.map { inFlightWaiters($0, key: key) } == 4 }
+            try await waitForInFlightWaiters(4, of: harness.handler, key: key)
             await harness.clock.advance(by: .seconds(1))
             for try await result in group { #expect(result == (try harness.expected(request))) }
         }
@@ -349,7 +349,7 @@ import Testing
         let early = Task { try await harness.fetch(recentCount) }
         let earlyAlbums = Task { try await harness.fetch(albumsOfBand1) }
         let earlyFault = Task { try await harness.chain.send(.objectFault(album21)) }
-        while harness.backend.count() < 3 { await Task.yield() }
+        try await harness.backend.waitForHeldAnswers(3)
         harness.backend.update { $0.answersHeldUntil = nil }
 
         _ = try await harness.chain.send(
@@ -360,9 +360,10 @@ import Testing
                         Node(id: album21, attributes: ["year": 1990]),
                     ])))
         #expect(try harness.expected(recentCount) != countBefore)
-        // Joining the early fetch would wait for the clock: the clock moves on after a while anyway.
+        // A fetch after the save that joined the early one would never reach the backend, and
+        // this wait would fail.
         let afterSave = Task { try await harness.fetch(recentCount) }
-        for _ in 0..<10_000 where harness.backend.count() < 4 { await Task.yield() }
+        try await harness.backend.waitForRequests(4)
         await harness.clock.advance(by: .seconds(1))
         #expect(
             try await afterSave.value.fetchResult() == harness.expected(recentCount),
@@ -399,7 +400,7 @@ import Testing
         let countBefore = try backend.store.fetch(recentCount)
         backend.update { $0.answersHeldUntil = clock.now.addingTimeInterval(1) }
         let early = Task { try await chain.send(.fetch(recentCount)) }
-        while backend.count() < 1 { await Task.yield() }
+        try await backend.waitForHeldAnswers(1)
         backend.update { $0.answersHeldUntil = nil }
         // Another process saves album 21 as from 1990, writes its cache and tells this one.
         let album21 = ObjectID(entity: "Album", key: 21)
@@ -444,7 +445,7 @@ import Testing
         let before = try backend.store.fetch(allBands)
         backend.update { $0.answersHeldUntil = clock.now.addingTimeInterval(1) }
         let early = Task { try await old.send(.fetch(allBands)) }
-        while backend.count() < 1 { await Task.yield() }
+        try await backend.waitForHeldAnswers(1)
         backend.update { $0.answersHeldUntil = nil }
 
         let band1 = ObjectID(entity: "Band", key: 1)
@@ -476,7 +477,7 @@ import Testing
             let allBands = try TestData.fetch("Band", sort: [FetchSortDescriptor("id")])
             storage.holdNextWrite()
             let early = Task { try await chain.send(.fetch(allBands)) }
-            await storage.untilAWriteIsHeld()
+            try await storage.untilAWriteIsHeld()
             let band1 = ObjectID(entity: "Band", key: 1)
             _ = try await chain.send(.save(SaveChanges(updated: [Node(id: band1, attributes: ["name": "Renamed"])])))
             storage.release()
@@ -650,20 +651,10 @@ struct Failure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Yields until `condition` holds (for conditions other tasks make true without the clock).
-func waitUntil(_ condition: () -> Bool) async throws {
-    var attempts = 0
-    while !condition() && attempts < 100_000 {
-        await Task.yield()
-        attempts += 1
-    }
-    guard condition() else { throw Failure("the condition never held") }
-}
-
-/// How many callers wait on the cache's in-flight call for `key`.
-func inFlightWaiters(_ handler: any StoreHandler, key: String) -> Int {
-    if let memory = handler as? MemoryCache { return memory.inFlight.waiterCount(for: key) }
-    if let disk = handler as? DiskCache { return disk.inFlight.waiterCount(for: key) }
-    if let shared = handler as? PostgresCache { return shared.inFlight.waiterCount(for: key) }
-    return -1
+/// Returns once `count` callers wait on the cache's in-flight call for `key`.
+func waitForInFlightWaiters(_ count: Int, of handler: any StoreHandler, key: String) async throws {
+    if let memory = handler as? MemoryCache { return try await memory.inFlight.waitForWaiters(count, for: key) }
+    if let disk = handler as? DiskCache { return try await disk.inFlight.waitForWaiters(count, for: key) }
+    if let shared = handler as? PostgresCache { return try await shared.inFlight.waitForWaiters(count, for: key) }
+    throw Failure("\(handler.name) is not a cache of this suite")
 }

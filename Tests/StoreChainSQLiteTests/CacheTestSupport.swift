@@ -29,13 +29,15 @@ final class FakeBackend: StoreResponder {
         /// Fetches and faults read the store at once and answer when the clock passes this time,
         /// so a save can reach the store while their answer is on its way.
         var answersHeldUntil: Date?
+        /// How many answers have read the store and wait for `answersHeldUntil`.
+        var heldAnswers = 0
     }
 
     let store: InMemoryStore
     let clock: ManualClock
     let name = "FakeBackend"
-    let state = Locked(State())
-    private let recorded = Locked<[StoreRequest]>([])
+    let state = Watched(State())
+    private let recorded = Watched<[StoreRequest]>([])
 
     init(clock: ManualClock) throws {
         store = try MusicFixture.store()
@@ -48,6 +50,19 @@ final class FakeBackend: StoreResponder {
         requests.filter { kind == nil || $0.unconditional.kind == kind }.count
     }
     func update(_ change: (inout State) -> Void) { state.withLock { change(&$0) } }
+
+    /// Waits until at least `count` answers have read the store and wait for `answersHeldUntil`.
+    func waitForHeldAnswers(_ count: Int) async throws {
+        try await state.wait(for: "\(count) answers held by the fake backend") { $0.heldAnswers >= count }
+    }
+
+    /// Waits until at least `count` requests of `kind` have arrived, woken by the request that
+    /// makes them `count`.
+    func waitForRequests(_ count: Int, _ kind: StoreRequest.Kind? = nil) async throws {
+        try await recorded.wait(for: "\(count) requests at the fake backend") { requests in
+            requests.filter { kind == nil || $0.unconditional.kind == kind }.count >= count
+        }
+    }
 
     func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
         recorded.withLock { $0.append(request) }
@@ -78,6 +93,7 @@ final class FakeBackend: StoreResponder {
         var response = try await store.respond(to: request, context: context)
         response.info = info
         if let held = current.answersHeldUntil, request.unconditional.kind != .save {
+            state.withLock { $0.heldAnswers += 1 }
             try await clock.sleep(until: held)
         }
         if current.dumpsEverything, case .fetch = request.unconditional,
@@ -174,7 +190,7 @@ final class WriteHoldingStorage<Inner: CacheStorage>: ForwardingCacheStorage {
     }
 
     let inner: Inner
-    private let state = Locked(State())
+    private let state = Watched(State())
 
     init(_ inner: Inner) {
         self.inner = inner
@@ -186,8 +202,8 @@ final class WriteHoldingStorage<Inner: CacheStorage>: ForwardingCacheStorage {
     }
 
     /// Returns once a write waits.
-    func untilAWriteIsHeld() async {
-        while state.withLock({ $0.held == nil }) { await Task.yield() }
+    func untilAWriteIsHeld() async throws {
+        try await state.wait(for: "a write held by the storage") { $0.held != nil }
     }
 
     /// Lets the held write through.

@@ -21,8 +21,8 @@ import Testing
     private func slowSave(_ name: String, through chain: Chain) async throws -> (SaveResult, Node) {
         let band = newBand(name)
         let saving = Task { try await chain.send(.save(SaveChanges(inserted: [band]))).saveResult() }
-        #expect(await eventually { backend.held == 1 })
-        await clock.waitForSleepers(1)
+        try await backend.waitForHeld(1)
+        try await clock.waitForSleepers(1)
         await clock.advance(by: .milliseconds(1_999))
         #expect(backend.held == 1, "the app still waits before the acknowledgement")
         await clock.advance(by: .milliseconds(1))
@@ -44,7 +44,7 @@ import Testing
         backend.release()
         let sent = try #require(await events.first { !$0.sent.isEmpty })
         #expect(sent.permanentIDs[band.id]?.isTemporary == false)
-        #expect(await eventually { outbox.pendingCount == 0 })
+        try await outbox.waitForPending(atMost: 0)
         #expect(try backend.objects("Band", "name == 'Grouper' OR name == 'Low'").count == 2)
         #expect(backend.applied == 2, "each save reached the backend once")
         await chain.shutdown()
@@ -61,14 +61,14 @@ import Testing
                 .save(SaveChanges(updated: [Node(id: album, attributes: ["title": "Mine"], version: "0")]))
             ).saveResult()
         }
-        #expect(await eventually { backend.held == 1 })
-        await clock.waitForSleepers(1)
+        try await backend.waitForHeld(1)
+        try await clock.waitForSleepers(1)
         await clock.advance(by: .seconds(2))
         #expect(try await saving.value.isPending)
         _ = try backend.store.save(SaveChanges(updated: [Node(id: album, attributes: ["year": 1999])]))
         backend.mode = .up
         backend.release()
-        #expect(await eventually { outbox.pendingCount == 0 })
+        try await outbox.waitForPending(atMost: 0)
         let stored = backend.store.node(for: album)
         #expect(stored?[attribute: "title"] == "Mine" && stored?[attribute: "year"] == 1999)
         #expect(try await outbox.entries().isEmpty)

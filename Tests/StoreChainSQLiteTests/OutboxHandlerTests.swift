@@ -242,10 +242,10 @@ import Testing
         let chain = chain(outbox, clock: clock)
         _ = try await chain.send(.save(SaveChanges(inserted: [newBand("Grouper")])))
         // First retry after 2 s: still down, so the next waits 4 s.
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         await clock.advance(by: .seconds(2))
-        #expect(await eventually { backend.attempts == 2 })
-        await clock.waitForSleepers(1)
+        try await backend.waitForAttempts(2)
+        try await clock.waitForSleepers(1)
         await clock.advance(by: .seconds(3))
         #expect(backend.attempts == 2)
         let events = chain.events.subscribe()
@@ -282,12 +282,12 @@ import Testing
         #expect(backend.attempts == 1)
         // Reads succeed, but a 503 to saves is the backend's own answer: no save per read.
         for _ in 0..<5 { _ = try await chain.send(.objectFault(id("Band", 1))) }
-        // (A send started in the background would have run by now.)
-        for _ in 0..<500 { await Task.yield() }
+        // A send started in the background would have run once the background work is done.
+        try await chain.background.waitForIdle()
         #expect(backend.attempts == 1)
         let events = chain.events.subscribe()
         backend.mode = .up
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         await clock.advance(by: .seconds(10))
         var iterator = events.makeAsyncIterator()
         #expect(try #require(await iterator.next()).sent.count == 1)
@@ -315,7 +315,7 @@ extension OutboxHandlerTests {
         let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(3600)))
         let chain = chain(outbox)
         let saving = Task { try await chain.send(.save(SaveChanges(inserted: [newBand("Grouper")]))) }
-        #expect(await eventually { backend.attempts == 1 })
+        try await backend.waitForAttempts(1)
         saving.cancel()
         // The caller hears that the save is pending: it is recorded, and goes later.
         #expect(try await saving.value.saveResult().isPending)
@@ -333,7 +333,7 @@ extension OutboxHandlerTests {
             let outbox = try OutboxHandler(model: model, options: OutboxOptions(path: path, retryDelay: .seconds(60)))
             let chain = chain(outbox, clock: clock)
             _ = try await chain.send(.save(SaveChanges(inserted: [newBand("Grouper")])))
-            await clock.waitForSleepers(1)
+            try await clock.waitForSleepers(1)
             // Returns with the timer still waiting (the manual clock never moves here).
             await chain.shutdown()
             #expect(backend.attempts == 1)

@@ -86,7 +86,7 @@ import Testing
         defer { releaseAll() }
         let replay = Task { try await chain.sync() }
         // Three lanes at once: the band with its album, and two of the four other bands.
-        #expect(await eventually { backend.held == 3 })
+        try await backend.waitForHeld(3)
         for _ in 0..<300 { await Task.yield() }
         #expect(backend.held == 3)
         // The album waits for its band, whose permanent ID it needs.
@@ -109,7 +109,7 @@ import Testing
         backend.mode = .holding
         defer { releaseAll() }
         let replay = Task { try await chain.sync() }
-        #expect(await eventually { backend.held == 1 })
+        try await backend.waitForHeld(1)
         for _ in 0..<300 { await Task.yield() }
         #expect(backend.held == 1)
         backend.mode = .up
@@ -125,7 +125,7 @@ import Testing
         backend.mode = .holding
         defer { releaseAll() }
         let replay = Task { try await chain.sync() }
-        #expect(await eventually { backend.held == 3 })
+        try await backend.waitForHeld(3)
         // The backend goes away: the three sent fail, and no lane starts another save.
         backend.mode = .down
         backend.release()
@@ -137,7 +137,7 @@ import Testing
         // failure doubles it (4 s), as for a single lane.
         let events = chain.events.subscribe()
         for delay in [2, 4] {
-            await clock.waitForSleepers(1)
+            try await clock.waitForSleepers(1)
             try #require(clock.nextDeadline == clock.now.addingTimeInterval(TimeInterval(delay)))
             if delay == 4 { backend.mode = .up }
             await clock.advance(by: .seconds(delay))

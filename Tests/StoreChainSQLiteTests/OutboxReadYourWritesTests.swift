@@ -217,12 +217,7 @@ extension OutboxReadYourWritesTests {
         try saving.object(with: id("Band", 2)).set("Renamed", for: "name")
         #expect(try await saving.save().isPending)
         // The save's event makes the observation refetch, which fails with nothing cached.
-        var yields = 0
-        while backend.refusedReads == 0 && yields < 1_000_000 {
-            await Task.yield()
-            yields += 1
-        }
-        try #require(backend.refusedReads > 0, "the observation refetched with the backend down")
+        try await backend.waitForRefusedReads(1)
         backend.mode = .up
         #expect(try await saving.sync() == 0)
         #expect(try await results.next()?.map(\.objectID) == [id("Band", 2)])
@@ -247,14 +242,15 @@ extension OutboxReadYourWritesTests {
             context: chain.makeContext())
         elsewhere.tell(ChangeEvent(updated: [id("Band", 2)], invalidatedEntities: ["Band"], source: "elsewhere"))
         // The change makes the observation refetch, which fails; it waits a second to try again.
-        func untilOneSleeps(afterRefusing reads: Int) async {
-            for _ in 0..<1_000_000 where clock.sleeperCount == 0 || backend.refusedReads < reads { await Task.yield() }
+        func untilOneSleeps(afterRefusing reads: Int) async throws {
+            try await backend.waitForRefusedReads(reads)
+            try await clock.waitForSleepers(1)
         }
-        await untilOneSleeps(afterRefusing: 1)
+        try await untilOneSleeps(afterRefusing: 1)
         try #require(clock.sleeperCount == 1, "the observation waits to try again")
         #expect(backend.refusedReads == 1)
         await clock.advance(by: .seconds(1))
-        await untilOneSleeps(afterRefusing: 2)
+        try await untilOneSleeps(afterRefusing: 2)
         #expect(backend.refusedReads == 2, "still down: tried again, and waits longer")
         #expect(clock.nextDeadline == clock.now.addingTimeInterval(2))
         backend.mode = .up

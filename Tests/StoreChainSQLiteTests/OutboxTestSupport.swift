@@ -25,7 +25,7 @@ final class ScriptedBackend: StoreResponder {
 
     let name = "scripted-backend"
     let store: InMemoryStore
-    private let state = Locked(State())
+    private let state = Watched(State())
 
     private struct State {
         var mode = Mode.up
@@ -72,6 +72,21 @@ final class ScriptedBackend: StoreResponder {
     /// How many saves wait for `release` now, and the most that waited at once.
     var held: Int { state.withLock { $0.held.count } }
     var mostHeld: Int { state.withLock { $0.mostHeld } }
+
+    /// Waits until at least `count` saves have been sent to the backend (answered or not).
+    func waitForAttempts(_ count: Int) async throws {
+        try await state.wait(for: "\(count) saves sent to the backend") { $0.attempts >= count }
+    }
+
+    /// Waits until exactly `count` saves wait for `release`.
+    func waitForHeld(_ count: Int) async throws {
+        try await state.wait(for: "\(count) saves held by the backend") { $0.held.count == count }
+    }
+
+    /// Waits until the backend has refused at least `count` reads while down.
+    func waitForRefusedReads(_ count: Int) async throws {
+        try await state.wait(for: "\(count) reads refused by the backend") { $0.refusedReads >= count }
+    }
 
     /// Lets the `count` saves that have waited longest go on (all when `nil`).
     func release(_ count: Int? = nil) {
@@ -138,17 +153,4 @@ func newBand(_ name: String) -> Node {
 /// A fresh outbox file path in its own directory.
 func outboxPath() -> String {
     TemporaryFolder.make("storechain-outbox").appending(path: "outbox.sqlite").path
-}
-
-/// Waits (by yielding, never sleeping) until `condition` holds, for work a handler started in
-/// the background; gives up after 20 seconds, so that a broken handler fails the test rather
-/// than hangs it. (Background work here writes SQLite files with `fsync`: on a loaded machine
-/// a fixed number of yields can run out first.)
-func eventually(_ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + .seconds(20)
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        await Task.yield()
-    }
-    return try await condition()
 }

@@ -28,8 +28,8 @@ import Testing
             for key in keys {
                 group.addTask { (key, try await chain.send(.objectFault(track(key)))) }
             }
-            await clock.waitForSleepers(1)
-            while batching.waitingCount(for: "Track") < keys.count { await Task.yield() }
+            try await clock.waitForSleepers(1)
+            try await batching.waitForWaiting(keys.count, for: "Track")
             #expect(terminal.count() == 0, "nothing is sent before the window closes")
             await clock.advance(by: .milliseconds(5))
             for try await (key, response) in group {
@@ -50,9 +50,10 @@ import Testing
         let keys = [100, 101, 110, 200, 201]
         try await withThrowingTaskGroup(of: Void.self) { group in
             for key in keys { group.addTask { _ = try await chain.send(.objectFault(track(key))) } }
-            while terminal.count() < 1 || batching.waitingCount(for: "Track") < 2 { await Task.yield() }
+            try await terminal.waitForRequests(1)
+            try await batching.waitForWaiting(2, for: "Track")
             #expect(terminal.count() == 1, "the full batch of 3 went without waiting")
-            await clock.waitForSleepers(1)
+            try await clock.waitForSleepers(1)
             await clock.advance(by: .milliseconds(5))
             try await group.waitForAll()
         }
@@ -60,10 +61,10 @@ import Testing
         await chain.shutdown()
     }
 
-    /// Yields until the batch's timer sleeps again or the terminal received something, a bounded
-    /// number of times (so a broken handler fails the test instead of hanging it).
-    private func settle(_ terminal: RecordingResponder) async {
-        for _ in 0..<10_000 where clock.sleeperCount == 0 && terminal.count() == 0 { await Task.yield() }
+    /// Waits until the batch's timer sleeps again or the terminal received something.
+    private func settle(_ terminal: RecordingResponder) async throws {
+        let clock = self.clock
+        try await firstOf({ try await clock.waitForSleepers(1) }, { try await terminal.waitForRequests(1) })
     }
 
     /// Regression (the demo's 300 faulted tracks took 4 batches instead of 3 on a busy machine):
@@ -73,12 +74,12 @@ import Testing
         let (chain, terminal, batching) = harness()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { _ = try await chain.send(.objectFault(track(100))) }
-            await clock.waitForSleepers(1)
+            try await clock.waitForSleepers(1)
             await clock.advance(by: .milliseconds(4))
             group.addTask { _ = try await chain.send(.objectFault(track(101))) }
-            while batching.waitingCount(for: "Track") < 2 { await Task.yield() }
+            try await batching.waitForWaiting(2, for: "Track")
             await clock.advance(by: .milliseconds(1))
-            await settle(terminal)
+            try await settle(terminal)
             #expect(terminal.count() == 0, "5 ms after the first fault, but 1 ms after the second: still open")
             await clock.advance(by: .milliseconds(4))
             try await group.waitForAll()
@@ -93,11 +94,11 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (index, key) in [100, 101, 110].enumerated() {
                 group.addTask { _ = try await chain.send(.objectFault(track(key))) }
-                while batching.waitingCount(for: "Track") < index + 1 { await Task.yield() }
-                await settle(terminal)
+                try await batching.waitForWaiting(index + 1, for: "Track")
+                try await settle(terminal)
                 await clock.advance(by: .milliseconds(4))
             }
-            await settle(terminal)
+            try await settle(terminal)
             #expect(terminal.count() == 1, "sent by 12 ms (max delay 11 ms) although the last fault joined 4 ms before")
             await clock.advance(by: .milliseconds(1))
             try await group.waitForAll()
@@ -113,7 +114,7 @@ import Testing
         #expect(
             terminal.requests == [.objectFault(ObjectID(entity: "Band", key: 1)), .fetch(try TestData.fetch("Track"))])
         async let lone = chain.send(.objectFault(track(100)))
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         await clock.advance(by: .milliseconds(5))
         #expect(try await lone.objectNode() == store.node(for: track(100)))
         #expect(terminal.requests.last == .objectFault(track(100)))
@@ -135,8 +136,8 @@ import Testing
                     }
                 }
             }
-            await clock.waitForSleepers(1)
-            while batching.waitingCount(for: "Track") < 3 { await Task.yield() }
+            try await clock.waitForSleepers(1)
+            try await batching.waitForWaiting(3, for: "Track")
             await clock.advance(by: .milliseconds(5))
             for try await failed in group { #expect(failed) }
         }

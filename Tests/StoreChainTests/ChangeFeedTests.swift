@@ -35,14 +35,14 @@ private final class ScriptedFeed: Sendable {
     func answer(_ page: ChangeFeedPage) { queue.push(.success(page)) }
     func fail(_ error: any Error) { queue.push(.failure(error)) }
 
-    /// Waits (by yielding) until the feed has asked `count` times.
-    func waitForRequests(_ count: Int) async {
-        while cursors.count < count { await Task.yield() }
+    /// Waits until the feed has asked `count` times, woken by the request that makes them `count`.
+    func waitForRequests(_ count: Int) async throws {
+        try await queue.waitForAsked(count)
     }
 
     /// Waits until the feed has its position and has applied what that answer brought (it asks
     /// again only after), so a test's own reads and events come after it.
-    func waitForPosition() async { await waitForRequests(2) }
+    func waitForPosition() async throws { try await waitForRequests(2) }
 }
 
 /// Answers in the order they are pushed; `next()` waits for one (until cancelled).
@@ -55,11 +55,15 @@ private final class AnswerQueue: Sendable {
         var cursors: [String?] = []
     }
 
-    private let state = Locked(State())
+    private let state = Watched(State())
 
     var cursors: [String?] { state.withLock { $0.cursors } }
 
     func asked(from cursor: String?) { state.withLock { $0.cursors.append(cursor) } }
+
+    func waitForAsked(_ count: Int) async throws {
+        try await state.wait(for: "the feed to ask for changes \(count) times") { $0.cursors.count >= count }
+    }
 
     func push(_ answer: Answer) {
         let waiter = state.withLock { state in
@@ -162,14 +166,14 @@ private final class AnswerQueue: Sendable {
         let feed = ScriptedFeed(store: store, holdsPosition: true)
         let chain = chain(feed, caches: [MemoryCache(model: store.model)])
         let events = chain.events.subscribe()
-        let announced = Locked<[ChangeEvent]>([])
+        let announced = Watched<[ChangeEvent]>([])
         let listener = Task { for await event in events { announced.withLock { $0.append(event) } } }
         _ = try await chain.send(.objectFault(album(21)))
         _ = try change(album(21), ["year": 1990])
         feed.answer(ChangeFeedPage(changes: [], cursor: "c0"))
-        await feed.waitForPosition()
-        // Published before the feed asked again; give the listener time to take it.
-        for _ in 0..<1_000 where announced.withLock({ $0.isEmpty }) { await Task.yield() }
+        try await feed.waitForPosition()
+        // Published before the feed asked again; the listener takes it in its own time.
+        try await announced.wait(for: "the announcement of what was read before the position") { !$0.isEmpty }
         #expect(announced.withLock { $0.map(\.updated) } == [[album(21)]])
         #expect(announced.withLock { $0.map(\.invalidatedEntities) } == [["Album"]])
         listener.cancel()
@@ -205,7 +209,7 @@ private final class AnswerQueue: Sendable {
     @Test func anUpdateWithItsStateKeepsACompleteCollectionComplete() async throws {
         let feed = ScriptedFeed(store: store)
         let chain = chain(feed, caches: [MemoryCache(model: store.model)])
-        await feed.waitForPosition()
+        try await feed.waitForPosition()
         _ = try await chain.fetch(FetchRequest(entity: "Album"))
         let events = chain.events.subscribe()
         var iterator = events.makeAsyncIterator()
@@ -251,7 +255,7 @@ private final class AnswerQueue: Sendable {
         var events = first.events.subscribe().makeAsyncIterator()
         feed.answer(ChangeFeedPage(changes: [try change(album(10), ["price": 3.5])], cursor: "c1"))
         _ = await events.next()
-        await feed.waitForRequests(3)
+        try await feed.waitForRequests(3)
         await first.shutdown()
         #expect(try String(contentsOfFile: file, encoding: .utf8) == "c1\n")
 
@@ -263,7 +267,7 @@ private final class AnswerQueue: Sendable {
         restarted.answer(ChangeFeedPage(changes: [missed], cursor: "c2"))
         #expect(await later.next()?.nodes == [try #require(missed.node)])
         #expect(restarted.cursors.first == "c1", "asked from the kept position, not the current one")
-        await restarted.waitForRequests(2)
+        try await restarted.waitForRequests(2)
         await second.shutdown()
         #expect(try String(contentsOfFile: file, encoding: .utf8) == "c2\n")
     }
@@ -297,7 +301,7 @@ private final class AnswerQueue: Sendable {
         feed.answer(ChangeFeedPage(changes: [first], cursor: "c1"))
         #expect(try #require(await iterator.next()).nodes == [try #require(first.node)])
         feed.fail(StoreChainError(.transport, "connection reset"))
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         #expect(clock.nextDeadline == clock.now.addingTimeInterval(1), "the first retry waits retry-base-delay")
         let second = try change(album(11), ["price": 2.5])
         feed.answer(ChangeFeedPage(changes: [second], cursor: "c2"))
@@ -318,7 +322,7 @@ private final class AnswerQueue: Sendable {
         feed.answer(ChangeFeedPage(changes: [first], cursor: "c1", reconnectionTime: .seconds(5)))
         _ = await iterator.next()
         feed.fail(StoreChainError(.transport, "connection reset"))
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         #expect(clock.nextDeadline == clock.now.addingTimeInterval(5))
         await chain.shutdown()
     }
@@ -335,7 +339,7 @@ private final class AnswerQueue: Sendable {
         let memory = MemoryCache(
             model: store.model, options: CacheOptions(expiry: CacheExpiry(defaultTTL: .seconds(3_600))))
         let chain = Chain(handlers: [handler, memory], terminal: feed.terminal, clock: clock)
-        await feed.waitForPosition()
+        try await feed.waitForPosition()
         let events = chain.events.subscribe()
         var heard = events.makeAsyncIterator()
         let context = ObjectContext(chain: chain, model: store.model)
@@ -347,7 +351,7 @@ private final class AnswerQueue: Sendable {
         for _ in 1...4 { feed.fail(StoreChainError(.transport, "connection refused")) }
         // Failures at 0, 1, 3 and 7 s (waits of 1, 2, 4, 8 s): the fourth wait passes 10 s.
         while clock.now < started.addingTimeInterval(10) {
-            await clock.waitForSleepers(1)
+            try await clock.waitForSleepers(1)
             let next = try #require(clock.nextDeadline)
             await clock.advance(by: .seconds(next.timeIntervalSince(clock.now)))
         }
@@ -365,7 +369,7 @@ private final class AnswerQueue: Sendable {
     @Test func aGapMakesTheCachesForgetEverything() async throws {
         let feed = ScriptedFeed(store: store)
         let chain = chain(feed, caches: [MemoryCache(model: store.model)])
-        await feed.waitForPosition()
+        try await feed.waitForPosition()
         let request = try TestData.fetch("Album", sort: [FetchSortDescriptor("id")])
         _ = try await chain.fetch(request)
         _ = try await chain.fetch(request)
@@ -375,7 +379,7 @@ private final class AnswerQueue: Sendable {
         for await event in events where event.isGap { break }
         _ = try await chain.fetch(request)
         #expect(feed.terminal.count(.fetch) == 2, "after the gap the cache holds nothing")
-        await feed.waitForRequests(3)
+        try await feed.waitForRequests(3)
         #expect(feed.cursors == [nil, "c0", "c7"])
         await chain.shutdown()
     }

@@ -17,7 +17,7 @@ import Testing
             try await clock.sleep(for: .seconds(5))
             order.append("early")
         }
-        await clock.waitForSleepers(2)
+        try await clock.waitForSleepers(2)
         await clock.advance(by: .seconds(4))
         #expect(order.all.isEmpty)
         await clock.advance(by: .seconds(6))
@@ -31,7 +31,7 @@ import Testing
         let clock = ManualClock()
         try await clock.sleep(until: clock.now.addingTimeInterval(-1))
         let task = Task { try await clock.sleep(for: .seconds(1)) }
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(clock.sleeperCount == 0)

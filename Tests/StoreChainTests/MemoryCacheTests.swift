@@ -394,8 +394,8 @@ import Testing
                     }
                 }
             }
-            await clock.waitForSleepers(1)
-            while flight.waiterCount(for: "k") < 2 { await Task.yield() }
+            try await clock.waitForSleepers(1)
+            try await flight.waitForWaiters(2, for: "k")
             await clock.advance(by: .seconds(1))
             for try await result in group { #expect(result == .failure(StoreChainError(.transport, "down"))) }
         }
@@ -403,7 +403,7 @@ import Testing
     }
 
     /// Starts a run for "k" that answers 7 after one second of `clock`, and waits until it sleeps.
-    private func startRunAnswering7AfterASecond(_ flight: SingleFlight<Int>, _ clock: ManualClock) async
+    private func startRunAnswering7AfterASecond(_ flight: SingleFlight<Int>, _ clock: ManualClock) async throws
         -> Task<Int, any Error>
     {
         let run = Task {
@@ -412,16 +412,16 @@ import Testing
                 return 7
             }
         }
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         return run
     }
 
     @Test func aCancelledWaiterStopsWaitingWhileTheRunGoesOn() async throws {
         let flight = SingleFlight<Int>()
         let clock = ManualClock()
-        let first = await startRunAnswering7AfterASecond(flight, clock)
+        let first = try await startRunAnswering7AfterASecond(flight, clock)
         let waiter = Task { try await flight.run("k") { 0 } }
-        while flight.waiterCount(for: "k") < 1 { await Task.yield() }
+        try await flight.waitForWaiters(1, for: "k")
         waiter.cancel()
         await #expect(throws: CancellationError.self) { try await waiter.value }
         #expect(flight.waiterCount(for: "k") == 0)
@@ -435,9 +435,9 @@ import Testing
     @Test func aCancelledRunPassesToAWaiterInsteadOfFailingIt() async throws {
         let flight = SingleFlight<Int>()
         let clock = ManualClock()
-        let first = await startRunAnswering7AfterASecond(flight, clock)
+        let first = try await startRunAnswering7AfterASecond(flight, clock)
         let waiter = Task { try await flight.run("k") { 8 } }
-        while flight.waiterCount(for: "k") < 1 { await Task.yield() }
+        try await flight.waitForWaiters(1, for: "k")
         first.cancel()
         await #expect(throws: CancellationError.self) { try await first.value }
         #expect(try await waiter.value == 8, "the waiter ran its own operation")
@@ -447,7 +447,7 @@ import Testing
     @Test func aWaiterCancelledBeforeItJoinsDoesNotWait() async throws {
         let flight = SingleFlight<Int>()
         let clock = ManualClock()
-        let first = await startRunAnswering7AfterASecond(flight, clock)
+        let first = try await startRunAnswering7AfterASecond(flight, clock)
         let waiter = Task {
             withUnsafeCurrentTask { $0?.cancel() }
             return try await flight.run("k") { 0 }

@@ -38,13 +38,13 @@ import Testing
             ], terminal: terminal, clock: clock)
         let request = StoreRequest.objectFault(ObjectID(entity: "Band", key: 1))
         let first = Task { try await chain.send(request) }
-        await clock.waitForSleepers(1)  // the retry's backoff
+        try await clock.waitForSleepers(1)  // the retry's backoff
         await clock.advance(by: .milliseconds(200))
         await #expect(throws: StoreChainError.self) { try await first.value }
         let second = Task { try await chain.send(request) }
-        await clock.waitForSleepers(1)  // the rate limit: 1/s
+        try await clock.waitForSleepers(1)  // the rate limit: 1/s
         await clock.advance(by: .milliseconds(800))
-        await clock.waitForSleepers(1)  // the retry's backoff
+        try await clock.waitForSleepers(1)  // the retry's backoff
         await clock.advance(by: .milliseconds(200))
         await #expect(throws: StoreChainError.self) { try await second.value }
         #expect(

@@ -40,14 +40,6 @@ import Testing
         return (timed.terminal, timed)
     }
 
-    private func yield(until condition: () -> Bool) async {
-        var attempts = 0
-        while !condition() && attempts < 100_000 {
-            await Task.yield()
-            attempts += 1
-        }
-    }
-
     @Test func neverExceedsTheRateUnder200ConcurrentCallers() async throws {
         // 8/s: slots 125 ms apart, exact in binary floating point, so the manual clock lands on them.
         let clock = ManualClock()
@@ -57,11 +49,11 @@ import Testing
         let start = clock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<200 { group.addTask { _ = try await chain.send(request) } }
-            await clock.waitForSleepers(196)
+            try await clock.waitForSleepers(196)
             #expect(terminal.count() == 4, "the burst starts at once")
             for step in 1...196 {
                 await clock.advance(by: .milliseconds(125))
-                await yield { terminal.count() >= 4 + step }
+                try await terminal.waitForRequests(4 + step)
             }
             try await group.waitForAll()
         }
@@ -92,7 +84,7 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<10 { group.addTask { _ = try await chain.send(request) } }
             for _ in 0..<4 {
-                await clock.waitForSleepers(1)
+                try await clock.waitForSleepers(1)
                 await clock.advance(by: .seconds(1))
             }
             try await group.waitForAll()
@@ -113,9 +105,9 @@ import Testing
             handlers: [RateLimitHandler(options: .init(rate: 1_000, burst: 1_000, maxInFlight: 1))],
             terminal: terminal, clock: clock)
         async let poll = chain.send(.changes(ChangesRequest(cursor: "c1", wait: .seconds(25))))
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         async let fault = chain.send(request)
-        for _ in 0..<1_000 where terminal.count(.objectFault) == 0 { await Task.yield() }
+        try await terminal.waitForRequests(1, .objectFault)
         #expect(terminal.count(.objectFault) == 1, "the fault passed while the long poll waited")
         await clock.advance(by: .seconds(25))
         _ = try await (poll, fault)
@@ -136,7 +128,7 @@ import Testing
         #expect(paused.pausedUntil == clock.now.addingTimeInterval(30) && paused.available == 0)
         #expect(paused.nextStart == paused.pausedUntil, "what the inspector shows while paused")
         async let later = chain.send(request)
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         await clock.advance(by: .seconds(29))
         #expect(terminal.count() == 1)
         #expect(limiter.snapshot(at: clock.now).waiting == 0, "waiting counts in-flight permits, not slots")
@@ -159,7 +151,7 @@ import Testing
         #expect(state.backendRemaining == 2 && state.backendReset == clock.now.addingTimeInterval(20))
         #expect(state.nextStart == clock.now.addingTimeInterval(10 - 0.99), "spaced, less the burst's tolerance")
         async let second = chain.send(request)
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         await clock.advance(by: .seconds(10))
         _ = try await second
         #expect(times.times[1].timeIntervalSince(times.times[0]) == 10, "2 left for 20s: one every 10s")
@@ -191,7 +183,7 @@ import Testing
         }
         #expect(error?.code == .rateLimited)
         let task = Task { try await chain.send(request) }
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(terminal.count() == 1)

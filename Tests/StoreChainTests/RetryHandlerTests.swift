@@ -39,11 +39,11 @@ import Testing
         let terminal = Self.failing([Self.status(503), StoreChainError(.transport, "connection reset")])
         let chain = chain(terminal, clock: clock)
         async let response = chain.send(request)
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         await clock.advance(by: .milliseconds(199))
         #expect(terminal.count() == 1, "the first retry waits the base delay")
         await clock.advance(by: .milliseconds(1))
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         await clock.advance(by: .milliseconds(399))
         #expect(terminal.count() == 2, "the second waits twice as long")
         await clock.advance(by: .milliseconds(1))
@@ -57,7 +57,7 @@ import Testing
         let chain = chain(terminal, RetryOptions(maxAttempts: 3, baseDelay: .seconds(1)), clock: clock)
         let task = Task { try await chain.send(request) }
         for _ in 0..<2 {
-            await clock.waitForSleepers(1)
+            try await clock.waitForSleepers(1)
             await clock.advance(by: .seconds(10))
         }
         await #expect(throws: StoreChainError.self) { try await task.value }
@@ -69,7 +69,7 @@ import Testing
         let terminal = Self.failing([Self.status(429, retryAfter: .seconds(5))])
         let chain = chain(terminal, clock: clock)
         async let response = chain.send(request)
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         await clock.advance(by: .milliseconds(4_999))
         #expect(terminal.count() == 1)
         await clock.advance(by: .milliseconds(1))
@@ -96,7 +96,7 @@ import Testing
         let terminal = Self.failing([Self.status(503)])
         let retried = chain(terminal, RetryOptions(retriesSaves: true), clock: clock)
         async let saved = retried.send(update)
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         await clock.advance(by: .seconds(1))
         _ = try await saved
         #expect(terminal.count() == 2, "declared idempotent, an update is retried")
@@ -107,7 +107,7 @@ import Testing
         let terminal = Self.failing([Self.status(503)])
         let chain = chain(terminal, clock: clock)
         let task = Task { try await chain.send(request) }
-        await clock.waitForSleepers(1)
+        try await clock.waitForSleepers(1)
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(terminal.count() == 1)

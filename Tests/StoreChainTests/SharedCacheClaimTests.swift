@@ -51,15 +51,11 @@ import Testing
 
         storage.holdWrites()
         let refreshing = Task { try await first.send(.fetch(albums)) }
-        await storage.untilAWriteIsHeld()
+        try await storage.untilAWriteIsHeld()
         // The first process has its answer and is storing it; the second finds the entry stale.
         let poll = CacheHandler<ClaimingMemoryStorage>.claimPollInterval
-        let answered = Locked(false)
-        let waiting = Task {
-            defer { answered.withLock { $0 = true } }
-            return try await second.send(.fetch(albums))
-        }
-        while clock.sleeperCount == 0, backend.requests.count < 3 { await Task.yield() }
+        let waiting = Finishing { try await second.send(.fetch(albums)) }
+        try await firstOf({ try await clock.waitForSleepers(1) }, { try await backend.waitForRequests(3) })
         #expect(backend.requests.count == 2, "the second process waits for the first: \(backend.requests)")
         await clock.advance(by: poll)
         await clock.advance(by: poll)
@@ -67,10 +63,7 @@ import Testing
 
         let refreshed = try await refreshing.value
         #expect(refreshed.info.cacheStatus == (kind == .notModified ? .revalidated : .refreshed))
-        while !answered.withLock({ $0 }) {
-            if clock.sleeperCount > 0 { await clock.advance(by: poll) } else { await Task.yield() }
-        }
-        let shared = try await waiting.value
+        let shared = try await waiting.value(advancing: clock, within: poll)
         #expect(try shared.fetchResult() == store.fetch(albums))
         #expect(shared.info.cacheStatus == .refreshed, "answered from what the first process stored")
         #expect(backend.requests.count == 2, "one fetch and one refresh between both: \(backend.requests)")
@@ -88,7 +81,7 @@ final class ClaimingMemoryStorage: ForwardingCacheStorage {
     }
 
     let inner = MemoryCacheStorage()
-    private let state = Locked(State())
+    private let state = Watched(State())
 
     /// Writes from now on wait until `releaseWrites()`.
     func holdWrites() {
@@ -106,8 +99,8 @@ final class ClaimingMemoryStorage: ForwardingCacheStorage {
     }
 
     /// Returns once a write waits to be let through.
-    func untilAWriteIsHeld() async {
-        while state.withLock({ $0.heldWrites.isEmpty }) { await Task.yield() }
+    func untilAWriteIsHeld() async throws {
+        try await state.wait(for: "a write held by the shared storage") { !$0.heldWrites.isEmpty }
     }
 
     /// Whether no process holds a claim.

@@ -12,7 +12,7 @@ final class SingleFlight<Value: Sendable>: Sendable {
         var nextWaiter = 0
     }
 
-    private let state = Locked(State())
+    private let state = Watched(State())
 
     private enum Role { case first, joined, cancelled }
 
@@ -72,4 +72,12 @@ final class SingleFlight<Value: Sendable>: Sendable {
 
     /// How many callers wait for the run in flight for `key` (for tests).
     func waiterCount(for key: String) -> Int { state.withLock { $0.flights[key]?.count ?? 0 } }
+
+    /// Returns once at least `count` callers wait for the run in flight for `key` (for tests; see
+    /// `Watched.wait`).
+    package func waitForWaiters(_ count: Int, for key: String) async throws {
+        try await state.wait(for: "\(count) callers waiting for the run of '\(key)'") {
+            $0.flights[key]?.count ?? 0 >= count
+        }
+    }
 }

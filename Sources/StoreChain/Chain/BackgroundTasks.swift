@@ -10,7 +10,7 @@ public final class BackgroundTasks: Sendable {
         var waiting: Set<Int> = []
     }
 
-    private let state = Locked(State())
+    private let state = Watched(State())
 
     public init() {}
 
@@ -57,6 +57,19 @@ public final class BackgroundTasks: Sendable {
     /// How many background tasks are running.
     public var count: Int {
         state.withLock { $0.tasks.count }
+    }
+
+    /// Returns once `shutdown` has begun: no new work starts (for tests; see `Watched.wait`).
+    package func waitForShutdown() async throws {
+        try await state.wait(for: "the background tasks' shutdown to begin") { $0.isShutDown }
+    }
+
+    /// Returns once no work runs: every task left is a timer waiting for its delay (for tests;
+    /// see `Watched.wait`).
+    package func waitForIdle() async throws {
+        try await state.wait(for: "the background work to finish") { state in
+            state.tasks.keys.allSatisfy(state.waiting.contains)
+        }
     }
 
     /// Stops new work and waits for the running work to finish, cancelling it first if asked.

@@ -77,7 +77,7 @@ public final class EventHub: Sendable {
         var published = 0
     }
 
-    private let state = Locked(State())
+    private let state = Watched(State())
     private let nextID = Atomic<Int>(0)
 
     public init() {}
@@ -130,5 +130,10 @@ public final class EventHub: Sendable {
     /// How many subscribers are listening (for tests and diagnostics).
     package var subscriberCount: Int {
         state.withLock { $0.subscribers.count }
+    }
+
+    /// Returns once at most `count` subscribers are listening (for tests; see `Watched.wait`).
+    package func waitForSubscribers(atMost count: Int) async throws {
+        try await state.wait(for: "at most \(count) subscribers of the change events") { $0.subscribers.count <= count }
     }
 }

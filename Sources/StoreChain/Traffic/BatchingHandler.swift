@@ -37,7 +37,7 @@ public final class BatchingHandler: FaultBatching {
         var nextNumber = 0
     }
 
-    private let state = Locked(State())
+    private let state = Watched(State())
 
     public init(model: ObjectModel, options: BatchingOptions) {
         self.model = model
@@ -103,9 +103,12 @@ public final class BatchingHandler: FaultBatching {
         }
     }
 
-    /// How many faults wait in the open batch for `entity` (for tests).
-    func waitingCount(for entity: String) -> Int {
-        state.withLock { $0.open[entity]?.waiters.values.reduce(0) { $0 + $1.count } ?? 0 }
+    /// Returns once at least `count` faults wait in the open batch for `entity` (for tests; see
+    /// `Watched.wait`).
+    func waitForWaiting(_ count: Int, for entity: String) async throws {
+        try await state.wait(for: "\(count) faults waiting in the open batch of \(entity)") {
+            $0.open[entity]?.waiters.values.reduce(0) { $0 + $1.count } ?? 0 >= count
+        }
     }
 
     /// Runs batch work as the chain's background work, or on its own once the chain is shut down.

@@ -51,7 +51,7 @@ public final class OutboxHandler: SaveHolding {
     let file: OutboxFile
     /// One sender at a time, so entries reach the backend in order.
     private let sending = AsyncLock()
-    let state: Locked<State>
+    let state: Watched<State>
 
     struct State {
         /// The keys of recorded saves being sent now, with the entries each holds.
@@ -105,7 +105,7 @@ public final class OutboxHandler: SaveHolding {
         file = try OutboxFile(path: options.path)
         var state = State(pendingCount: try file.pendingCount())
         for entry in try file.entries() where entry.state == .pending { state.writes.add(entry.id, entry.changes) }
-        self.state = Locked(state)
+        self.state = Watched(state)
     }
 
     /// Every save the outbox holds, oldest first.
@@ -115,6 +115,11 @@ public final class OutboxHandler: SaveHolding {
 
     /// How many saves wait to be sent.
     public var pendingCount: Int { state.withLock { $0.pendingCount } }
+
+    /// Returns once at most `count` saves wait to be sent (for tests; see `Watched.wait`).
+    package func waitForPending(atMost count: Int) async throws {
+        try await state.wait(for: "at most \(count) saves pending in the outbox") { $0.pendingCount <= count }
+    }
 
     /// Forgets a save, whatever its state: it will never be sent.
     ///

@@ -5,13 +5,13 @@ import StoreChain
 /// results it delivered, in order, gathered by a task of its own while the steps go on.
 final class GraphObservation: Sendable {
     /// What the observing task gathers.
-    private final class Gathered: Sendable {
-        let delivered = Locked<[[ObjectID]]>([])
-        let failure = Locked<String?>(nil)
+    private struct Gathered: Sendable {
+        var delivered: [[ObjectID]] = []
+        var failure: String?
     }
 
     let request: FetchRequest
-    private let gathered = Gathered()
+    private let gathered = Watched(Gathered())
     private let task: Task<Void, Never>
 
     init(_ request: FetchRequest, in context: ObjectContext) {
@@ -20,10 +20,10 @@ final class GraphObservation: Sendable {
         task = Task {
             do {
                 for try await objects in context.observe(request) {
-                    gathered.delivered.withLock { $0.append(objects.map(\.objectID)) }
+                    gathered.withLock { $0.delivered.append(objects.map(\.objectID)) }
                 }
             } catch {
-                gathered.failure.withLock { $0 = "\(error)" }
+                gathered.withLock { $0.failure = "\(error)" }
             }
         }
     }
@@ -33,24 +33,24 @@ final class GraphObservation: Sendable {
     }
 
     /// What it delivered so far.
-    var values: [[ObjectID]] { gathered.delivered.withLock { $0 } }
+    var values: [[ObjectID]] { gathered.value.delivered }
 
     /// Waits until the latest result it delivered is `expected` (at once when it is already),
-    /// and returns every result delivered after the first `seen`, waiting by yielding (the
-    /// refetch is work in flight, not time passing). With an error when the observation failed,
-    /// or delivered nothing right within 20 s of wall time: a hang the test reports rather than
-    /// waits out.
+    /// woken by each result it delivers, and returns every result delivered after the first
+    /// `seen`. With an error when the observation failed, or delivered nothing right within 20 s
+    /// of wall time: a hang the test reports rather than waits out.
     func waitFor(_ expected: [ObjectID], after seen: Int) async -> (results: [[ObjectID]], error: String?) {
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(20)
-        while true {
-            let values = self.values
-            if values.last == expected { return (Array(values.dropFirst(seen)), nil) }
-            if let error = gathered.failure.withLock({ $0 }) { return (Array(values.dropFirst(seen)), error) }
-            if clock.now >= deadline {
-                return (Array(values.dropFirst(seen)), "no result equal to the reference within 20 s")
+        var timedOut: String?
+        do {
+            try await gathered.wait(for: "a result equal to the reference", timeout: .seconds(20)) {
+                $0.delivered.last == expected || $0.failure != nil
             }
-            await Task.yield()
+        } catch {
+            timedOut = "no result equal to the reference within 20 s"
         }
+        let now = gathered.value
+        let results = Array(now.delivered.dropFirst(seen))
+        if now.delivered.last == expected { return (results, nil) }
+        return (results, now.failure ?? timedOut)
     }
 }
