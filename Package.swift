@@ -31,10 +31,12 @@ let package = Package(
         .plugin(name: "StoreChainValidatePlugin", targets: ["StoreChainValidatePlugin"]),
     ],
     traits: [
+        // Opt-in, as swift-configuration's heavier integrations are: most apps never want a
+        // PostgreSQL client, swift-crypto and a second BoringSSL. `.ci/run` enables every trait.
         .trait(
             name: "Postgres",
             description: "postgres-cache and shared rate limits in pipeline files (builds PostgresNIO and its TLS)"),
-        .default(enabledTraits: ["Postgres"]),
+        .default(enabledTraits: []),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -265,17 +267,20 @@ let package = Package(
             name: "StoreChainSQLiteTests",
             dependencies: [
                 "StoreChainTestSupport",
-                "StoreChain", "StoreChainSQLite", "StoreChainPostgres", "StoreChainTesting",
+                "StoreChain", "StoreChainSQLite", "StoreChainTesting",
+                .target(name: "StoreChainPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),
+        // Its files compile only with the Postgres trait (`#if Postgres`).
         .testTarget(
             name: "StoreChainPostgresTests",
             dependencies: [
                 "StoreChainTestSupport",
-                "StoreChain", "StoreChainPostgres", "StoreChainSQLite", "StoreChainTesting",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                "StoreChain", "StoreChainSQLite", "StoreChainTesting",
+                .target(name: "StoreChainPostgres", condition: .when(traits: ["Postgres"])),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
             ],
             swiftSettings: swiftSettings
         ),
@@ -310,8 +315,8 @@ let package = Package(
             dependencies: [
                 "StoreChainTestSupport",
                 "storechain", "storechain-crash-writer", "storechain-shared-client", "StoreChain", "StoreChainPipeline",
-                "StoreChainDemoBackend", "StoreChainHTTP", "StoreChainSQLite", "StoreChainPostgres",
-                "StoreChainTesting",
+                "StoreChainDemoBackend", "StoreChainHTTP", "StoreChainSQLite", "StoreChainTesting",
+                .target(name: "StoreChainPostgres", condition: .when(traits: ["Postgres"])),
             ],
             swiftSettings: swiftSettings
         ),

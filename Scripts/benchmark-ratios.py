@@ -104,8 +104,19 @@ def without_progress(output: str) -> str:
     return "\n".join(line for line in output.splitlines() if not PROGRESS.match(line)) + "\n"
 
 
+def without_postgres(options: list) -> list:
+    """The options, limited to the benchmarks that need no PostgreSQL server when none is named
+    and no target is chosen (with one line saying how to include them)."""
+    if "--target" in options or os.environ.get("STORECHAIN_POSTGRES_URL"):
+        return options
+    print("skipping StoreChainPostgresBenchmarks: they need a PostgreSQL server; to include them, run "
+          "`eval \"$(bash Scripts/postgres.sh start)\"` (or set STORECHAIN_POSTGRES_URL) first", flush=True)
+    return [*options, "--target", "StoreChainBenchmarks"]
+
+
 def main(options: list) -> int:
     """`options` go to `swift package benchmark` (for example `--target StoreChainBenchmarks`)."""
+    options = without_postgres(options)
     with tempfile.TemporaryDirectory() as out:
         command = [
             "swift", "package", "--disable-sandbox", "benchmark",

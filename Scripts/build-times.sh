@@ -63,7 +63,7 @@ import PackageDescription
 let package = Package(
     name: "App",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(path: "$work/StoreChain", traits: [])],
+    dependencies: [.package(path: "$work/StoreChain")],
     targets: [
         .executableTarget(
             name: "App",

@@ -42,18 +42,19 @@ part() {
     fi
 }
 
-swift build --build-tests 2>&1 | tail -1
+# Every trait, as .ci/run builds (another set of traits would rebuild every module).
+swift build --build-tests --enable-all-traits 2>&1 | tail -1
 part "crash safety ($KILLS kills)" STORECHAIN_CRASH_KILLS="$KILLS" STORECHAIN_CRASH_SEED="${CRASH_SEED:-}" \
-    swift test --skip-build --filter 'CrashSafetyTests|OutboxCrashTests'
+    swift test --skip-build --enable-all-traits --filter 'CrashSafetyTests|OutboxCrashTests'
 part "damaged and full cache files ($DAMAGE_SEEDS byte-flip seeds)" STORECHAIN_DAMAGE_SEEDS="$DAMAGE_SEEDS" \
-    swift test --skip-build --filter 'DiskCacheDamageTests|DiskCacheTests|SQLiteStoreTests'
+    swift test --skip-build --enable-all-traits --filter 'DiskCacheDamageTests|DiskCacheTests|SQLiteStoreTests'
 part "bad backends and hostile values" \
-    swift test --skip-build --filter 'BadBackendTests|SecretsTests|RequestTemplateTests|SQLPredicateTests|JSONParserTests'
+    swift test --skip-build --enable-all-traits --filter 'BadBackendTests|SecretsTests|RequestTemplateTests|SQLPredicateTests|JSONParserTests'
 part "soak ($SOAK_OPERATIONS operations per task)" STORECHAIN_SOAK_OPERATIONS="$SOAK_OPERATIONS" \
-    swift test --skip-build --filter SoakTests
+    swift test --skip-build --enable-all-traits --filter SoakTests
 part "object graph ($GRAPH_OPERATIONS steps a seed and chain)" STORECHAIN_GRAPH_OPERATIONS="$GRAPH_OPERATIONS" \
     STORECHAIN_GRAPH_SEED="${GRAPH_SEED:-}" STORECHAIN_GRAPH_OBSERVE="${GRAPH_OBSERVE:-1}" \
-    swift test --skip-build --filter ObjectGraphTests
+    swift test --skip-build --enable-all-traits --filter ObjectGraphTests
 if [ "$FUZZ_SECONDS" != 0 ]; then
     part "fuzzing (${FUZZ_SECONDS}s a target a round, until $FUZZ_MIN_EXECUTIONS executions)" \
         FUZZ_SECONDS="$FUZZ_SECONDS" FUZZ_MIN_EXECUTIONS="$FUZZ_MIN_EXECUTIONS" bash Scripts/fuzz.sh
@@ -61,8 +62,8 @@ fi
 if [ "${TSAN:-0}" = 1 ]; then
     # STORECHAIN_TSAN swaps Synchronization.Mutex, whose futex calls ThreadSanitizer cannot see,
     # for a pthread lock it can (Sources/StoreChain/Support/Locked.swift).
-    swift build --build-tests --sanitize=thread -Xswiftc -DSTORECHAIN_TSAN --scratch-path .build-tsan 2>&1 | tail -1
-    part "whole suite under ThreadSanitizer" swift test --skip-build --sanitize=thread --scratch-path .build-tsan
+    swift build --build-tests --enable-all-traits --sanitize=thread -Xswiftc -DSTORECHAIN_TSAN --scratch-path .build-tsan 2>&1 | tail -1
+    part "whole suite under ThreadSanitizer" swift test --skip-build --enable-all-traits --sanitize=thread --scratch-path .build-tsan
     echo "reliability: ThreadSanitizer reports: $(grep -c 'WARNING: ThreadSanitizer' "$log" || true)" | tee -a "$log"
 fi
 

@@ -31,7 +31,7 @@ if [ -z "${STORECHAIN_POSTGRES_URL:-}" ]; then
 fi
 
 echo "building the tests"
-swift build --build-tests >"$logs/build.log" 2>&1 || {
+swift build --build-tests --enable-all-traits >"$logs/build.log" 2>&1 || {
     tail -30 "$logs/build.log"
     echo "error: the build failed; its whole output is in $logs/build.log"
     exit 1
@@ -46,7 +46,7 @@ echo "$busy busy loops beside the tests; $runs runs; logs in $logs"
 failed_runs=0
 for run in $(seq "$runs"); do
     start=$SECONDS
-    arguments=(--skip-build)
+    arguments=(--skip-build --enable-all-traits)
     if [ -n "$filter" ]; then arguments+=(--filter "$filter"); fi
     if timeout --signal=INT --kill-after=30s 20m swift test "${arguments[@]}" >"$logs/run-$run.log" 2>&1; then
         outcome="passed"

@@ -100,6 +100,8 @@ extension HandlerRegistry {
         }
         #if Postgres
             registry.registerPostgres()
+        #else
+            registry.registerPostgresTraitMissing()
         #endif
         return registry
     }

@@ -50,7 +50,14 @@ import Testing
                     "STORECHAIN_DEMO_URL": "http://127.0.0.1:8080", "PALETTES_URL": "http://127.0.0.1:8081",
                     "STORECHAIN_POSTGRES_URL": "postgres://app:secret@127.0.0.1:5432/app",
                 ])
-            #expect(problems.isEmpty, "\(file): \(problems)")
+            #if Postgres
+                #expect(problems.isEmpty, "\(file): \(problems)")
+            #else
+                // Without the trait, what names the shared cache says how to turn it on, and
+                // nothing else is wrong.
+                let other = problems.filter { !$0.message.contains("needs StoreChain's 'Postgres' trait") }
+                #expect(other.isEmpty, "\(file): \(problems)")
+            #endif
         }
     }
 

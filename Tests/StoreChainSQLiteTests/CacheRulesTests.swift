@@ -1,10 +1,13 @@
 import Foundation
-import StoreChainPostgres
 import StoreChainSQLite
 import StoreChainTesting
 import Testing
 
 @testable import StoreChain
+
+#if Postgres
+    import StoreChainPostgres
+#endif
 
 /// The rules every cache shares (`CacheHandler`), each tested over memory, SQLite and PostgreSQL
 /// storage.
@@ -655,6 +658,8 @@ struct Failure: Error, CustomStringConvertible {
 func waitForInFlightWaiters(_ count: Int, of handler: any StoreHandler, key: String) async throws {
     if let memory = handler as? MemoryCache { return try await memory.inFlight.waitForWaiters(count, for: key) }
     if let disk = handler as? DiskCache { return try await disk.inFlight.waitForWaiters(count, for: key) }
-    if let shared = handler as? PostgresCache { return try await shared.inFlight.waitForWaiters(count, for: key) }
+    #if Postgres
+        if let shared = handler as? PostgresCache { return try await shared.inFlight.waitForWaiters(count, for: key) }
+    #endif
     throw Failure("\(handler.name) is not a cache of this suite")
 }

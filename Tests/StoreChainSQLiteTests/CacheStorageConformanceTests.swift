@@ -1,10 +1,13 @@
 import Foundation
 import StoreChain
-import StoreChainPostgres
 import StoreChainSQLite
 import StoreChainTestSupport
 import StoreChainTesting
 import Testing
+
+#if Postgres
+    import StoreChainPostgres
+#endif
 
 /// Our storages run through the conformance suite a user's own storage would, and a storage
 /// that breaks a rule is caught by name.
@@ -19,11 +22,14 @@ import Testing
                     SQLiteCacheStorage(
                         path: try TemporaryFolder.create("conformance").appending(path: "cache.sqlite").path)
                 }
-            case .postgres:
-                await CacheStorageConformance.check {
-                    try PostgresCacheStorage(
-                        address: try PostgresAddress(url: try TestPostgres.url()), schema: TestPostgres.freshSchema())
-                }
+            #if Postgres
+                case .postgres:
+                    await CacheStorageConformance.check {
+                        try PostgresCacheStorage(
+                            address: try PostgresAddress(url: try TestPostgres.url()),
+                            schema: TestPostgres.freshSchema())
+                    }
+            #endif
             }
         #expect(failures.isEmpty, "\(failures)")
         #expect(CacheStorageConformance.rules.count >= 10)

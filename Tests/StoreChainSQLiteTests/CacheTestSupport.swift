@@ -1,15 +1,21 @@
 import Foundation
 import Logging
 import StoreChain
-import StoreChainPostgres
 import StoreChainSQLite
 import StoreChainTestSupport
 import StoreChainTesting
 
+#if Postgres
+    import StoreChainPostgres
+#endif
+
 /// The caches, so every shared rule is tested over each storage: memory, a SQLite file and a
-/// PostgreSQL schema of its own (`TestPostgres`).
+/// PostgreSQL schema of its own (`TestPostgres`; with the Postgres trait).
 enum CacheKind: String, CaseIterable, Sendable, CustomStringConvertible {
-    case memory, disk, postgres
+    case memory, disk
+    #if Postgres
+        case postgres
+    #endif
     var description: String { rawValue }
 }
 
@@ -139,11 +145,14 @@ struct CacheHarness {
                 DiskCache(
                     model: model, path: directory.appending(path: "cache.sqlite").path, options: options,
                     logger: log?.logger() ?? Logger(label: "storechain.disk-cache"))
-            case .postgres:
-                try PostgresCache(
-                    model: model,
-                    database: PostgresCacheDatabase(url: try TestPostgres.url(), schema: TestPostgres.freshSchema()),
-                    options: options, logger: log?.logger() ?? Logger(label: "storechain.postgres-cache"))
+            #if Postgres
+                case .postgres:
+                    try PostgresCache(
+                        model: model,
+                        database: PostgresCacheDatabase(
+                            url: try TestPostgres.url(), schema: TestPostgres.freshSchema()),
+                        options: options, logger: log?.logger() ?? Logger(label: "storechain.postgres-cache"))
+            #endif
             }
         let chain = Chain(
             handlers: [handler], terminal: backend, clock: clock, logger: log?.logger() ?? Logger(label: "storechain"))
