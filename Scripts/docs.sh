@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Builds the DocC documentation of StoreChain, StoreChainHTTP, StoreChainSQLite and
-# StoreChainPipeline (their catalogs in Sources/<Module>/<Module>.docc and the doc comments of
-# their public API) from the modules of the debug build, into .build/docs/<Module>.doccarchive.
-# A broken link or an unknown symbol in an article fails the run.
+# Builds the DocC documentation of StoreChain, StoreChainHTTP, StoreChainSQLite,
+# StoreChainPipeline and StoreChainTesting (their catalogs in Sources/<Module>/<Module>.docc and
+# the doc comments of their public API) from the modules of the debug build, into
+# .build/docs/<Module>.doccarchive. A broken link or an unknown symbol in an article fails the
+# run, and so does a public declaration without a doc comment (Scripts/doc-coverage.py).
 #
 #   Scripts/docs.sh                  # builds first if needed
 #   docc preview Sources/StoreChain/StoreChain.docc --additional-symbol-graph-dir .build/symbol-graphs/StoreChain
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-swift build --build-tests 2>&1 | tail -1
-bin=$(swift build --show-bin-path)
+# Every trait, as .ci/run builds (another set of traits would rebuild every module).
+swift build --build-tests --enable-all-traits 2>&1 | tail -1
+bin=$(swift build --enable-all-traits --show-bin-path)
 triple=$(swiftc -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])')
 # The C modules the Swift modules import: those the build generated module maps for (the host
 # tools' copies, `*-tool.build`, left out) and those that bring their own (GRDB's system SQLite,
@@ -21,7 +23,7 @@ while IFS= read -r map; do includes+=(-Xcc "-fmodule-map-file=$map"); done < <(
     find .build/checkouts/*/Sources Sources -maxdepth 3 -name module.modulemap)
 mkdir -p .build/docs
 
-for module in StoreChain StoreChainHTTP StoreChainSQLite StoreChainPipeline; do
+for module in StoreChain StoreChainHTTP StoreChainSQLite StoreChainPipeline StoreChainTesting; do
     graphs=.build/symbol-graphs/$module
     rm -rf "$graphs" && mkdir -p "$graphs"
     swift symbolgraph-extract -module-name "$module" -target "$triple" "${includes[@]}" \
@@ -31,3 +33,7 @@ for module in StoreChain StoreChainHTTP StoreChainSQLite StoreChainPipeline; do
         --output-path ".build/docs/$module.doccarchive" --warnings-as-errors
     echo "docs: $module → .build/docs/$module.doccarchive"
 done
+
+# Every public declaration has a doc comment (a witness of a documented requirement aside), and
+# every public type is named in its module's catalog or the README.
+python3 Scripts/doc-coverage.py .build/symbol-graphs

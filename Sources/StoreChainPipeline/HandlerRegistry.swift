@@ -21,6 +21,7 @@ public struct HandlerRegistry: Sendable {
         public let model: ObjectModel
         /// The folder of the pipeline file; relative paths in options are relative to it.
         public let directory: URL
+        /// The environment `${NAME}` takes values from.
         public let environment: [String: String]
         /// Only checking the file (`storechain validate`): factories should not open files or
         /// connections, and may return a stand-in handler.

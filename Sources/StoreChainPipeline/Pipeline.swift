@@ -31,6 +31,7 @@ public struct Pipeline: Sendable {
     public struct Stage: Sendable {
         /// The handler type name (`memory-cache`).
         public let type: String
+        /// The handler made from it.
         public let handler: any StoreHandler
         /// The line of the file it is on.
         public let line: Int?
@@ -38,10 +39,13 @@ public struct Pipeline: Sendable {
 
     /// The file it was read from.
     public let source: String
+    /// The model the file names.
     public let model: ObjectModel
+    /// The handlers, in order, with where each is written.
     public let stages: [Stage]
     /// The terminal type name (`remote`).
     public let terminalType: String
+    /// The terminal made from the file.
     public let terminal: any StoreResponder
 
     /// The file's `tracing:` options.

@@ -12,6 +12,7 @@ public struct TracingOptions: Sendable, Hashable, Decodable {
     /// Whether a span's predicate shows `?` for each value (`name BEGINSWITH[c] ?`).
     public var redactValues: Bool
 
+    /// Options as a file gives them: tracing on when a tracer is there, values redacted.
     public init(enabled: Bool? = nil, redactValues: Bool = true) {
         self.enabled = enabled
         self.redactValues = redactValues

@@ -16,6 +16,7 @@ public struct DiskCacheFile: Sendable, Hashable, Decodable {
     /// Whether payloads are compressed with zlib where that saves space.
     public var compresses: Bool
 
+    /// A disk cache at `path`, of at most `maxBytes` bytes of payloads (200 MiB by default).
     public init(path: String, namespace: String? = nil, maxBytes: Int = 200 << 20, compresses: Bool = true) {
         self.path = path
         self.namespace = namespace

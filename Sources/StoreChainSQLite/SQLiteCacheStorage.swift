@@ -20,6 +20,7 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
     /// The schema this code writes; a file with another version is rebuilt.
     public static let schemaVersion = 6
 
+    /// The SQLite file's path.
     public let path: String
     /// What the cached data comes from; `nil` takes the file as it is, whatever wrote it.
     public let namespace: String?

@@ -22,7 +22,9 @@ public final class SQLiteStore: StoreResponder {
     public static let schemaVersion = 1
     /// Who answered, in `ResponseInfo`.
     public let name = "sqlite"
+    /// The SQLite file's path.
     public let path: String
+    /// The model of the objects it stores.
     public let model: ObjectModel
     /// The store file: a cache over it keeps its data apart from other stores'.
     public var cacheNamespace: String? { "sqlite \(path)" }

@@ -11,6 +11,7 @@ import StoreChain
 public final class CapturedLog: Sendable {
     private let lines = Locked<[(Logger.Level, String)]>([])
 
+    /// An empty log.
     public init() {}
 
     /// Every line logged so far, with its level.

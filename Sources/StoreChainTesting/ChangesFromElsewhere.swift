@@ -8,6 +8,7 @@ public final class ChangesFromElsewhere: CachingHandler {
     public let name = "changes-from-elsewhere"
     private let changes = AsyncStream<ChangeEvent>.makeStream()
 
+    /// A source that has told nothing yet.
     public init() {}
 
     /// Tells the chain of `change`, as if another process had just saved it.

@@ -12,6 +12,7 @@ public final class Finishing<Value: Sendable>: Sendable {
     private let task: Task<Value, any Error>
     private let ended = Watched(false)
 
+    /// Starts `operation` in a task of its own.
     public init(_ operation: @escaping @Sendable () async throws -> Value) {
         let ended = self.ended
         task = Task {

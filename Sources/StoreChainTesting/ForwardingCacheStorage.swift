@@ -12,6 +12,7 @@ import StoreChain
 /// }
 /// ```
 public protocol ForwardingCacheStorage: CacheStorage {
+    /// The type of the storage it forwards to.
     associatedtype Inner: CacheStorage
     /// The storage that holds the data.
     var inner: Inner { get }

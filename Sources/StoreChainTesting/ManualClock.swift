@@ -30,10 +30,12 @@ public final class ManualClock: StoreClock {
 
     private let state: Watched<State>
 
+    /// A clock standing at `now` (a fixed date by default, so tests print the same times).
     public init(now: Date = Date(timeIntervalSince1970: 1_700_000_000)) {
         state = Watched(State(now: now))
     }
 
+    /// The time the clock stands at.
     public var now: Date {
         state.withLock { $0.now }
     }

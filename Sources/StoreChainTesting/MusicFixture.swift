@@ -5,6 +5,7 @@
 /// `MusicFixture.store()` an `InMemoryStore` holding them (a new one each call). It has no
 /// values of its own.
 public enum MusicFixture {
+    /// The model of bands, albums and tracks.
     public static func model() throws -> ObjectModel {
         try ObjectModel([
             EntityDescription(
@@ -37,6 +38,7 @@ public enum MusicFixture {
         ])
     }
 
+    /// The fixture's records as JSON, as a `JSONFileStore` reads them.
     public static let recordsJSON = """
         {
           "Band": [
@@ -65,6 +67,7 @@ public enum MusicFixture {
         }
         """
 
+    /// An in-memory store holding the fixture's records.
     public static func store() throws -> InMemoryStore {
         let model = try model()
         let dataset = try RecordLoader(model: model).load(try JSONParser().parse(recordsJSON))

@@ -26,12 +26,15 @@ public final class RecordingHandler: StoreHandler {
 public final class SharedLog: Sendable {
     private let entries = Locked<[String]>([])
 
+    /// An empty log.
     public init() {}
 
+    /// Adds `entry` at the end.
     public func append(_ entry: String) {
         entries.withLock { $0.append(entry) }
     }
 
+    /// Every entry, in order.
     public var all: [String] {
         entries.withLock { $0 }
     }

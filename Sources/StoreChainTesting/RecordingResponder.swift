@@ -11,10 +11,12 @@ import StoreChain
 /// try terminal.requireForwarded(exactly: 1, .fetch)   // the cache answered the second time
 /// ```
 public final class RecordingResponder: StoreResponder {
+    /// Answers one request.
     public typealias Script = @Sendable (StoreRequest, RequestContext) async throws -> StoreResponse
 
     private let script: Script
     private let recorded = Watched<[StoreRequest]>([])
+    /// The name it answers as.
     public let name: String
 
     /// Answers every request with `script`.
@@ -82,10 +84,15 @@ public final class RecordingResponder: StoreResponder {
 
 /// A forwarding check that failed: what was expected and everything that arrived.
 public struct ForwardingMismatch: Error, CustomStringConvertible {
+    /// How many requests were expected.
     public let expected: Int
+    /// How many arrived.
     public let actual: Int
+    /// The kind counted, if only one.
     public let kind: StoreRequest.Kind?
+    /// The entity counted, if only one.
     public let entity: String?
+    /// Every request that arrived.
     public let requests: [StoreRequest]
 
     public var description: String {

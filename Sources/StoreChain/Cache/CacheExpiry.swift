@@ -14,6 +14,9 @@ public struct CacheExpiry: Sendable, Hashable {
     /// for a tenth of its age (RFC 9111 §4.2.2) instead of for the time to live.
     public var heuristic: Bool
 
+    /// Expiry rules: `defaultTTL` for answers that carry no freshness of their own, `entityTTL` per
+    /// entity in its place, whether response headers (`Cache-Control`, `Expires`) are honoured, and
+    /// whether the heuristic freshness of RFC 9111 §4.2.2 applies.
     public init(
         defaultTTL: Duration = .seconds(300), entityTTL: [String: Duration] = [:], honoursResponseHeaders: Bool = true,
         heuristic: Bool = false

@@ -22,14 +22,18 @@ import Logging
 ///   removes it and publishes a deletion.
 public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     public let name: String
+    /// The model the cached nodes and queries belong to.
     public let model: ObjectModel
+    /// Where the cached entries are kept (memory, a SQLite file, PostgreSQL).
     public let storage: Storage
+    /// Expiry and how long stale answers may stand in.
     public let options: CacheOptions
     let inFlight = SingleFlight<Forwarded>()
     /// The storage's order of saves when other handlers may hold its data too (`SaveOrderSharing`).
     let saveOrder: SaveOrder
     let plans: CachePlans
 
+    /// A cache named `name` (as `ResponseInfo.answeredBy` and logs say) over `storage`.
     public init(name: String, model: ObjectModel, storage: Storage, options: CacheOptions = CacheOptions()) {
         self.name = name
         self.model = model

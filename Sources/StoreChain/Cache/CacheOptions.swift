@@ -1,6 +1,7 @@
 /// What the memory and disk caches share: expiry, and how long past expiry an answer may still
 /// be given when the backend fails.
 public struct CacheOptions: Sendable, Hashable {
+    /// When cached answers expire.
     public var expiry: CacheExpiry
     /// How long past its expiry a cached answer may stand in when the backend fails with a
     /// transient error (connection, timeout, 5xx, 429); `nil` never serves stale data on error.
@@ -14,6 +15,8 @@ public struct CacheOptions: Sendable, Hashable {
     /// directive may shorten it, and `must-revalidate` or `no-cache` turn it off.
     public var staleWhileRevalidate: Duration?
 
+    /// Options with the given expiry and stale windows (stale-if-error a day by default, no
+    /// stale-while-revalidate).
     public init(
         expiry: CacheExpiry = CacheExpiry(), staleIfError: Duration? = .seconds(86_400),
         staleWhileRevalidate: Duration? = nil

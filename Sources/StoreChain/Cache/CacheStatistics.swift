@@ -3,7 +3,9 @@ import Foundation
 /// What a cache holds: objects per entity, query windows, complete collections, expired entries
 /// and bytes.
 public struct CacheStatistics: Sendable, Hashable {
+    /// How many objects of each entity are stored.
     public var objectsByEntity: [String: Int]
+    /// How many query windows are stored.
     public var queries: Int
     /// The entities whose whole collection is cached, sorted.
     public var collections: [String]
@@ -14,6 +16,7 @@ public struct CacheStatistics: Sendable, Hashable {
     /// The storage's own size (a file's size on disk), which its overhead and free pages add to.
     public var storedBytes: Int
 
+    /// Statistics with the given figures.
     public init(
         objectsByEntity: [String: Int], queries: Int, collections: [String], expired: Int, payloadBytes: Int,
         storedBytes: Int
@@ -31,6 +34,7 @@ public struct CacheStatistics: Sendable, Hashable {
 public protocol InspectableCacheStorage: CacheStorage {
     /// Where its entries live (a file's path), for people.
     var location: String { get }
+    /// What the storage holds now.
     func statistics() async throws -> CacheStatistics
 }
 
@@ -39,6 +43,7 @@ public protocol InspectableCacheStorage: CacheStorage {
 public protocol CacheInspecting: StoreHandler {
     /// Where the cache's entries live, for people.
     var location: String { get }
+    /// What the cache holds now.
     func statistics() async throws -> CacheStatistics
     /// Removes every entry.
     func clear() async throws

@@ -107,9 +107,11 @@ public struct CachedQuery: Sendable, Hashable {
     public var request: FetchRequest {
         didSet { key = request.description }
     }
+    /// The window's objects, in the request's order.
     public var ids: [ObjectID]
     /// Whether the window reaches the end of the results (fewer objects than the limit).
     public var reachesEnd: Bool
+    /// When the window expires, with its validators.
     public var freshness: Freshness
     /// For a counted query (`request` asks for a count, `FetchRequest.forwardedForCache`): how
     /// many objects match. Its `ids` are empty.
@@ -194,10 +196,12 @@ extension FetchRequest {
 public struct CacheWrite: Sendable {
     /// Nodes to store, each with its freshness set.
     public var nodes: [Node] = []
+    /// A query window to store, if the write holds one.
     public var query: CachedQuery?
     /// Entities whose whole collection is now cached, with its freshness. Nodes of these
     /// entities that the write does not hold are removed.
     public var collections: [String: Freshness] = [:]
+    /// Objects to remove (deleted, or changed so that their stored state is wrong).
     public var removed: Set<ObjectID> = []
     /// Entities whose changes drop every cached query that reads them (`CachedQuery.reads`),
     /// before the write's own query is stored.
@@ -216,6 +220,7 @@ public struct CacheWrite: Sendable {
     /// (`nil`: always written).
     public var condition: (@Sendable () -> Bool)?
 
+    /// An empty write; set the parts it holds.
     public init() {}
 
     /// Whether the write is to be applied now (`condition`).
@@ -224,7 +229,10 @@ public struct CacheWrite: Sendable {
 
 /// Cached data whose freshness can be renewed.
 public enum CacheTarget: Sendable, Hashable {
+    /// The stored window of the query with this key.
     case query(key: String)
+    /// The complete collections of these entities.
     case collections(Set<String>)
+    /// One stored object.
     case node(ObjectID)
 }

@@ -3,11 +3,14 @@ import Foundation
 /// Cache storage in memory: nodes stored once by ID, query windows as lists of IDs, bounded by
 /// object count and approximate bytes with least-recently-used eviction.
 public final class MemoryCacheStorage: CacheStorage, SaveOrderSharing {
+    /// How much the storage keeps before it evicts the least recently used entries.
     public struct Limits: Sendable, Hashable {
+        /// Objects kept at most.
         public var maxObjects: Int
         /// Approximate bytes of nodes and query windows together.
         public var maxBytes: Int
 
+        /// Limits of `maxObjects` objects and about `maxBytes` bytes (64 MiB by default).
         public init(maxObjects: Int = 10_000, maxBytes: Int = 64 << 20) {
             self.maxObjects = maxObjects
             self.maxBytes = maxBytes
@@ -54,11 +57,13 @@ public final class MemoryCacheStorage: CacheStorage, SaveOrderSharing {
         var order = LRUOrder<Entry>()
     }
 
+    /// How much it keeps.
     public let limits: Limits
     private let state = Locked(State())
     /// Kept by every cache handler over this storage.
     package let saveOrder = SaveOrder()
 
+    /// An empty storage bounded by `limits`.
     public init(limits: Limits = Limits()) {
         self.limits = limits
     }
@@ -293,6 +298,7 @@ public final class MemoryCacheStorage: CacheStorage, SaveOrderSharing {
 public typealias MemoryCache = CacheHandler<MemoryCacheStorage>
 
 extension CacheHandler where Storage == MemoryCacheStorage {
+    /// A memory cache over a storage of its own (`memory-cache` in a pipeline file).
     public convenience init(
         model: ObjectModel, limits: MemoryCacheStorage.Limits = .init(), options: CacheOptions = CacheOptions()
     ) {

@@ -33,6 +33,7 @@ public struct ResponseFreshness: Sendable, Hashable, Codable {
         case hasRules
     }
 
+    /// Freshness rules as a response states them; the HTTP module reads them from its headers.
     public init(
         noStore: Bool = false, lifetime: Duration? = nil, heuristicLifetime: Duration? = nil, age: Duration = .zero,
         noCache: Bool = false, mustRevalidate: Bool = false, staleWhileRevalidate: Duration? = nil,

@@ -7,12 +7,15 @@
 /// (`Freshness.validators`), a request's (`PageRequest.validators`) and each page's
 /// (`PageValidator.validators`).
 public struct Validators: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The entity tag (`ETag`) to send as `If-None-Match`.
     public var etag: String?
+    /// The `Last-Modified` date, as the backend wrote it, to send as `If-Modified-Since`.
     public var lastModified: String?
     /// For an answer read from several pages: each page's own validators, which a pager
     /// sends with each page (`PageRequest.validators`).
     public var pages: [PageValidator]
 
+    /// Validators with the given entity tag, date and pages' validators.
     public init(etag: String? = nil, lastModified: String? = nil, pages: [PageValidator] = []) {
         self.etag = etag
         self.lastModified = lastModified

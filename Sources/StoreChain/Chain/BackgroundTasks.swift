@@ -12,6 +12,7 @@ public final class BackgroundTasks: Sendable {
 
     private let state = Watched(State())
 
+    /// No work yet.
     public init() {}
 
     /// Starts `operation` in the background. After shutdown it does not start, and this returns

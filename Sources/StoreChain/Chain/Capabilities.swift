@@ -30,10 +30,14 @@ public protocol UpstreamCounting: StoreResponder {
 
 /// Requests and bytes a terminal exchanged with its backend.
 public struct UpstreamTraffic: Sendable, Hashable {
+    /// Requests sent (each page and each retry counts).
     public var requests = 0
+    /// Bytes of the answers' bodies received.
     public var bytesReceived = 0
+    /// Bytes of the requests' bodies sent.
     public var bytesSent = 0
 
+    /// Traffic with the given counts.
     public init(requests: Int = 0, bytesReceived: Int = 0, bytesSent: Int = 0) {
         self.requests = requests
         self.bytesReceived = bytesReceived

@@ -50,7 +50,9 @@ import Logging
 /// await chain.shutdown()
 /// ```
 public final class Chain: Sendable {
+    /// The handlers, in the order a request passes them.
     public let handlers: [any StoreHandler]
+    /// The end of the chain, which answers what no handler did.
     public let terminal: any StoreResponder
     /// The clock, logger, event hub and background work every request shares.
     package let services: ChainServices
@@ -63,7 +65,9 @@ public final class Chain: Sendable {
     /// Tasks relaying the changes caches learn of from other processes; `shutdown()` ends them.
     private let relays: [Task<Void, Never>]
 
+    /// The clock every handler of this chain reads.
     public var clock: any StoreClock { services.clock }
+    /// The logger the chain's handlers log to.
     public var logger: Logger { services.logger }
     /// Change events from saves and from handlers that learn of changes.
     public var events: EventHub { services.events }

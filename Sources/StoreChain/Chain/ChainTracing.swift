@@ -14,6 +14,7 @@ import Tracing
 /// let chain = Chain(handlers: handlers, terminal: remote, tracing: ChainTracing(tracer: myTracer))
 /// ```
 public struct ChainTracing: Sendable {
+    /// The tracer spans are started with.
     public var tracer: any Tracer
     /// Whether constants in the predicate attribute are replaced by `?` (the default: values
     /// a user typed may be personal data).
@@ -22,6 +23,8 @@ public struct ChainTracing: Sendable {
     /// serve another (a sub-request) is traced when the one it serves is.
     package var selection: (any TraceSelection)?
 
+    /// Traces every request with `tracer`; `redactsValues` keeps predicate values and secrets out of
+    /// the spans' attributes.
     public init(tracer: any Tracer, redactsValues: Bool = true) {
         self.tracer = tracer
         self.redactsValues = redactsValues

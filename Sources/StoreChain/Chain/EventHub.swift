@@ -3,8 +3,11 @@ import Synchronization
 /// What changed: objects inserted, updated, deleted, and entities whose cached queries are no
 /// longer valid. Observers re-run the queries an event touches.
 public struct ChangeEvent: Sendable, Hashable {
+    /// Objects created.
     public var inserted: Set<ObjectID>
+    /// Objects whose values or relationships changed.
     public var updated: Set<ObjectID>
+    /// Objects that no longer exist.
     public var deleted: Set<ObjectID>
     /// Entities whose query results may have changed.
     public var invalidatedEntities: Set<String>
@@ -38,6 +41,7 @@ public struct ChangeEvent: Sendable, Hashable {
     /// and every observation refetches.
     public var marksStale: Bool
 
+    /// An event with the given changes; every part is empty unless given.
     public init(
         inserted: Set<ObjectID> = [], updated: Set<ObjectID> = [], deleted: Set<ObjectID> = [],
         invalidatedEntities: Set<String> = [], nodes: [Node] = [], permanentIDs: [ObjectID: ObjectID] = [:],
@@ -80,6 +84,7 @@ public final class EventHub: Sendable {
     private let state = Watched(State())
     private let nextID = Atomic<Int>(0)
 
+    /// A hub with no subscribers.
     public init() {}
 
     /// A stream of every event published from now on, until the stream is dropped or the hub
@@ -105,6 +110,7 @@ public final class EventHub: Sendable {
         return (stream, { continuation.finish() }, publishedBefore)
     }
 
+    /// Sends `event` to every subscriber.
     public func publish(_ event: ChangeEvent) {
         let continuations = state.withLock { state in
             state.published += 1

@@ -16,6 +16,7 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
     public let id: Int64
     /// The save, with the idempotency key it is always sent with.
     public var changes: SaveChanges
+    /// Whether it waits, is being sent, or failed for good.
     public var state: State
     /// How many times it was sent without an answer that settled it.
     public var attempts: Int
@@ -24,6 +25,7 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
     /// When the save was made.
     public let created: Date
 
+    /// An entry as the outbox file holds it.
     public init(
         id: Int64, changes: SaveChanges, state: State = .pending, attempts: Int = 0, lastError: String? = nil,
         created: Date

@@ -24,6 +24,7 @@ public struct RequestContext: Sendable {
     private var loggerOverride: Logger?
     private var values: [ObjectIdentifier: any Sendable] = [:]
 
+    /// A context over a chain's `services`, with a cache policy and a deadline when given.
     public init(services: ChainServices = ChainServices(), cachePolicy: CachePolicy? = nil, deadline: Date? = nil) {
         self.services = services
         self.cachePolicy = cachePolicy
@@ -134,15 +135,20 @@ public struct RequestContext: Sendable {
 /// context[TenantKey.self] = "acme"
 /// ```
 public protocol RequestContextKey {
+    /// The type of the value stored under this key.
     associatedtype Value: Sendable
 }
 
 /// What every request through one chain shares: its clock, logger, event hub and background
 /// work.
 public final class ChainServices: Sendable {
+    /// The clock time-dependent handlers read and sleep on.
     public let clock: any StoreClock
+    /// The logger handlers log to.
     public let logger: Logger
+    /// Where change events are published.
     public let events: EventHub
+    /// Work that outlives the request that started it; the chain waits for it at shutdown.
     public let background: BackgroundTasks
     /// (`NextResponder` is a struct. When it was a closure type, a function stored directly in
     /// the generic lock was reabstracted on every `withLock` and written back wrapped in a new
@@ -176,6 +182,7 @@ public final class ChainServices: Sendable {
     /// where copying `tracing` to ask would cost two retains and releases.
     package let tracesEveryRequest: Bool
 
+    /// Services with the given clock (the system clock by default), logger and tracing.
     public init(
         clock: any StoreClock = SystemClock(), logger: Logger = Logger(label: "storechain"),
         events: EventHub = EventHub(), background: BackgroundTasks = BackgroundTasks(), tracing: ChainTracing? = nil

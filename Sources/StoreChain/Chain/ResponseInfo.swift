@@ -9,7 +9,9 @@ import Foundation
 public struct ResponseInfo: Sendable, Hashable {
     /// Where the data came from.
     public enum Origin: String, Sendable, Hashable {
+        /// A cache in memory, a cache on disk, or the backend itself.
         case memory, disk, remote
+        /// A local store that is the terminal (SQLite, in memory, a JSON file).
         case localStore = "local-store"
         /// A save an outbox recorded and will send when the backend can be reached.
         case outbox
@@ -17,10 +19,14 @@ public struct ResponseInfo: Sendable, Hashable {
 
     /// What a terminal applied of a fetch request; the rest must be done above it.
     public struct Applied: Sendable, Hashable {
+        /// Whether the predicate was applied in full.
         public var predicate: Bool
+        /// Whether the results are in the request's sort order.
         public var sort: Bool
+        /// Whether the offset and limit were applied.
         public var window: Bool
 
+        /// What was applied of a fetch: the predicate, the sort, the window.
         public init(predicate: Bool, sort: Bool, window: Bool) {
             self.predicate = predicate
             self.sort = sort
@@ -33,10 +39,12 @@ public struct ResponseInfo: Sendable, Hashable {
 
     /// The handler or terminal that answered (its type name).
     public var answeredBy: String
+    /// Where the data came from.
     public var origin: Origin
     /// The answer is older than the cache policy normally allows (stale-while-revalidate, or
     /// stale-if-error with `error` set).
     public var isStale: Bool
+    /// What the answerer applied of a fetch request; the rest must be done above it.
     public var applied: Applied
     /// Whether the backend has more pages than this answer holds, when known.
     public var hasMorePages: Bool?
@@ -117,6 +125,8 @@ public struct ResponseInfo: Sendable, Hashable {
         answeredBy == origin.rawValue ? answeredBy : "\(answeredBy) (\(origin.rawValue))"
     }
 
+    /// Facts about an answer; what is not given has its default (fresh, all applied, no more
+    /// pages, no cache status).
     public init(
         answeredBy: String, origin: Origin, isStale: Bool = false, applied: Applied = .all,
         hasMorePages: Bool? = nil, error: StoreChainError? = nil, notModified: Bool = false

@@ -5,6 +5,7 @@ import Foundation
 /// Times are `Date`s because expiry and validators are stored on disk and exchanged with
 /// backends; `SystemClock` sleeps on the monotonic clock.
 public protocol StoreClock: Sendable {
+    /// The current time.
     var now: Date { get }
     /// Suspends until `deadline`, or throws `CancellationError` if the task is cancelled.
     func sleep(until deadline: Date) async throws
@@ -19,8 +20,10 @@ extension StoreClock {
 
 /// The real clock.
 public struct SystemClock: StoreClock {
+    /// The system's clock.
     public init() {}
 
+    /// The current time of day.
     public var now: Date { Date() }
 
     public func sleep(until deadline: Date) async throws {

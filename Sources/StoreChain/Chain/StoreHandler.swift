@@ -79,6 +79,14 @@ public protocol StoreHandler: Sendable {
     /// The name that says who answered in `ResponseInfo` and logs; the type name by default.
     var name: String { get }
 
+    /// Answers `request`, or passes it to `next` (the rest of the chain) and works on what comes
+    /// back.
+    ///
+    /// - Parameters:
+    ///   - request: what is asked.
+    ///   - context: what every request carries: cache policy, deadline, the chain's clock and logger.
+    ///   - next: the rest of the chain; call it at most once per request it forwards.
+    /// - Returns: the answer to `request`.
     func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
 
@@ -105,6 +113,7 @@ extension StoreHandler {
 
 /// The end of the chain: answers every request (a remote backend, a SQLite store, memory).
 public protocol StoreResponder: Sendable {
+    /// The name that says who answered in `ResponseInfo` and logs; the type name by default.
     var name: String { get }
 
     /// What this terminal's data comes from (a backend's address and mapping, a file), so a
@@ -112,10 +121,12 @@ public protocol StoreResponder: Sendable {
     /// identity (the default).
     var cacheNamespace: String? { get }
 
+    /// Answers `request` (a terminal answers everything, or throws saying why it cannot).
     func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse
 }
 
 extension StoreResponder {
+    /// The type's name.
     public var name: String { String(describing: type(of: self)) }
 
     public var cacheNamespace: String? { nil }
@@ -142,12 +153,14 @@ extension StoreHandler {
 
 /// A handler that applies only to some request kinds and entities.
 public struct ScopedHandler: StoreHandler {
+    /// The handler that runs where the scope applies.
     public let wrapped: any StoreHandler
     /// The kinds it applies to; `nil` means all.
     public let kinds: Set<StoreRequest.Kind>?
     /// The entities it applies to; `nil` means all. A save applies when it touches any of them.
     public let entities: Set<String>?
 
+    /// `wrapped`, applied to requests of `kinds` about `entities` (`nil`: all of them).
     public init(_ wrapped: any StoreHandler, kinds: Set<StoreRequest.Kind>? = nil, entities: Set<String>? = nil) {
         self.wrapped = wrapped
         self.kinds = kinds
@@ -160,6 +173,8 @@ public struct ScopedHandler: StoreHandler {
         applies(to: .fetch(FetchRequest(entity: entity))) && wrapped.keepsAnswers(of: entity)
     }
 
+    /// Whether `request` is in the scope: its kind is one of `kinds` and it is about one of
+    /// `entities`.
     public func applies(to request: StoreRequest) -> Bool {
         if let kinds, !kinds.contains(request.kind) { return false }
         if let entities, request.entities.isDisjoint(with: entities) { return false }
@@ -184,10 +199,16 @@ public struct ScopedHandler: StoreHandler {
 /// Builds a list of handlers in chain order.
 @resultBuilder
 public enum HandlerBuilder {
+    /// One handler.
     public static func buildExpression(_ handler: any StoreHandler) -> [any StoreHandler] { [handler] }
+    /// The handlers of each line, in order.
     public static func buildBlock(_ parts: [any StoreHandler]...) -> [any StoreHandler] { parts.flatMap { $0 } }
+    /// The handlers of an `if` without `else`, when it holds.
     public static func buildOptional(_ part: [any StoreHandler]?) -> [any StoreHandler] { part ?? [] }
+    /// The handlers of an `if`'s first branch.
     public static func buildEither(first part: [any StoreHandler]) -> [any StoreHandler] { part }
+    /// The handlers of an `else` branch.
     public static func buildEither(second part: [any StoreHandler]) -> [any StoreHandler] { part }
+    /// The handlers of a `for` loop's iterations, in order.
     public static func buildArray(_ parts: [[any StoreHandler]]) -> [any StoreHandler] { parts.flatMap { $0 } }
 }

@@ -33,16 +33,25 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
 
     /// The kind of a request, for scoping handlers and for logs.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// A fetch request.
         case fetch
+        /// One object's values.
         case objectFault = "object-fault"
+        /// One relationship's destinations.
         case relationshipFault = "relationship-fault"
+        /// A save of changes.
         case save
+        /// One page of a fetch's listing.
         case page
+        /// One page of a relationship's destinations.
         case relationshipPage = "relationship-page"
+        /// A conditional request for something cached (with its validators).
         case revalidation
+        /// A change feed's request for what changed since a cursor.
         case changes
     }
 
+    /// The request's kind.
     public var kind: Kind {
         switch self {
         case .fetch: .fetch
@@ -92,8 +101,12 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
 /// It is `Codable` (nodes with their IDs, temporary ones too), so an outbox can keep it until it
 /// can be sent.
 public struct SaveChanges: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Objects to create, with temporary IDs (or keys the app chose).
     public var inserted: [Node]
+    /// Objects to update: only the attributes and relationships that changed, with the version
+    /// the change is based on when known.
     public var updated: [Node]
+    /// Objects to delete.
     public var deleted: [ObjectID]
     /// The version each deleted object was based on, when known (as `Node.version` is for an
     /// update): the backend refuses the delete (412 to `If-Match`, or 409) when someone else
@@ -104,6 +117,7 @@ public struct SaveChanges: Sendable, Hashable, Codable, CustomStringConvertible 
     /// `nil` for a save sent once.
     public var idempotencyKey: String?
 
+    /// Changes to save; each part is empty unless given.
     public init(
         inserted: [Node] = [], updated: [Node] = [], deleted: [ObjectID] = [],
         deletedVersions: [ObjectID: String] = [:], idempotencyKey: String? = nil
@@ -139,8 +153,10 @@ public struct SaveChanges: Sendable, Hashable, Codable, CustomStringConvertible 
         try container.encodeIfPresent(idempotencyKey, forKey: .idempotencyKey)
     }
 
+    /// Whether there is nothing to save.
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
+    /// Every entity the changes touch.
     public var entities: Set<String> {
         Set(inserted.map(\.id.entity) + updated.map(\.id.entity) + deleted.map(\.entity))
     }
@@ -180,6 +196,7 @@ public struct SaveResult: Sendable, Hashable {
     /// Empty when the save is complete.
     public var pending: Set<ObjectID>
 
+    /// A save's result as the backend gave it.
     public init(
         permanentIDs: [ObjectID: ObjectID] = [:], nodes: [Node] = [], deleted: [ObjectID] = [],
         pending: Set<ObjectID> = []

@@ -1,20 +1,28 @@
 /// The answer to a `StoreRequest`, with what the chain learned on the way.
 public struct StoreResponse: Sendable, Hashable {
+    /// What a request was answered with.
     public enum Result: Sendable, Hashable {
+        /// A fetch's objects, IDs, count or dictionaries.
         case fetched(FetchResult)
         /// The object's node, or `nil` when it no longer exists.
         case object(Node?)
+        /// A relationship's destination IDs.
         case relationship(RelationshipValue)
+        /// What a save did (permanent IDs, new versions, what is still pending).
         case saved(SaveResult)
+        /// A change feed's page of changes and its next cursor.
         case changes(ChangeFeedPage)
     }
 
+    /// The answer itself.
     public var result: Result
     /// Other objects learned while answering: prefetched relationships, the destinations of a
     /// relationship fault, embedded objects.
     public var related: [Node]
+    /// Facts about the answer: who gave it, how fresh it is, what was applied.
     public var info: ResponseInfo
 
+    /// An answer with its facts, and the other objects learned while answering.
     public init(_ result: Result, related: [Node] = [], info: ResponseInfo) {
         self.result = result
         self.related = related
@@ -27,21 +35,26 @@ public struct StoreResponse: Sendable, Hashable {
         return result
     }
 
+    /// The object's node (`nil` when it no longer exists), or an error saying the response
+    /// answered something else.
     public func objectNode() throws(StoreChainError) -> Node? {
         guard case .object(let node) = result else { throw mismatch("an object") }
         return node
     }
 
+    /// The relationship's value, or an error saying the response answered something else.
     public func relationshipValue() throws(StoreChainError) -> RelationshipValue {
         guard case .relationship(let value) = result else { throw mismatch("a relationship value") }
         return value
     }
 
+    /// The save's result, or an error saying the response answered something else.
     public func saveResult() throws(StoreChainError) -> SaveResult {
         guard case .saved(let result) = result else { throw mismatch("a save result") }
         return result
     }
 
+    /// The change feed's page, or an error saying the response answered something else.
     public func changeFeedPage() throws(StoreChainError) -> ChangeFeedPage {
         guard case .changes(let page) = result else { throw mismatch("changes") }
         return page
@@ -90,6 +103,7 @@ public enum CacheStatus: String, Sendable, Hashable, CaseIterable {
 /// response.info.facts[ShardKey.self] = "eu-1"
 /// ```
 public protocol ResponseFactKey {
+    /// The type of the fact stored under this key.
     associatedtype Value: Sendable & Hashable
 }
 
@@ -97,8 +111,10 @@ public protocol ResponseFactKey {
 public struct ResponseFacts: Sendable, Hashable {
     private var values: [ObjectIdentifier: any Sendable & Hashable] = [:]
 
+    /// No facts.
     public init() {}
 
+    /// The fact stored under `key`, if any.
     public subscript<Key: ResponseFactKey>(key: Key.Type) -> Key.Value? {
         get { values[ObjectIdentifier(key)] as? Key.Value }
         set { values[ObjectIdentifier(key)] = newValue }

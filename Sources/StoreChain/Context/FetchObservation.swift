@@ -14,6 +14,7 @@ public struct FetchObservation: AsyncSequence, Sendable {
         return Iterator(base: stream.makeAsyncIterator(), stopper: Stopper(task))
     }
 
+    /// Gives the observation's results one by one.
     public struct Iterator: AsyncIteratorProtocol {
         var base: AsyncThrowingStream<[ManagedObject], any Error>.AsyncIterator
         /// Cancels the observation when the last copy of the iterator goes away.

@@ -170,12 +170,20 @@ extension Value {
         T(storedValue: self)
     }
 
+    /// The value as an `Int`, or `nil` when it holds another kind.
     public var integerValue: Int? { Int(storedValue: self) }
+    /// The value as a `Double` (an integer widens), or `nil` when it holds another kind.
     public var doubleValue: Double? { Double(storedValue: self) }
+    /// The value as a `Decimal` (an integer widens), or `nil` when it holds another kind.
     public var decimalValue: Decimal? { Decimal(storedValue: self) }
+    /// The value as a `Bool`, or `nil` when it holds another kind.
     public var boolValue: Bool? { Bool(storedValue: self) }
+    /// The value as a `Date`, or `nil` when it holds another kind.
     public var dateValue: Date? { Date(storedValue: self) }
+    /// The value as `Data`, or `nil` when it holds another kind.
     public var dataValue: Data? { Data(storedValue: self) }
+    /// The value as a `UUID`, or `nil` when it holds another kind.
     public var uuidValue: UUID? { UUID(storedValue: self) }
+    /// The value as a `URL`, or `nil` when it holds another kind.
     public var urlValue: URL? { URL(storedValue: self) }
 }

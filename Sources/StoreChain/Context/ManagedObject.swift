@@ -12,6 +12,7 @@
 /// try await context.save()
 /// ```
 public final class ManagedObject: Sendable, Hashable, CustomStringConvertible {
+    /// The context the object belongs to.
     public let context: ObjectContext
     private let identity: Locked<ObjectID>
     /// Where the context keeps this object's row (see `ObjectTable`).
@@ -103,9 +104,13 @@ public final class ManagedObject: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether no values are loaded yet: the next read goes to the chain.
     public var isFault: Bool { context.isFault(self) }
+    /// Whether the object was inserted and that is not saved yet.
     public var isInserted: Bool { context.pendingKind(of: self) == .inserted }
+    /// Whether the object has changes not saved yet.
     public var isUpdated: Bool { context.pendingKind(of: self) == .updated }
+    /// Whether the object was deleted and that is not saved yet.
     public var isDeleted: Bool { context.pendingKind(of: self) == .deleted }
+    /// Whether the object was inserted, changed or deleted and that is not saved yet.
     public var hasChanges: Bool { context.pendingKind(of: self) != nil }
     /// Whether this object's saved changes have not reached the backend yet: an outbox
     /// acknowledged the save while the backend could not be reached and sends it later.

@@ -16,7 +16,9 @@ import Foundation
 /// try await context.save()   // album.objectID is now permanent
 /// ```
 public final class ObjectContext: Sendable {
+    /// The chain every fetch, fault and save goes through.
     public let chain: Chain
+    /// The model the context's objects belong to.
     public let model: ObjectModel
     /// Identifies this context's own saves in change events.
     public let name: String

@@ -11,7 +11,9 @@
 public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of problem this is.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's stable name (`rate-limited`), as logs and messages print it.
         public let name: String
+        /// The code called `name`; define new codes as `static let`s of an extension.
         public init(_ name: String) { self.name = name }
         public var description: String { name }
 
@@ -86,14 +88,18 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
 
     /// Where a problem is. Every field is optional; the description prints those present.
     public struct Location: Hashable, Sendable, CustomStringConvertible {
+        /// The file, as given to the call that read it.
         public var file: String?
+        /// The line, from 1.
         public var line: Int?
+        /// The column, from 1.
         public var column: Int?
         /// A key path (`entities.Band.attributes.name`) or JSON path (`$.Band[3].founded`).
         public var path: String?
         /// A character offset into a single-line text such as a predicate.
         public var offset: Int?
 
+        /// A location made of whichever parts are known.
         public init(
             file: String? = nil, line: Int? = nil, column: Int? = nil, path: String? = nil,
             offset: Int? = nil
@@ -120,9 +126,11 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
         }
     }
 
+    /// What kind of problem this is; match on it (`catch StoreChainError.rateLimited`).
     public var code: Code
     /// One sentence saying what is wrong.
     public var message: String
+    /// Where the problem is, if it is in a file, a key path or a text.
     public var location: Location?
     /// What to do about it, if we can tell.
     public var suggestion: String?
@@ -141,6 +149,7 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
     /// How many times the failed call was tried, when something already retried it.
     public var attempts: Int?
 
+    /// An error of `code` saying `message`, with where it is and what to do when known.
     public init(
         _ code: Code, _ message: String, at location: Location? = nil, suggestion: String? = nil,
         underlying: (any Error)? = nil, detail: String? = nil

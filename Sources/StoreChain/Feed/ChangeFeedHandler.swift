@@ -32,6 +32,7 @@ import Synchronization
 /// ```
 public final class ChangeFeedHandler: ChangeSource {
     public let name = "change-feed"
+    /// How it asks, waits and recovers.
     public let options: ChangeFeedOptions
     /// Picks the wait after a failure from its ceiling.
     private let jitter: @Sendable (Duration) -> Duration
@@ -41,6 +42,7 @@ public final class ChangeFeedHandler: ChangeSource {
     /// position, a read costs one load instead of taking the lock.
     private let recording = Atomic<Bool>(true)
 
+    /// A change feed with `options`, started by the chain it is part of.
     public convenience init(options: ChangeFeedOptions = ChangeFeedOptions()) {
         self.init(options: options, jitter: RetryPolicy.fullJitter)
     }

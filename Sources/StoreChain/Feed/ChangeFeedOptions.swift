@@ -20,6 +20,7 @@ public struct ChangeFeedOptions: Sendable, Hashable {
     /// however long the feed is down.
     public var maxOutage: Duration?
 
+    /// Options with the given waits and delays; each has the default the pipeline reference names.
     public init(
         wait: Duration? = .seconds(25), interval: Duration = .seconds(1), retryBaseDelay: Duration = .seconds(1),
         retryMaxDelay: Duration = .seconds(60), cursorFile: String? = nil, maxOutage: Duration? = nil

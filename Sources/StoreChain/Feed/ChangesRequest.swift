@@ -8,6 +8,8 @@ public struct ChangesRequest: Sendable, Hashable, CustomStringConvertible {
     /// `nil` answers at once.
     public var wait: Duration?
 
+    /// A request for the changes since `cursor` (`nil`: the current position), held open for up to
+    /// `wait` when nothing has changed.
     public init(cursor: String?, wait: Duration? = nil) {
         self.cursor = cursor
         self.wait = wait
@@ -44,6 +46,7 @@ public struct ChangeFeedPage: Sendable, Hashable {
     /// stream's `retry` field); `nil`: the feed's own `retry-base-delay`.
     public var reconnectionTime: Duration?
 
+    /// A page of changes with the cursor to ask from next.
     public init(
         changes: [FeedChange], cursor: String?, isGap: Bool = false, invalidatedEntities: Set<String> = [],
         reconnectionTime: Duration? = nil
@@ -59,15 +62,20 @@ public struct ChangeFeedPage: Sendable, Hashable {
 /// One change a backend reports: an object was inserted or updated (with its new state, when the
 /// feed carries it) or deleted.
 public struct FeedChange: Sendable, Hashable {
+    /// What happened to the object.
     public enum Operation: String, Sendable, Hashable, CaseIterable {
+        /// The object was created, changed, or deleted.
         case insert, update, delete
     }
 
+    /// The object that changed.
     public var id: ObjectID
+    /// What happened to it.
     public var operation: Operation
     /// The object's new state, when the feed sends the record with the change.
     public var node: Node?
 
+    /// A change to object `id`, with its new state when the feed carries it.
     public init(_ operation: Operation, _ id: ObjectID, node: Node? = nil) {
         self.id = id
         self.operation = operation

@@ -4,7 +4,9 @@
 /// Every terminal that evaluates requests in memory runs them through a plan, so all of them
 /// share one set of semantics (the reference of Docs/Architecture.md, Invariants 1).
 public struct FetchPlan: Sendable {
+    /// The request the plan answers.
     public let request: FetchRequest
+    /// The entity the request fetches.
     public let entity: EntityDescription
     /// The validated predicate, with constants bound to attribute types.
     @_spi(Internals) public let predicate: CompiledPredicate?

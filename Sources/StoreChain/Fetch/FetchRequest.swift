@@ -9,27 +9,35 @@
 public struct FetchRequest: Sendable, Hashable, CustomStringConvertible {
     /// The form results come back in.
     public enum ResultType: Sendable, Hashable {
+        /// The objects themselves (nodes).
         case objects
+        /// Only the objects' IDs.
         case objectIDs
+        /// How many objects match, as one number.
         case count
         /// Dictionaries of the named properties (attributes, or key paths through to-one
         /// relationships such as `band.name`).
         case dictionaries([String])
     }
 
+    /// The entity to fetch.
     public var entity: String
     /// Which objects; `nil` means all.
     public var predicate: FetchPredicate?
+    /// The order of the results; the entity's key breaks ties, so every order is total.
     public var sortDescriptors: [FetchSortDescriptor]
     /// At most this many results; `nil` means no limit.
     public var fetchLimit: Int?
     /// Skip this many results first.
     public var fetchOffset: Int
+    /// The form results come back in.
     public var resultType: ResultType
     /// Relationship key paths to load together with the results (`albums`, `albums.tracks`).
     public var relationshipKeyPathsForPrefetching: [String]
+    /// Whether the answer may come from caches, must not, or may only (`CachePolicy`).
     public var cachePolicy: CachePolicy
 
+    /// A fetch of `entity`: every object by default, in key order, with no limit.
     public init(
         entity: String, predicate: FetchPredicate? = nil, sortDescriptors: [FetchSortDescriptor] = [],
         fetchLimit: Int? = nil, fetchOffset: Int = 0, resultType: ResultType = .objects,

@@ -4,10 +4,12 @@ import Foundation
 public struct FetchSortDescriptor: Sendable, Hashable, CustomStringConvertible {
     /// A key path through to-one relationships to an attribute (`name`, `band.name`).
     public var keyPath: String
+    /// Whether the order is ascending.
     public var ascending: Bool
     /// Compare strings ignoring case.
     public var caseInsensitive: Bool
 
+    /// Sorts by `keyPath` (an attribute, or one reached through to-one relationships).
     public init(_ keyPath: String, ascending: Bool = true, caseInsensitive: Bool = false) {
         self.keyPath = keyPath
         self.ascending = ascending

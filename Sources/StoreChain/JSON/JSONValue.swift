@@ -1,11 +1,18 @@
 /// A parsed JSON document. Integers that fit in `Int` stay exact; other numbers are `Double`.
 public enum JSONValue: Sendable, Hashable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number without a fraction or exponent that fits an `Int`.
     case integer(Int)
+    /// Any other number.
     case double(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object; the order of its keys is not kept.
     case object([String: JSONValue])
 
     /// A short name of the JSON type, for error messages.

@@ -1,5 +1,7 @@
 /// The type of an attribute's values.
 public enum AttributeType: String, Sendable, Hashable, CaseIterable, Codable {
+    /// `string`, `integer` (64-bit), `double`, `decimal`, `boolean`, `date`, `data`, `uuid`, `url`,
+    /// and `json` (any JSON value, kept as written).
     case string, integer, double, decimal, boolean, date, data, uuid, url, json
 
     /// Whether values of this type can be ordered with `<` and sorted.

@@ -1,5 +1,6 @@
 /// A kind of object: its key, attributes and relationships.
 public struct EntityDescription: Sendable, Hashable {
+    /// The entity's name.
     public let name: String
     /// The attribute whose value is the backend's identifier.
     public let key: String
@@ -15,6 +16,7 @@ public struct EntityDescription: Sendable, Hashable {
     private let attributesInNameOrder: [AttributeDescription]
     private let attributeNamesInOrder: [String]
 
+    /// An entity `name` whose objects are identified by the attribute `key`.
     public init(
         _ name: String, key: String, attributes: [AttributeDescription], relationships: [RelationshipDescription] = []
     ) {
@@ -59,6 +61,7 @@ public struct EntityDescription: Sendable, Hashable {
         return AttributeValues(ascendingNames: names ?? attributeNamesInOrder, values: values)
     }
 
+    /// The attribute called `name`, if the entity has one.
     public func attribute(named name: String) -> AttributeDescription? {
         attributeIndex[name].map { attributes[$0] }
     }
@@ -67,6 +70,7 @@ public struct EntityDescription: Sendable, Hashable {
         attributeIndex[name] != nil
     }
 
+    /// The relationship called `name`, if the entity has one.
     public func relationship(named name: String) -> RelationshipDescription? {
         relationshipIndex[name].map { relationships[$0] }
     }

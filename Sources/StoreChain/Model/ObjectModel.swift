@@ -24,6 +24,7 @@ public struct ObjectModel: Sendable, Hashable {
         self.entityIndex = Dictionary(uniqueKeysWithValues: entities.enumerated().map { ($1.name, $0) })
     }
 
+    /// The entity called `name`, if the model has one.
     public func entity(named name: String) -> EntityDescription? {
         entityIndex[name].map { entities[$0] }
     }

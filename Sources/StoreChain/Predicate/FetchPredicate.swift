@@ -17,7 +17,9 @@ public indirect enum FetchPredicate: Sendable, Hashable {
     case and([FetchPredicate])
     /// At least one of the predicates holds.
     case or([FetchPredicate])
+    /// The predicate does not hold.
     case not(FetchPredicate)
+    /// A comparison of two operands.
     case comparison(Comparison)
 }
 
@@ -35,15 +37,25 @@ public struct Comparison: Sendable, Hashable {
         case none = "NONE"
     }
 
+    /// How two operands are compared.
     public enum Operator: String, Sendable, Hashable, CaseIterable {
+        /// `==`
         case equal = "=="
+        /// `!=`
         case notEqual = "!="
+        /// `<`
         case less = "<"
+        /// `<=`
         case lessOrEqual = "<="
+        /// `>`
         case greater = ">"
+        /// `>=`
         case greaterOrEqual = ">="
+        /// `BEGINSWITH`: the string starts with the other.
         case beginsWith = "BEGINSWITH"
+        /// `ENDSWITH`: the string ends with the other.
         case endsWith = "ENDSWITH"
+        /// `CONTAINS`: the string holds the other, or the collection holds the value.
         case contains = "CONTAINS"
         /// Whole-string match with `*` (any run) and `?` (one character) wildcards.
         case like = "LIKE"
@@ -75,16 +87,24 @@ public struct Comparison: Sendable, Hashable {
         public let rawValue: UInt8
         public init(rawValue: UInt8) { self.rawValue = rawValue }
 
+        /// `[c]`: letters compare without case.
         public static let caseInsensitive = Options(rawValue: 1)
+        /// `[d]`: letters compare without diacritics.
         public static let diacriticInsensitive = Options(rawValue: 2)
     }
 
+    /// `ANY`, `ALL`, `NONE` over a to-many key path, or a direct comparison.
     public var modifier: Modifier
+    /// The left side.
     public var lhs: Operand
+    /// The operator.
     public var op: Operator
+    /// The right side.
     public var rhs: Operand
+    /// The `[c]` and `[d]` options of a string comparison.
     public var options: Options
 
+    /// `lhs op rhs`, with options and a quantifier when given.
     public init(
         _ lhs: Operand, _ op: Operator, _ rhs: Operand, options: Options = [],
         modifier: Modifier = .direct
@@ -101,6 +121,7 @@ public struct Comparison: Sendable, Hashable {
 public indirect enum Operand: Sendable, Hashable {
     /// A key path from the evaluated object, through to-one or to-many relationships.
     case keyPath([String])
+    /// A value.
     case constant(Value)
     /// An array literal `{1, 2, 3}`, for `IN` and `BETWEEN`.
     case array([Operand])
@@ -109,7 +130,9 @@ public indirect enum Operand: Sendable, Hashable {
     /// `albums.@count`, `albums.@sum.price`: a function over the values of a to-many key path.
     case aggregate(Aggregate, collection: [String], property: [String])
 
+    /// A function over a to-many key path's values.
     public enum Aggregate: String, Sendable, Hashable, CaseIterable {
+        /// `@count`, `@sum`, `@min`, `@max`, `@avg`.
         case count, sum, min, max, avg
     }
 }
@@ -135,6 +158,7 @@ extension FetchPredicate {
         }
     }
 
+    /// `NOT predicate`.
     public static prefix func ! (predicate: FetchPredicate) -> FetchPredicate {
         .not(predicate)
     }

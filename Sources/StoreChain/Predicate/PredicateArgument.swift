@@ -2,7 +2,9 @@ import Foundation
 
 /// A value passed for `%@`, `%K`, `%d`, `%f` in a predicate format, or for a `$variable`.
 public enum PredicateArgument: Sendable, Hashable {
+    /// One value.
     case value(Value)
+    /// A list of values (for `IN`).
     case array([Value])
 
     /// Makes an argument from any supported Swift value.
@@ -22,6 +24,7 @@ public enum PredicateArgument: Sendable, Hashable {
 /// `Int`, `Double`, `Bool`, `Date`, `UUID`, `URL`, `Decimal`, `Data`, `Value`, optionals of
 /// these) and arrays of them.
 public protocol PredicateArgumentConvertible: Sendable {
+    /// The value as a predicate argument.
     var predicateArgument: PredicateArgument { get }
 }
 
@@ -31,15 +34,18 @@ public protocol PredicateArgumentConvertible: Sendable {
 public typealias PredicateValueConvertible = StoredValue
 
 extension StoredValue {
+    /// The value as a predicate argument.
     public var predicateArgument: PredicateArgument { .value(storedValue) }
 }
 
 extension Optional: PredicateArgumentConvertible where Wrapped: StoredValue {}
 
 extension Array: PredicateArgumentConvertible where Element: StoredValue {
+    /// The values as a list argument (for `IN`).
     public var predicateArgument: PredicateArgument { .array(map(\.storedValue)) }
 }
 
 extension PredicateArgument: PredicateArgumentConvertible {
+    /// The argument itself.
     public var predicateArgument: PredicateArgument { self }
 }

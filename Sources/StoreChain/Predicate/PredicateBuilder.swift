@@ -10,7 +10,9 @@
 /// // year >= 1990 AND title BEGINSWITH[c] "rue"
 /// ```
 public struct Key<T: StoredValue>: Sendable, Hashable {
+    /// The key path or aggregate the key stands for.
     public let expression: Operand
+    /// The quantifier (`ANY`, `ALL`, `NONE`) of a key reached through a to-many relationship.
     public let modifier: Comparison.Modifier
 
     /// A key path from the evaluated object, such as `"name"` or `"band.name"`.
@@ -33,13 +35,17 @@ public struct Key<T: StoredValue>: Sendable, Hashable {
     public static func != (key: Key, value: T) -> FetchPredicate {
         key.compare(.notEqual, .constant(value.storedValue))
     }
+    /// `key < value`
     public static func < (key: Key, value: T) -> FetchPredicate { key.compare(.less, .constant(value.storedValue)) }
+    /// `key <= value`
     public static func <= (key: Key, value: T) -> FetchPredicate {
         key.compare(.lessOrEqual, .constant(value.storedValue))
     }
+    /// `key > value`
     public static func > (key: Key, value: T) -> FetchPredicate {
         key.compare(.greater, .constant(value.storedValue))
     }
+    /// `key >= value`
     public static func >= (key: Key, value: T) -> FetchPredicate {
         key.compare(.greaterOrEqual, .constant(value.storedValue))
     }
@@ -55,7 +61,9 @@ public struct Key<T: StoredValue>: Sendable, Hashable {
 
     /// Compares two key paths of the same type, such as `price > discount`.
     public static func == (key: Key, other: Key) -> FetchPredicate { key.compare(.equal, other.expression) }
+    /// `key < other`, two key paths of the same object.
     public static func < (key: Key, other: Key) -> FetchPredicate { key.compare(.less, other.expression) }
+    /// `key > other`, two key paths of the same object.
     public static func > (key: Key, other: Key) -> FetchPredicate { key.compare(.greater, other.expression) }
 
     /// `key IN {values}`
@@ -75,14 +83,17 @@ extension Key where T == String {
         compare(.equal, .constant(.string(value)), options)
     }
 
+    /// `key BEGINSWITH prefix`
     public func beginsWith(_ prefix: String, options: Comparison.Options = []) -> FetchPredicate {
         compare(.beginsWith, .constant(.string(prefix)), options)
     }
 
+    /// `key ENDSWITH suffix`
     public func endsWith(_ suffix: String, options: Comparison.Options = []) -> FetchPredicate {
         compare(.endsWith, .constant(.string(suffix)), options)
     }
 
+    /// `key CONTAINS part`
     public func contains(_ part: String, options: Comparison.Options = []) -> FetchPredicate {
         compare(.contains, .constant(.string(part)), options)
     }
@@ -100,8 +111,10 @@ extension Key where T == String {
 
 /// A to-one relationship key: compare it with nil, or reach an attribute through it.
 public struct ToOne: Sendable, Hashable {
+    /// The key path to the relationship.
     public let components: [String]
 
+    /// The to-one relationship at `keyPath` (`"band"`, `"album.band"`).
     public init(_ keyPath: String) {
         components = keyPath.split(separator: ".").map(String.init)
     }
@@ -123,8 +136,10 @@ public struct ToOne: Sendable, Hashable {
 
 /// A to-many relationship key: quantify over its objects, or aggregate them.
 public struct ToMany: Sendable, Hashable {
+    /// The key path to the relationship.
     public let components: [String]
 
+    /// The to-many relationship at `keyPath` (`"albums"`, `"band.albums"`).
     public init(_ keyPath: String) {
         components = keyPath.split(separator: ".").map(String.init)
     }
@@ -141,8 +156,11 @@ public struct ToMany: Sendable, Hashable {
 
     /// `albums.@sum.price` (an integer sum for integer attributes; compare with a number).
     public func sum<T>(_ key: Key<T>) -> Key<Double> { aggregate(.sum, key) }
+    /// `albums.@avg.price`
     public func avg<T>(_ key: Key<T>) -> Key<Double> { aggregate(.avg, key) }
+    /// `albums.@min.year`
     public func min<T>(_ key: Key<T>) -> Key<T> { aggregate(.min, key) }
+    /// `albums.@max.year`
     public func max<T>(_ key: Key<T>) -> Key<T> { aggregate(.max, key) }
 
     private func quantified<T>(_ key: Key<T>, _ modifier: Comparison.Modifier) -> Key<T> {

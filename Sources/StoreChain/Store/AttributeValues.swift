@@ -19,6 +19,7 @@ public struct AttributeValues: Sendable, Hashable, RandomAccessCollection, Expre
     /// The value of each name in `keys`, at the same position.
     public private(set) var values: [Value]
 
+    /// No values.
     public init() {
         keys = []
         values = []

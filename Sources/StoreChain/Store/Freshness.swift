@@ -3,7 +3,9 @@ import Foundation
 /// How fresh a node's values are: when they were fetched, when they expire, and the validators
 /// a backend gave for revalidating them.
 public struct Freshness: Sendable, Hashable, Codable {
+    /// When the object or answer was fetched from the backend.
     public var fetchedAt: Date?
+    /// When it stops being fresh; `nil`: it has no expiry of its own (the cache's TTL applies).
     public var expiresAt: Date?
     /// What to revalidate the values with: the response's `ETag` and `Last-Modified`, and for an
     /// answer read from several pages, each page's (`Validators.pages`), so a pager can
@@ -19,6 +21,7 @@ public struct Freshness: Sendable, Hashable, Codable {
     /// The rules are kept without validators: those are `validators`, in one place.
     private var storedRules: OutOfLine<ResponseFreshness>?
 
+    /// Freshness with the given times, rules and validators.
     public init(
         fetchedAt: Date? = nil, expiresAt: Date? = nil, validators: Validators = Validators(),
         rules: ResponseFreshness? = nil

@@ -8,6 +8,7 @@
 /// let result = try store.fetch(FetchRequest(entity: "Band", fetchLimit: 10))
 /// ```
 public final class InMemoryStore: Sendable {
+    /// The model of the objects it holds.
     public let model: ObjectModel
     /// Who answered, in `ResponseInfo`.
     public let name = "in-memory"
@@ -18,6 +19,7 @@ public final class InMemoryStore: Sendable {
         self.dataset = Locked(dataset)
     }
 
+    /// A store over `model` holding `nodes`.
     public convenience init(model: ObjectModel, nodes: [Node] = []) {
         self.init(model: model, dataset: Dataset(nodes))
     }

@@ -8,6 +8,7 @@ import Foundation
 /// let bands = try store.fetch(FetchRequest(entity: "Band"))
 /// ```
 public final class JSONFileStore: Sendable {
+    /// The file the records were read from.
     public let url: URL
     /// The records, held in memory.
     public let store: InMemoryStore
@@ -30,6 +31,7 @@ public final class JSONFileStore: Sendable {
         store = InMemoryStore(model: model, dataset: dataset)
     }
 
+    /// The model of the objects it holds.
     public var model: ObjectModel { store.model }
 
     /// Runs a fetch request over the file's records.

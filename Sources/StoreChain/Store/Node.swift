@@ -3,6 +3,7 @@
 /// Two nodes are equal when their data are: ID, attributes, relationships and version.
 /// Freshness says how old the data is, not what it is, so it does not take part.
 public struct Node: Sendable, Hashable {
+    /// The object's ID.
     public var id: ObjectID
     /// Attribute values by name. A missing name means `nil`.
     public var attributes: AttributeValues
@@ -20,6 +21,7 @@ public struct Node: Sendable, Hashable {
     /// share one box (`Node.sharingFreshness(_:_:)`) instead of allocating one each.
     package var sharedFreshness: OutOfLine<Freshness>?
 
+    /// An object's state: its ID, values, the relationships known, its version and freshness.
     public init(
         id: ObjectID, attributes: AttributeValues = [:], relationships: [String: RelationshipValue] = [:],
         version: String? = nil, freshness: Freshness? = nil
@@ -78,7 +80,9 @@ public struct Node: Sendable, Hashable {
 
 /// What a relationship holds: one object ID (or none), or a list of them.
 public enum RelationshipValue: Sendable, Hashable {
+    /// The destination of a to-one relationship, or `nil` when it holds none.
     case toOne(ObjectID?)
+    /// The destinations of a to-many relationship, in its order.
     case toMany([ObjectID])
 
     /// The IDs held, in order.

@@ -1,15 +1,19 @@
 /// Where the evaluator finds the objects a key path leads to (`band.name` needs the band).
 public protocol NodeSource {
+    /// The node of object `id`, if known.
     func node(for id: ObjectID) -> Node?
 }
 
 /// A node source with no objects: key paths through relationships lead to `nil`.
 public struct EmptyNodeSource: NodeSource {
+    /// A source that knows no node.
     public init() {}
+    /// Always `nil`.
     public func node(for id: ObjectID) -> Node? { nil }
 }
 
 extension Dictionary: NodeSource where Key == ObjectID, Value == Node {
+    /// The node stored under `id`.
     public func node(for id: ObjectID) -> Node? { self[id] }
 }
 

@@ -14,7 +14,9 @@ import Foundation
 /// ```
 public final class BatchingHandler: FaultBatching {
     public let name = "batching"
+    /// The model whose entities it batches.
     public let model: ObjectModel
+    /// Which entities, how long a batch waits, and how large it grows.
     public let options: BatchingOptions
 
     public func faultBatchSize(for entity: String) -> Int? {
@@ -39,6 +41,7 @@ public final class BatchingHandler: FaultBatching {
 
     private let state = Watched(State())
 
+    /// A handler batching the faults of `options.entities`.
     public init(model: ObjectModel, options: BatchingOptions) {
         self.model = model
         self.options = options
@@ -176,6 +179,7 @@ public struct BatchingOptions: Sendable, Hashable {
     /// The longest a batch waits after its first fault, however many keep joining.
     public var maxDelay: Duration
 
+    /// Options for `entities`, each with the default the pipeline reference names.
     public init(
         entities: Set<String>, window: Duration = .milliseconds(5), maxBatch: Int = 100,
         maxDelay: Duration = .milliseconds(50)

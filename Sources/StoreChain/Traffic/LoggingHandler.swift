@@ -13,10 +13,12 @@ import Logging
 /// ```
 public struct LoggingHandler: StoreHandler {
     public let name = "logging"
+    /// The level of the line logged per request.
     public let level: Logger.Level
     /// Lower-cased names of headers, query parameters and metadata keys whose values are secret.
     public let secrets: Set<String>
 
+    /// Logs one line per request at `level`; values of `secrets` never appear in a line.
     public init(level: Logger.Level = .info, secrets: Set<String> = []) {
         self.level = level
         self.secrets = Set(secrets.map { $0.lowercased() }).union(["authorization", "proxy-authorization"])

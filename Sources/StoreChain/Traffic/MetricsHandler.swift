@@ -12,6 +12,7 @@ import Foundation
 /// ```
 public struct MetricsHandler: StoreHandler {
     public let name = "metrics"
+    /// Where the counts and timers go.
     public let metrics: StoreMetrics
 
     /// Metrics labelled `<prefix>_…`, made by `factory` (the bootstrapped one by default).
@@ -44,9 +45,11 @@ public struct MetricsHandler: StoreHandler {
 
 /// The metrics one `MetricsHandler` records, for the handlers below it to add to.
 public final class StoreMetrics: Sendable {
+    /// What every metric's name starts with (`storechain`).
     public let prefix: String
     private let factory: any MetricsFactory
 
+    /// Metrics named from `prefix`, made by `factory` (swift-metrics' backend of the app).
     public init(prefix: String, factory: any MetricsFactory) {
         self.prefix = prefix
         self.factory = factory
@@ -70,6 +73,7 @@ public final class StoreMetrics: Sendable {
 
 /// Where `MetricsHandler` puts its `StoreMetrics` for the handlers below it.
 public enum StoreMetricsKey: RequestContextKey {
+    /// The metrics of the chain.
     public typealias Value = StoreMetrics
 }
 

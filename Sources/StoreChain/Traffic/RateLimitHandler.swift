@@ -10,12 +10,15 @@
 /// chains that talk to the same host to limit per host.
 public struct RateLimitHandler: RateLimiting {
     public let name = "rate-limit"
+    /// The limiter every request through the handler takes a slot from.
     public let limiter: RateLimiter
 
+    /// A handler with a limiter of its own, for this process alone.
     public init(options: RateLimitOptions) {
         self.init(limiter: RateLimiter(options: options))
     }
 
+    /// A handler over `limiter` (which may be shared by several handlers, or processes).
     public init(limiter: RateLimiter) {
         self.limiter = limiter
     }

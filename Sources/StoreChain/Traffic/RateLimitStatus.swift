@@ -15,8 +15,10 @@ public struct RateLimitStatus: Sendable, Hashable {
 
     /// Requests left in the window.
     public var remaining: Int
+    /// When the window starts again.
     public var reset: Reset
 
+    /// What the backend said: `remaining` requests until `reset`.
     public init(remaining: Int, reset: Reset) {
         self.remaining = remaining
         self.reset = reset

@@ -7,6 +7,7 @@ import Foundation
 /// between chains to share one limit (for example, every chain that talks to one host), and give
 /// it a `SharedRateLimit` to share the limit between processes.
 public final class RateLimiter: Sendable {
+    /// The rate, burst, in-flight limit and mode.
     public let options: RateLimitOptions
     /// Where slots are reserved across processes, if anywhere.
     public let shared: (any SharedRateLimit)?
@@ -192,6 +193,7 @@ public final class RateLimiter: Sendable {
 
 /// How `RateLimitHandler` limits.
 public struct RateLimitOptions: Sendable, Hashable {
+    /// What a request does when no slot is free.
     public enum Mode: String, Sendable, Hashable, CaseIterable, Decodable {
         /// Wait for a slot, within the request's deadline and cancellation.
         case wait
@@ -207,9 +209,12 @@ public struct RateLimitOptions: Sendable, Hashable {
     public var rate: Double
     /// How many requests may start at once after a quiet spell.
     public var burst: Int
+    /// Requests that may be under way at once; `nil`: no limit.
     public var maxInFlight: Int?
+    /// Whether a request waits for a slot or fails at once.
     public var mode: Mode
 
+    /// `rate` requests per second, `burst` at once after a quiet spell.
     public init(rate: Double, burst: Int = 1, maxInFlight: Int? = nil, mode: Mode = .wait) {
         self.rate = max(rate, 1e-6)
         self.burst = max(1, burst)

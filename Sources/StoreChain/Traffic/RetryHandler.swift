@@ -13,9 +13,11 @@ import Foundation
 /// ```
 public struct RetryHandler: StoreHandler {
     public let name = "retry"
+    /// How many attempts, and how long between them.
     public let options: RetryOptions
     package let policy: RetryPolicy
 
+    /// A handler retrying with `options`.
     public init(options: RetryOptions = RetryOptions()) {
         self.init(options: options, jitter: RetryPolicy.fullJitter)
     }
@@ -54,11 +56,14 @@ public struct RetryOptions: Sendable, Hashable {
     public var maxAttempts: Int
     /// The backoff ceiling before the first retry; it doubles for each further one.
     public var baseDelay: Duration
+    /// The longest wait between two attempts.
     public var maxDelay: Duration
     /// Whether saves that only update and delete may be retried as a whole (the backend's
     /// updates and deletes are idempotent). Saves that insert are never retried.
     public var retriesSaves: Bool
 
+    /// Options with the given attempts and delays, each with the default the pipeline reference
+    /// names.
     public init(
         maxAttempts: Int = 4, baseDelay: Duration = .milliseconds(200), maxDelay: Duration = .seconds(30),
         retriesSaves: Bool = false

@@ -44,6 +44,7 @@ public final class LiveResults<Object: TypedObject>: Observable, Sendable {
         return state.withLock { $0.error }
     }
 
+    /// Follows `observation`; with `updatesOnMainActor`, its properties change on the main actor.
     public init(_ observation: TypedObservation<Object>, updatesOnMainActor: Bool = false) {
         let task = Task { [weak self] in
             do {

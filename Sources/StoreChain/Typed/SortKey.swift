@@ -30,6 +30,7 @@ public struct PrefetchKey<Object: TypedObject>: Sendable, Hashable {
     /// The relationship's key path.
     public let keyPath: String
 
+    /// A sort by `keyPath`, ascending.
     public init(_ keyPath: String) {
         self.keyPath = keyPath
     }

@@ -7,6 +7,7 @@ public struct TypedObservation<Object: TypedObject>: AsyncSequence, Sendable {
     /// The untyped observation underneath.
     public let observation: FetchObservation
 
+    /// The typed view of `observation`.
     public init(_ observation: FetchObservation) {
         self.observation = observation
     }
@@ -15,6 +16,7 @@ public struct TypedObservation<Object: TypedObject>: AsyncSequence, Sendable {
         Iterator(base: observation.makeAsyncIterator())
     }
 
+    /// Gives the observation's results one by one.
     public struct Iterator: AsyncIteratorProtocol {
         var base: FetchObservation.Iterator
 

@@ -12,9 +12,12 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         case temporary(UUID)
     }
 
+    /// The entity the object belongs to.
     public let entity: String
+    /// The backend's key, or a temporary reference for an object not saved yet.
     public let reference: Reference
 
+    /// The ID of the object `reference` of `entity`.
     public init(entity: String, reference: Reference) {
         self.entity = entity
         self.reference = reference
@@ -30,6 +33,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         ObjectID(entity: entity, reference: .temporary(UUID()))
     }
 
+    /// Whether the object has no key from the backend yet (inserted, not saved).
     public var isTemporary: Bool {
         if case .temporary = reference { return true }
         return false

@@ -2,18 +2,30 @@ import Foundation
 
 /// An attribute value: one case per attribute type, plus `null` for a missing value.
 public enum Value: Sendable, Hashable {
+    /// No value (`nil`).
     case null
+    /// A `string` attribute's value.
     case string(String)
+    /// An `integer` attribute's value.
     case integer(Int)
+    /// A `double` attribute's value.
     case double(Double)
+    /// A `decimal` attribute's value.
     case decimal(Decimal)
+    /// A `boolean` attribute's value.
     case bool(Bool)
+    /// A `date` attribute's value.
     case date(Date)
+    /// A `data` attribute's value.
     case data(Data)
+    /// A `uuid` attribute's value.
     case uuid(UUID)
+    /// A `url` attribute's value.
     case url(URL)
+    /// A `json` attribute's value, as written.
     case json(JSONValue)
 
+    /// Whether it is `null`.
     public var isNull: Bool {
         if case .null = self { return true }
         return false
@@ -46,6 +58,7 @@ public enum Value: Sendable, Hashable {
         }
     }
 
+    /// The string, or `nil` when it holds another kind.
     public var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil

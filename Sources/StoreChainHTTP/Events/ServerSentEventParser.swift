@@ -30,6 +30,7 @@ public struct ServerSentEventParser: Sendable {
         /// The line of the stream the event starts on, from 1, for error messages.
         public var line: Int
 
+        /// An event of `type` with `data`, the last event ID then, and the line it starts on.
         public init(type: String = "message", data: String, id: String? = nil, line: Int) {
             self.type = type
             self.data = data
@@ -53,6 +54,7 @@ public struct ServerSentEventParser: Sendable {
     private var idBuffer: String?
     private var eventStart: Int?
 
+    /// A parser at the start of a stream.
     public init() {}
 
     /// Reads `bytes`, the next part of the stream, and returns the events they complete.

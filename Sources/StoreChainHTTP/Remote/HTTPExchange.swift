@@ -14,6 +14,7 @@ public struct HTTPExchange: Sendable, Hashable {
     /// The part of the fetch's predicate the backend applied, when any.
     public var pushedPredicate: FetchPredicate?
 
+    /// An exchange's facts: the status, headers, the endpoint that answered and what it applied.
     public init(
         status: Int, headers: [String: String] = [:], endpoint: String? = nil, pushedPredicate: FetchPredicate? = nil
     ) {

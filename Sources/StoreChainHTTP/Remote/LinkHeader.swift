@@ -3,8 +3,11 @@ import StoreChain
 
 /// RFC 8288 `Link` headers: `<https://api.example/bands?page=2>; rel="next", <…>; rel="last"`.
 public enum LinkHeader {
+    /// One link: its target and its relation types.
     public struct Link: Sendable, Hashable {
+        /// The target URL, as written between `<` and `>`.
         public let url: String
+        /// The relation types of `rel` (`next`, `last`), in lower case.
         public let relations: [String]
     }
 

@@ -44,7 +44,9 @@ public struct RemoteChangesOptions: Sendable, Hashable {
         }
     }
 
+    /// The request that asks for changes: `GET /changes?since={cursor}&wait={wait}`.
     public var request: String
+    /// How the backend answers: a JSON body, or an event stream.
     public var format: Format
     /// Where the list of changes sits in the body.
     public var changes: String
@@ -71,6 +73,8 @@ public struct RemoteChangesOptions: Sendable, Hashable {
     /// How long an event stream may stay silent after an event before the answer ends.
     public var quiet: Duration
 
+    /// A change feed at `request`, its answers read with the given field names (the pipeline
+    /// reference names each default).
     public init(
         request: String, format: Format = .json, changes: String = "changes", cursor: String = "cursor",
         entity: String = "entity", entityNames: [String: String] = [:], key: String = "id",

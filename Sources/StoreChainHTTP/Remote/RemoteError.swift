@@ -33,12 +33,14 @@ public enum RemoteError {
         }
     }
 
+    /// The error for `request` not answered within its timeout (`timed-out`).
     public static func timedOut(_ request: TransportRequest) -> StoreChainError {
         StoreChainError(
             .timedOut, "\(request.method) \(redacted(request.url)) did not answer within \(request.timeout)",
             at: .init(path: redacted(request.url)), suggestion: "raise the timeout, or retry later")
     }
 
+    /// The error for `request` failing before an answer came (`transport`), with the cause.
     public static func transport(_ request: TransportRequest, _ error: any Error) -> StoreChainError {
         StoreChainError(
             .transport, "\(request.method) \(redacted(request.url)) failed before an answer",
@@ -46,6 +48,7 @@ public enum RemoteError {
             suggestion: "check that the backend is running and reachable at that address", underlying: error)
     }
 
+    /// The error for an answer to `request` larger than `limit` bytes (`transport`).
     public static func bodyTooLarge(_ request: TransportRequest, limit: Int) -> StoreChainError {
         StoreChainError(
             .transport, "\(request.method) \(redacted(request.url)) sent a body larger than \(limit) bytes",

@@ -12,6 +12,7 @@ import StoreChain
 /// let options = RemoteOptions(baseURL: URL(string: "http://127.0.0.1:8080/v2")!, entities: ["Band": band])
 /// ```
 public struct RemoteOptions: Sendable, Hashable, Decodable {
+    /// The backend's address; request templates are relative to it.
     public var baseURL: URL
     /// Extra headers sent with every request.
     public var headers: [String: String]
@@ -26,11 +27,14 @@ public struct RemoteOptions: Sendable, Hashable, Decodable {
     public var maxPages: Int
     /// What to do with a record that cannot be mapped: fail the request, or skip it and count it.
     public var badRecords: BadRecordPolicy
+    /// How each entity maps onto the backend, by entity name.
     public var entities: [String: RemoteEntityOptions]
     /// The backend's change feed, when it has one (`ChangeFeedHandler` follows it).
     public var changes: RemoteChangesOptions?
 
+    /// What to do with a record that cannot be mapped.
     public enum BadRecordPolicy: String, Sendable, Hashable, CaseIterable, Decodable {
+        /// Fail the request, or skip the record (counted in `ResponseInfo.skippedRecords`).
         case fail, skip
 
         public init(from decoder: any Decoder) throws {
@@ -38,6 +42,7 @@ public struct RemoteOptions: Sendable, Hashable, Decodable {
         }
     }
 
+    /// Options for the backend at `baseURL`; each option has the default the pipeline reference names.
     public init(
         baseURL: URL, entities: [String: RemoteEntityOptions], headers: [String: String] = [:],
         bearerTokenVariable: String? = nil, timeoutSeconds: Double = 30, maxPages: Int = 1_000,
@@ -64,6 +69,7 @@ public struct RemoteEntityOptions: Sendable, Hashable, Decodable {
     /// Attribute name → remote key path (`attributes.founded_at`); unlisted attributes use their
     /// own name.
     public var attributes: [String: String]
+    /// Relationship name → where a record holds it (`RemoteRelationship`).
     public var relationships: [String: RemoteRelationship]
     /// How dates are written in request bodies.
     public var dateFormat: DateFormat
@@ -73,14 +79,18 @@ public struct RemoteEntityOptions: Sendable, Hashable, Decodable {
     public var get: String?
     /// Create, update and delete: `POST /bands`, `PATCH /bands/{id}`, `DELETE /bands/{id}`.
     public var create: String?
+    /// The update request, with the changed fields in its body.
     public var update: String?
+    /// The delete request.
     public var delete: String?
     /// Where a record holds its version (a revision number or an ETag), when it has one:
     /// updates and deletes are then sent with `If-Match` naming the version they are based on, and a
     /// backend that has a newer one answers 412 (see the outbox's `conflict-policy`).
     public var version: String?
 
+    /// How dates are written in request bodies.
     public enum DateFormat: String, Sendable, Hashable, CaseIterable, Decodable {
+        /// ISO 8601 text, or seconds since 1970.
         case iso8601, epochSeconds
 
         public init(from decoder: any Decoder) throws {
@@ -88,6 +98,7 @@ public struct RemoteEntityOptions: Sendable, Hashable, Decodable {
         }
     }
 
+    /// An entity's mapping; what is not given takes the defaults the pipeline reference names.
     public init(
         records: String? = nil, key: String? = nil, attributes: [String: String] = [:],
         relationships: [String: RemoteRelationship] = [:], dateFormat: DateFormat = .iso8601,
@@ -130,6 +141,7 @@ public struct RemoteEndpoint: Sendable, Hashable, Decodable {
     /// A variable that takes the sort, and the values it takes for each sort key (`-year` for
     /// descending).
     public var sort: SortBinding?
+    /// How the endpoint pages, when it does.
     public var paging: Paging?
     /// Where the records are in this endpoint's response, when not where the entity says.
     public var records: String?
@@ -139,6 +151,7 @@ public struct RemoteEndpoint: Sendable, Hashable, Decodable {
     /// only the pages an unsorted window needs.
     public var keyOrdered: Bool
 
+    /// An endpoint at `request` with its bindings, sort and paging.
     public init(
         _ request: String, bind: [String: ParameterBinding] = [:], sort: SortBinding? = nil, paging: Paging? = nil,
         records: String? = nil, single: Bool = false, keyOrdered: Bool = false
@@ -155,6 +168,7 @@ public struct RemoteEndpoint: Sendable, Hashable, Decodable {
 
 /// What a template variable filters on: `{name}` ← `name BEGINSWITH[c] …`.
 public struct ParameterBinding: Sendable, Hashable, Decodable {
+    /// The comparison a variable serves.
     public enum Operation: String, Sendable, Hashable, CaseIterable, Decodable {
         /// `key == value`.
         case equal
@@ -176,6 +190,7 @@ public struct ParameterBinding: Sendable, Hashable, Decodable {
 
     /// The key path filtered (`name`, `band.id`).
     public var keyPath: String
+    /// The comparison it serves.
     public var operation: Operation
     /// The backend ignores case when it matches, so it also serves `[c]` comparisons.
     public var caseInsensitive: Bool
@@ -183,6 +198,7 @@ public struct ParameterBinding: Sendable, Hashable, Decodable {
     /// always required.
     public var required: Bool
 
+    /// A binding of `keyPath` by `operation`.
     public init(
         _ keyPath: String, _ operation: Operation = .equal, caseInsensitive: Bool = false, required: Bool = false
     ) {
@@ -195,10 +211,12 @@ public struct ParameterBinding: Sendable, Hashable, Decodable {
 
 /// A variable that orders results on the backend.
 public struct SortBinding: Sendable, Hashable, Decodable {
+    /// The template variable that takes the sort (`{ordering}`).
     public var variable: String
     /// Sort descriptor (`name`, `-year`) → the value the backend takes.
     public var values: [String: String]
 
+    /// A sort variable and the value it takes for each sort descriptor.
     public init(variable: String, values: [String: String]) {
         self.variable = variable
         self.values = values

@@ -17,7 +17,9 @@ public final class RemoteResponder: UpstreamCounting {
     /// What answers say answered them (`ResponseInfo.answeredBy`).
     private static let answerer = "remote"
     public var name: String { Self.answerer }
+    /// The model of the objects it maps records to.
     public let model: ObjectModel
+    /// The backend's address, endpoints and mapping.
     public let options: RemoteOptions
     /// The backend's address and a digest of the address and the entity mapping: a disk cache
     /// keeps data from another backend, or mapped another way, apart. Headers and tokens are

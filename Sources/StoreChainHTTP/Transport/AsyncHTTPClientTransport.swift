@@ -7,7 +7,9 @@ import StoreChain
 /// The default transport: AsyncHTTPClient, on Linux and Apple platforms. Decompresses gzip and
 /// deflate bodies, and refuses bodies larger than `maxBodySize`.
 public struct AsyncHTTPClientTransport: HTTPTransport {
+    /// The client requests are sent with.
     public let client: HTTPClient
+    /// The largest body accepted; a larger one fails with a `transport` error.
     public var maxBodySize: Int
     /// Whether the client decompresses bodies, so gzip may be asked for.
     public let decompresses: Bool

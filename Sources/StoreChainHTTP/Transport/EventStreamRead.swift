@@ -15,6 +15,8 @@ public struct EventStreamRead: Sendable, Hashable {
     /// burst is read a bounded part at a time.
     public var maxBytes: Int
 
+    /// A read that waits up to `wait` for the stream to say something, then ends after `quiet`
+    /// without bytes or at `maxBytes`.
     public init(wait: Duration, quiet: Duration = .milliseconds(20), maxBytes: Int = 1 << 20) {
         self.wait = wait
         self.quiet = quiet

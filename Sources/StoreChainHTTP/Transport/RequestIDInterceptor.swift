@@ -4,8 +4,10 @@ import StoreChain
 /// Gives every HTTP exchange a fresh UUID in a header (`X-Request-ID` unless named otherwise),
 /// so the backend's logs can be matched to ours. Pipeline files: `- request-id: { header: … }`.
 public struct RequestIDInterceptor: HTTPInterceptor {
+    /// The header the ID is sent in.
     public let header: String
 
+    /// Sends a fresh ID in `header` with every exchange.
     public init(header: String = "X-Request-ID") {
         self.header = header
     }

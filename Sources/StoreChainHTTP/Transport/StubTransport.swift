@@ -9,11 +9,13 @@ import StoreChain
 /// }
 /// ```
 public final class StubTransport: HTTPTransport {
+    /// Answers one request.
     public typealias Script = @Sendable (TransportRequest) async throws -> TransportResponse
 
     private let script: Script
     private let recorded = Locked<[TransportRequest]>([])
 
+    /// A transport answering every request with `script`.
     public init(_ script: @escaping Script) {
         self.script = script
     }

@@ -6,12 +6,16 @@ import StoreChain
 /// helper refreshes). A 401 answer makes it read the file once more and, when the token changed
 /// in the meantime, resend. Pipeline files: `- token-file: { path: …, header: …, prefix: … }`.
 public final class TokenFileInterceptor: HTTPInterceptor {
+    /// The file holding the token.
     public let url: URL
+    /// The header the token is sent in.
     public let header: String
     /// Written before the token: `Bearer ` for the Authorization header.
     public let prefix: String
     private let cache = Locked<(modified: Date, token: String)?>(nil)
 
+    /// Sends the token in the file at `url` in `header`, after `prefix`; the file is read again when
+    /// it changes.
     public init(url: URL, header: String = Options.defaultHeader, prefix: String = Options.defaultPrefix) {
         self.url = url
         self.header = header
@@ -22,13 +26,19 @@ public final class TokenFileInterceptor: HTTPInterceptor {
     /// header: Authorization, prefix: "Bearer " }`, the path still to be resolved against the
     /// file's folder.
     public struct Options: Sendable, Hashable, Decodable {
+        /// `Authorization`.
         public static let defaultHeader = "Authorization"
+        /// `Bearer `, with its space.
         public static let defaultPrefix = "Bearer "
 
+        /// The token file's path, relative to the pipeline file's folder.
         public var path: String
+        /// The header the token is sent in.
         public var header: String
+        /// Written before the token.
         public var prefix: String
 
+        /// Options for the token file at `path`.
         public init(path: String, header: String = defaultHeader, prefix: String = defaultPrefix) {
             self.path = path
             self.header = header

@@ -43,6 +43,7 @@ import StoreChain
 /// ```
 public final class OutboxHandler: SaveHolding {
     public let name = "outbox"
+    /// The outbox file, retry delays, coalescing and conflict policy.
     public let options: OutboxOptions
     /// The model fetches are evaluated against when waiting saves change their answers.
     public let model: ObjectModel

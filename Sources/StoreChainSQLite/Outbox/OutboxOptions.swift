@@ -29,6 +29,8 @@ public struct OutboxOptions: Sendable, Hashable, Decodable {
     /// another attempt, or refused). A backend out of reach is known at once and waits nothing.
     public var acknowledgeAfter: Duration
 
+    /// Options for the outbox file at `path`; each other option has the default the pipeline
+    /// reference names.
     public init(
         path: String, retryDelay: Duration = .seconds(2), maxRetryDelay: Duration = .seconds(300),
         coalescesUpdates: Bool = true, conflictPolicy: ConflictPolicy = .merge, parallelReplay: Int = 4,

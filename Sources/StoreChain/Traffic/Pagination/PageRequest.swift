@@ -12,6 +12,7 @@ public struct PageRequest: Sendable, Hashable, CustomStringConvertible {
         case token(String)
     }
 
+    /// Where the page starts.
     public var position: Position
     /// Records per page; `nil` uses the endpoint's own page size.
     public var size: Int?
@@ -19,6 +20,8 @@ public struct PageRequest: Sendable, Hashable, CustomStringConvertible {
     /// an unchanged page comes back `ResponseInfo.notModified` with no records.
     public var validators: Validators?
 
+    /// A page at `position`, of `size` records (the endpoint's own size when `nil`), revalidated
+    /// with `validators` when given.
     public init(_ position: Position, size: Int? = nil, validators: Validators? = nil) {
         self.position = position
         self.size = size
@@ -38,11 +41,14 @@ public struct PageRequest: Sendable, Hashable, CustomStringConvertible {
 
 /// The validators one page of an answer came with, so the answer can be revalidated page by page.
 public struct PageValidator: Sendable, Hashable, Codable {
+    /// Where the page starts.
     public var position: PageRequest.Position
+    /// The page's size as it was asked for.
     public var size: Int?
     /// The page's own validators (never pages of their own).
     public var validators: Validators
 
+    /// The validators of the page at `position` of `size` records.
     public init(position: PageRequest.Position, size: Int?, validators: Validators) {
         self.position = position
         self.size = size
@@ -80,15 +86,20 @@ public struct PageValidator: Sendable, Hashable, Codable {
 public struct PageInfo: Sendable, Hashable {
     /// How the endpoint pages.
     public enum Style: String, Sendable, Hashable {
+        /// `offset=` and `limit=`: pages by record position.
         case offset
+        /// `page=`: pages by number.
         case pageNumber = "page-number"
+        /// An opaque cursor the previous page gave.
         case cursor
+        /// A `Link` header's `rel="next"` URL.
         case link
 
         /// Pages can be asked for by position, so several can be read at once.
         package var isRandomAccess: Bool { self == .offset || self == .pageNumber }
     }
 
+    /// How the endpoint pages.
     public var style: Style
     /// Records a full page holds.
     public var size: Int
@@ -110,6 +121,7 @@ public struct PageInfo: Sendable, Hashable {
     /// The backend endpoint the page came from (`GET /albums`), for messages about the listing.
     public var endpoint: String?
 
+    /// A page as read, with what the backend said of the listing.
     public init(
         style: Style, size: Int, start: Int, records: Int, next: PageRequest.Position?, total: Int? = nil,
         lastStart: Int? = nil, wholeCollection: Bool = false, endpoint: String? = nil
@@ -128,6 +140,7 @@ public struct PageInfo: Sendable, Hashable {
 
 /// How far a multi-page fetch has got.
 public struct FetchProgress: Sendable, Hashable {
+    /// The entity being fetched.
     public var entity: String
     /// Pages read so far.
     public var pages: Int
@@ -136,6 +149,7 @@ public struct FetchProgress: Sendable, Hashable {
     /// Records in the whole listing, when the backend says.
     public var totalRecords: Int?
 
+    /// Progress after `pages` pages and `records` records, of `totalRecords` when known.
     public init(entity: String, pages: Int, records: Int, totalRecords: Int?) {
         self.entity = entity
         self.pages = pages
@@ -150,5 +164,6 @@ public struct FetchProgress: Sendable, Hashable {
 /// context[FetchProgressKey.self] = { progress in print("\(progress.pages) pages") }
 /// ```
 public enum FetchProgressKey: RequestContextKey {
+    /// A function called after each page.
     public typealias Value = @Sendable (FetchProgress) -> Void
 }

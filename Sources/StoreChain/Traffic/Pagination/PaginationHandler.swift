@@ -18,9 +18,12 @@
 /// ```
 public struct PaginationHandler: FetchPaging {
     public let name = "pagination"
+    /// The model whose keys break ties in page order.
     public let model: ObjectModel
+    /// Page sizes, the most pages a walk reads, and how many are read at once.
     public let options: PaginationOptions
 
+    /// A pager with `options`.
     public init(model: ObjectModel, options: PaginationOptions = PaginationOptions()) {
         self.model = model
         self.options = options

@@ -11,6 +11,8 @@ public struct PaginationOptions: Sendable, Hashable {
     /// `Link` headers are always read one after another.
     public var concurrency: Int
 
+    /// Options with a page size (the endpoint's own when `nil`), per-entity sizes, the most pages a
+    /// walk reads, and how many pages are read at once.
     public init(pageSize: Int? = nil, pageSizes: [String: Int] = [:], maxPages: Int = 1000, concurrency: Int = 4) {
         self.pageSize = pageSize
         self.pageSizes = pageSizes
