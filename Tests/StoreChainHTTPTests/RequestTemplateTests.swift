@@ -15,6 +15,21 @@ import Testing
         #expect(url.absoluteString == "https://api.example/v2/bands/42/albums?sort=-year&format=json")
     }
 
+    /// A Django REST Framework backend (APPEND_SLASH) answers `/genres/3` with a redirect to
+    /// `/genres/3/`: every request was sent twice, the first unseen by the chain. The slash a
+    /// template ends its path with is sent as written.
+    @Test(arguments: [
+        ("GET /genres/{id}/", "https://api.example/v2/genres/3/"),
+        ("GET /genres/?page={page}", "https://api.example/v2/genres/?page=2"),
+        ("GET /genres/{id}/tracks/?page={page}", "https://api.example/v2/genres/3/tracks/?page=2"),
+        ("GET /genres/{id}", "https://api.example/v2/genres/3"),
+        ("GET /", "https://api.example/v2/"),
+    ])
+    func aTrailingSlashOfThePathIsSentAsWritten(_ text: String, _ expected: String) throws {
+        let url = try RequestTemplate(text).url(base: base, values: ["id": "3", "page": "2"])
+        #expect(url.absoluteString == expected)
+    }
+
     @Test(arguments: [
         ("../admin", "https://api.example/v2/bands/..%2Fadmin?q=x"),
         ("a/b?c=d&e", "https://api.example/v2/bands/a%2Fb%3Fc%3Dd%26e?q=x"),

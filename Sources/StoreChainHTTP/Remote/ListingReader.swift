@@ -104,8 +104,16 @@ struct ListingReader: Sendable {
                 values[variable] = cursor
             case .link?, nil:
                 // An endpoint declared without paging still pages when it says so: a response
-                // that announces a next page is never the whole answer.
-                guard let link = try LinkHeader.next(in: response[header: "link"]) else { return loaded }
+                // that announces a next page is never the whole answer. One that says so only in
+                // its body cannot be followed, and fails.
+                guard let link = try LinkHeader.next(in: response[header: "link"]) else {
+                    if plan.endpoint.paging == nil, !plan.endpoint.single {
+                        try UndeclaredPaging.check(
+                            body, records: records.count, isWholeListing: loaded.pages == 1,
+                            endpoint: plan.endpoint.request, source: source)
+                    }
+                    return loaded
+                }
                 if firstDocumentOnly {
                     loaded.announcesNextPage = true
                     return loaded

@@ -109,7 +109,8 @@ extension RemoteResponder {
         let response = try await exchange.send(template.method, url, context: context)
         let recordsPath = mapper.options(for: destination.name).records
         let location = RemoteError.redacted(url)
-        let records = try mapper.records(in: try exchange.json(response, from: url), at: recordsPath, source: location)
+        let body = try exchange.json(response, from: url)
+        let records = try mapper.records(in: body, at: recordsPath, source: location)
         var loaded = ListingReader.Listing()
         var seen: Set<ObjectID> = []
         try listings.map(
@@ -117,6 +118,11 @@ extension RemoteResponder {
         var next: PageRequest.Position?
         if !records.isEmpty, let link = try LinkHeader.next(in: response[header: "link"]) {
             next = .token(try listings.resolve(link, against: url).absoluteString)
+        } else {
+            // A relationship's endpoint declares no paging: more announced in the body fails.
+            try UndeclaredPaging.check(
+                body, records: records.count, isWholeListing: page.position == .record(0), endpoint: text,
+                source: location)
         }
         let ids = loaded.nodes.map(\.id)
         var info = HTTPMetadata.info(from: response, answeredBy: self.name)

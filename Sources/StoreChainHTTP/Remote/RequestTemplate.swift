@@ -6,18 +6,27 @@ import StoreChain
 /// Path variables are required; query variables are left out when they have no value. Every
 /// value is percent-encoded, so no value can change the path or add parameters.
 public struct RequestTemplate: Sendable, Hashable, CustomStringConvertible {
+    /// A piece of a path segment or query value.
     public enum Part: Sendable, Hashable {
+        /// Text sent as written.
         case literal(String)
+        /// `{name}`, replaced by the variable's value, percent-encoded.
         case variable(String)
     }
 
+    /// The HTTP method (`GET`, `POST`, `PUT`, `PATCH`, `DELETE`).
     public let method: String
     /// Path segments, each a sequence of literals and variables.
     public let path: [[Part]]
     /// Query items: name and value parts.
     public let query: [(name: String, value: [Part])]
+    /// The template as written.
     public let text: String
+    /// The path ends with `/` (`GET /genres/{id}/`, `GET /genres/?page={page}`), which is sent
+    /// too: a Django backend answers a path without it with a redirect.
+    private let endsWithSlash: Bool
 
+    /// Parses `METHOD /path/{var}?name={var}`; throws a located error for a malformed template.
     public init(_ text: String) throws(StoreChainError) {
         self.text = text
         let pieces = text.split(separator: " ", maxSplits: 1).map(String.init)
@@ -29,6 +38,7 @@ public struct RequestTemplate: Sendable, Hashable, CustomStringConvertible {
         method = pieces[0].uppercased()
         let target = pieces[1].trimmingCharacters(in: .whitespaces)
         let (pathText, queryText) = Self.splitQuery(target)
+        endsWithSlash = pathText.hasSuffix("/")
         path = try pathText.split(separator: "/", omittingEmptySubsequences: true).map {
             segment throws(StoreChainError) in
             try Self.parts(String(segment), in: text)
@@ -79,6 +89,7 @@ public struct RequestTemplate: Sendable, Hashable, CustomStringConvertible {
         query.flatMap(\.value).compactMap { if case .variable(let name) = $0 { name } else { nil } }
     }
 
+    /// Every variable, path variables first.
     public var variables: [String] { pathVariables + queryVariables }
 
     /// The name of the query item whose whole value is `{variable}` (`page` in `?page={page}`).
@@ -104,6 +115,7 @@ public struct RequestTemplate: Sendable, Hashable, CustomStringConvertible {
             }
             path += "/" + text
         }
+        if endsWithSlash { path += "/" }
         var items: [String] = []
         for (name, value) in query {
             var text = ""
