@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What a newcomer and an app developer wait for, measured from a fresh clone on this machine:
 # the README's two commands, switching between build, test and run with nothing changed, and an
-# app package (one executable using the model plugin and a pipeline file, one test target) that
+# app package (one executable using the model plugin, a pipeline file and the inspector, one test target) that
 # depends on this clone by path. Prints each figure beside its target. Not part of CI (it takes
 # about 20 minutes on 2 cores); run it after a change to Package.swift or the plugins.
 #
@@ -35,6 +35,15 @@ timed() {
         | grep -o '[0-9.]* seconds' || true)
     printf '%-66s %3dm%02ds   target %-4s cores %3d%% busy%s\n' "$label" $((took / 60)) $((took % 60)) "$target" \
         "$busy" "${ran:+, tests ran $ran}"
+    # What a build with nothing changed should not do: the files it compiled, by module, and
+    # what it linked (a first build's list would be everything, so only later steps print it).
+    if [ "${SHOW_COMPILED:-0}" = 1 ]; then
+        local compiled linked
+        compiled=$(grep -aoE '(Compiling|Emitting module) [A-Za-z0-9_]+' "$work/last.log" | awk '{print $NF}' \
+            | sort | uniq -c | sort -rn | awk '{printf "%s%s %d", (NR > 1 ? ", " : ""), $2, $1}')
+        linked=$(grep -aoE 'Linking [^ ]+' "$work/last.log" | awk '{print $2}' | sort -u | tr '\n' ' ')
+        printf '    compiled: %s; linked: %s\n' "${compiled:-nothing}" "${linked:-nothing}"
+    fi
 }
 
 git clone -q "$root" "$work/StoreChain"
@@ -69,7 +78,9 @@ let package = Package(
             name: "App",
             dependencies: [
                 .product(name: "StoreChain", package: "StoreChain"),
+                .product(name: "StoreChainHTTP", package: "StoreChain"),
                 .product(name: "StoreChainPipeline", package: "StoreChain"),
+                .product(name: "StoreChainInspector", package: "StoreChain"),
             ],
             resources: [.copy("music.model.yml"), .copy("app.pipeline.yml")],
             plugins: [.plugin(name: "StoreChainModelPlugin", package: "StoreChain")]),
@@ -83,10 +94,12 @@ SWIFT
 cat >"$app/Sources/App/main.swift" <<'SWIFT'
 import Foundation
 import StoreChain
+import StoreChainHTTP
+import StoreChainInspector
 import StoreChainPipeline
 
 let file = Bundle.module.url(forResource: "app", withExtension: "pipeline.yml")
-print(Band.entityName, file?.lastPathComponent ?? "no pipeline", Pipeline.self)
+print(Band.entityName, file?.lastPathComponent ?? "no pipeline", Pipeline.self, RemoteOptions.self, Inspector.self)
 SWIFT
 cat >"$app/Tests/AppTests/AppTests.swift" <<'SWIFT'
 import StoreChain
@@ -96,6 +109,8 @@ import Testing
 SWIFT
 cd "$app"
 timed "app package: first swift build" "5m" swift build
+export SHOW_COMPILED=1
+timed "app package: swift build again, nothing changed" "30s" swift build
 timed "app package: swift test after it" "30s" swift test
 timed "app package: swift build after swift test, nothing changed" "30s" swift build
 timed "app package: swift test after swift build, nothing changed" "30s" swift test
