@@ -44,7 +44,11 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // No traits: with two enabled (its defaults), SwiftPM 6.3 writes their `-D` flags in an
+        // order that changes between runs, so every switch between `swift build` and `swift test`
+        // recompiled Hummingbird and HummingbirdCore (105 files) in an app using the inspector.
+        // Nothing here uses what they add (swift-configuration support, full Foundation).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         // Hummingbird's own dependency, named so the demo backend can stop its server gracefully.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
