@@ -14,6 +14,8 @@ package final class Watched<Value: Sendable>: Sendable {
     private struct Waiter {
         let condition: @Sendable (Value) -> Bool
         let continuation: Continuation
+        /// Ends the wait with an error once the timeout has passed; cancelled when it ends before.
+        var timer: Task<Void, Never>?
     }
 
     private struct State {
@@ -35,17 +37,20 @@ package final class Watched<Value: Sendable>: Sendable {
 
     /// Reads or changes the value under the lock, then wakes every waiter whose condition holds.
     package func withLock<Result, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
-        let (result, woken) = try state.withLock { (state) throws(E) -> (Result, [Continuation]) in
+        let (result, woken) = try state.withLock { (state) throws(E) -> (Result, [Waiter]) in
             let result = try body(&state.value)
             guard !state.waiters.isEmpty else { return (result, []) }
-            var woken: [Continuation] = []
+            var woken: [Waiter] = []
             for (id, waiter) in state.waiters where waiter.condition(state.value) {
-                woken.append(waiter.continuation)
+                woken.append(waiter)
                 state.waiters[id] = nil
             }
             return (result, woken)
         }
-        for continuation in woken { continuation.resume() }
+        for waiter in woken {
+            waiter.timer?.cancel()
+            waiter.continuation.resume()
+        }
         return result
     }
 
@@ -63,15 +68,6 @@ package final class Watched<Value: Sendable>: Sendable {
             return state.nextWaiter
         }
         let description = what()
-        let timer = Task { [weak self] in
-            // Real time on purpose: the guard against a hang, not the wait itself.
-            try await Task.sleep(for: timeout)
-            self?.end(id) { value in
-                StoreChainError(
-                    .timedOut, "waited \(timeout) for \(description); it did not happen (the value then: \(value))")
-            }
-        }
-        defer { timer.cancel() }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: Continuation) in
                 let holds = state.withLock { state in
@@ -79,7 +75,22 @@ package final class Watched<Value: Sendable>: Sendable {
                     state.waiters[id] = Waiter(condition: condition, continuation: continuation)
                     return false
                 }
-                if holds { continuation.resume() }
+                if holds { return continuation.resume() }
+                // Started once the waiter is registered, so it always finds the waiter it ends.
+                let timer = Task { [weak self] in
+                    // Real time on purpose: the guard against a hang, not the wait itself.
+                    guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                    self?.end(id) { value in
+                        StoreChainError(
+                            .timedOut,
+                            "waited \(timeout) for \(description); it did not happen (the value then: \(value))")
+                    }
+                }
+                let waiting = state.withLock { state in
+                    state.waiters[id]?.timer = timer
+                    return state.waiters[id] != nil
+                }
+                if !waiting { timer.cancel() }
             }
         } onCancel: {
             end(id) { _ in CancellationError() }
@@ -89,10 +100,12 @@ package final class Watched<Value: Sendable>: Sendable {
 
     /// Ends waiter `id` with the error `failure` makes of the value, if it still waits.
     private func end(_ id: Int, with failure: (Value) -> any Error) {
-        let ended = state.withLock { state -> (Continuation, Value)? in
+        let ended = state.withLock { state -> (Waiter, Value)? in
             guard let waiter = state.waiters.removeValue(forKey: id) else { return nil }
-            return (waiter.continuation, state.value)
+            return (waiter, state.value)
         }
-        if let (continuation, value) = ended { continuation.resume(throwing: failure(value)) }
+        guard let (waiter, value) = ended else { return }
+        waiter.timer?.cancel()
+        waiter.continuation.resume(throwing: failure(value))
     }
 }
