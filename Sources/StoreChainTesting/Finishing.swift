@@ -21,9 +21,6 @@ public final class Finishing<Value: Sendable>: Sendable {
         }
     }
 
-    /// Whether the task has ended.
-    public var hasEnded: Bool { ended.value }
-
     /// Waits until at least `sleepers` tasks sleep on `clock`, or this task has ended (so a test
     /// whose task does not wait fails on its expectations instead of hanging).
     public func sleepsOrEnds(on clock: ManualClock, sleepers: Int) async throws {
