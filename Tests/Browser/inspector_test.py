@@ -24,6 +24,7 @@ import urllib.error
 import urllib.request
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -80,7 +81,16 @@ def main():
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1100"):
         options.add_argument(argument)
     browser = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
-    wait = WebDriverWait(browser, 30)
+    # The outbox and rate-limit panels redraw every 2 s, the caches after each query: an element
+    # found before a redraw is stale after it, so waits retry on that, and texts are read in one script (find and read at once).
+    wait = WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException,))
+
+    def texts(selector):
+        return browser.execute_script(
+            "return Array.from(document.querySelectorAll(arguments[0]), e => e.innerText)", selector)
+
+    def click(selector):
+        wait.until(lambda b: b.find_element(By.CSS_SELECTOR, selector).click() or True)
     try:
         browser.get(url)
         wait.until(lambda b: b.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
@@ -94,8 +104,8 @@ def main():
         # the outbox (which would send it on its own); the last query finds it at the backend.
         entry = '#outbox li[data-state="pending"]'
         wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, entry))
-        check("Inspector pending" in browser.find_element(By.CSS_SELECTOR, entry).text, "the held save shows its changes")
-        browser.find_element(By.CSS_SELECTOR, entry + " button.retry").click()
+        check(any("Inspector pending" in text for text in texts(entry)), f"the held save shows its changes: {texts(entry)}")
+        click(entry + " button.retry")
         wait.until(lambda b: "was sent" in b.find_element(By.ID, "outbox-message").text)
         wait.until(lambda b: not b.find_elements(By.CSS_SELECTOR, entry))
 
@@ -143,7 +153,7 @@ def main():
         # Forget one entity in one cache: its row goes, the next fetch is answered by the next cache.
         memory_album = '#caches [data-cache="memory-cache"] tr[data-entity="Album"]'
         wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, memory_album))
-        browser.find_element(By.CSS_SELECTOR, memory_album + " button.forget").click()
+        click(memory_album + " button.forget")
         wait.until(lambda b: not b.find_elements(By.CSS_SELECTOR, memory_album))
         check("memory-cache: forgot" in browser.find_element(By.ID, "cache-message").text, "forgetting says what it did")
         check(browser.find_elements(By.CSS_SELECTOR, '#caches [data-cache="disk-cache"] tr[data-entity="Album"]'),
@@ -163,8 +173,8 @@ def main():
         check(browser.find_elements(By.CSS_SELECTOR, '#waterfall li[data-kind="http"]'),
               "a request from the list opens its waterfall (the first, cold one)")
 
-        limiter = browser.find_elements(By.CSS_SELECTOR, '#rate-limits tr[data-limiter="rate-limit"]')
-        check(limiter and "40/s" in limiter[0].text, f"the rate limiter's state: {[e.text for e in limiter]}")
+        limiter = texts('#rate-limits tr[data-limiter="rate-limit"]')
+        check(limiter and "40/s" in limiter[0], f"the rate limiter's state: {limiter}")
 
         for field, text in (("entity", "Band"), ("predicate", "name BEGINSWITH 'Inspector pending'"), ("sort", ""), ("limit", "")):
             browser.find_element(By.ID, field).clear()
