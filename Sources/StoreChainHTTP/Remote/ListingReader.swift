@@ -53,14 +53,19 @@ struct ListingReader: Sendable {
             if let limit { values[limit] = String(size) }
         case .link?, nil: break
         }
+        let facts = plan.endpoint.pagingFacts
+        var start = 0
         while true {
             try Task.checkCancellation()
             try checkPageCount(loaded.pages, of: plan.endpoint.request)
             let url = try nextURL ?? plan.template.url(base: options.baseURL, values: values)
+            let pastFirst = loaded.pages > 0 && plan.endpoint.paging?.pagesByPosition == true
             let response = try await exchange.send(
                 plan.template.method, url, ifChangedSince: loaded.pages == 0 ? validators : nil, context: context,
-                accepting: plan.endpoint.single ? [404] : [])
+                accepting: plan.endpoint.single ? [404] : pastFirst ? Self.pastTheEnd : [])
             loaded.pages += 1
+            // A page past the last (asked for after a full page): the listing ended before it.
+            if pastFirst, Self.pastTheEnd.contains(response.status) { return loaded }
             var last = HTTPMetadata.info(from: response, answeredBy: name)
             // Past the first page the rules combine without validators: one page's validators
             // are not the whole listing's.
@@ -82,31 +87,37 @@ struct ListingReader: Sendable {
             let source = RemoteError.redacted(url)
             let records = try mapper.records(in: body, at: plan.endpoint.single ? nil : recordsPath, source: source)
             try map(records, entity: entity, recordsPath: recordsPath, source: source, into: &loaded, seen: &seen)
+            let signals = try facts.signals(in: response, body: body, source: source)
+            let before = start
+            start += records.count
             switch plan.endpoint.paging {
             case .pages(let page, _, let size, _)?:
                 // Count pages even while following links, so a page without a link goes on from
                 // the right number (and never re-reads the linked page).
                 values[page] = String((Int(values[page] ?? "") ?? 0) + 1)
-                if let link = try LinkHeader.next(in: response[header: "link"]) {
-                    nextURL = try resolve(link, against: url)
-                } else if records.count < size {
-                    return loaded
-                } else {
-                    nextURL = nil
+                guard signals.continues(afterRecords: records.count, from: before, size: size) else {
+                    return try ended(
+                        loaded, records: start, guessed: !signals.isStated, body: body, plan: plan, source: source)
                 }
+                nextURL = nil
+                if let link = signals.next { nextURL = try resolve(link, against: url) }
             case .offset(let offset, _, let size)?:
-                guard records.count >= size else { return loaded }
-                values[offset] = String((Int(values[offset] ?? "") ?? 0) + size)
-            case .cursor(let variable, let next, _, _)?:
-                guard let cursor = try nextCursor(in: body, at: next, source: source), !records.isEmpty else {
-                    return loaded
+                guard signals.continues(afterRecords: records.count, from: before, size: size) else {
+                    return try ended(
+                        loaded, records: start, guessed: !signals.isStated, body: body, plan: plan, source: source)
                 }
+                // On from the records received: a backend that caps the limit sends fewer.
+                values[offset] = String((Int(values[offset] ?? "") ?? 0) + records.count)
+            case .cursor(let variable, let next, _, _)?:
+                guard signals.hasMore != false, !records.isEmpty,
+                    let cursor = try nextCursor(in: body, at: next, source: source)
+                else { return loaded }
                 values[variable] = cursor
             case .link?, nil:
                 // An endpoint declared without paging still pages when it says so: a response
                 // that announces a next page is never the whole answer. One that says so only in
                 // its body cannot be followed, and fails.
-                guard let link = try LinkHeader.next(in: response[header: "link"]) else {
+                guard let link = signals.next else {
                     if plan.endpoint.paging == nil, !plan.endpoint.single {
                         try UndeclaredPaging.check(
                             body, records: records.count, isWholeListing: loaded.pages == 1,
@@ -122,6 +133,22 @@ struct ListingReader: Sendable {
             }
         }
     }
+
+    /// A listing paged by position that ended at `body`'s page; an end guessed from a short
+    /// page is checked against what the body says (a backend capping the page size).
+    private func ended(
+        _ loaded: Listing, records: Int, guessed: Bool, body: JSONValue, plan: QueryPlanner.Plan, source: String
+    ) throws(StoreChainError) -> Listing {
+        if guessed {
+            try UndeclaredPaging.checkGuessedEnd(
+                body, records: records, endpoint: plan.endpoint.request, source: source)
+        }
+        return loaded
+    }
+
+    /// The statuses of a page asked for past a listing's last (by position, after a full page): Django REST Framework answers
+    /// 404 for a page number past the end, PostgREST 416 for a range.
+    static let pastTheEnd: Set<Int> = [404, 416]
 
     /// Maps one page's records into `loaded`, once per object; bad records are skipped and
     /// counted when the options say so.

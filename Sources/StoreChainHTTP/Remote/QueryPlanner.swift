@@ -17,10 +17,11 @@ struct QueryPlanner {
         let sortPushed: Bool
         /// The backend applies the whole predicate exactly (returns no extra records).
         var filterApplied = false
-        /// The backend returns records in the requested order (the sort was pushed, or there is
-        /// none and the endpoint lists in key order).
-        var orderApplied: Bool { sortPushed || (sortIsEmpty && endpoint.keyOrdered) }
-        var sortIsEmpty = false
+        /// The backend returns records in the requested order (the sort was pushed, or it is key
+        /// order, or none, and the endpoint lists in key order).
+        var orderApplied: Bool { sortPushed || (sortIsKeyOrder && endpoint.keyOrdered) }
+        /// The sort is none, or the key ascending (the order a key-ordered endpoint lists in).
+        var sortIsKeyOrder = false
         /// Every pushed conjunct is bound exactly, not to a more permissive filter.
         fileprivate var bindingsExact = true
     }
@@ -56,7 +57,8 @@ struct QueryPlanner {
             }
         }
         if var plan = best?.plan {
-            plan.sortIsEmpty = sort.isEmpty
+            plan.sortIsKeyOrder =
+                sort.isEmpty || (sort.count == 1 && sort[0].keyPath == entity.key && sort[0].ascending)
             plan.filterApplied =
                 predicate == nil
                 || (Self.isConjunction(predicate) && plan.bindingsExact && Set(plan.pushed) == Set(conjuncts))

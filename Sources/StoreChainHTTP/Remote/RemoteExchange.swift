@@ -39,10 +39,12 @@ final class RemoteExchange: Sendable {
         try context.checkDeadline()
         var headers = options.headers
         if eventStream != nil {
+            headers = headers.filter { $0.key.lowercased() != "accept" }
             headers["Accept"] = "text/event-stream"
             headers["Cache-Control"] = "no-cache"
             if let lastEventID { headers["Last-Event-ID"] = lastEventID }
-        } else {
+        } else if !headers.keys.contains(where: { $0.lowercased() == "accept" }) {
+            // A configured Accept (JSON:API's application/vnd.api+json) is sent as written.
             headers["Accept"] = "application/json"
         }
         if let authorization { headers["Authorization"] = authorization }
@@ -55,7 +57,9 @@ final class RemoteExchange: Sendable {
         var data: Data?
         if let body {
             data = Data(body.description.utf8)
-            headers["Content-Type"] = "application/json"
+            if !headers.keys.contains(where: { $0.lowercased() == "content-type" }) {
+                headers["Content-Type"] = "application/json"
+            }
         }
         // A long poll may be held open for its wait before the backend starts to answer.
         var timeout = Duration.seconds(options.timeoutSeconds) + (longPoll ?? .zero)

@@ -69,10 +69,28 @@ extension RemoteEntityOptions {
 }
 
 extension RemoteRelationship {
-    /// `{ foreign-key: band_id }`, `{ embedded: albums }` or `{ endpoint: "GET /bands/{id}/albums" }`.
+    private enum EndpointKeys: String, CodingKey {
+        case request, paging
+    }
+
+    /// `{ foreign-key: band_id }`, `{ embedded: albums }`, `{ endpoint: "GET /bands/{id}/albums" }`
+    /// or `{ endpoint: { request: "GET /albums/{id}/tracks/", paging: { link: { next: next } } } }`.
     public init(from decoder: any Decoder) throws {
         let (variant, key, container) = try ConfigurationDecoding.variant(
             of: decoder, among: ["foreign-key", "embedded", "endpoint"], what: "relationship mapping")
+        if variant == "endpoint", (try? container.decode(String.self, forKey: key)) == nil {
+            let endpoint = try container.nestedContainer(keyedBy: EndpointKeys.self, forKey: key)
+            let paging = try endpoint.decodeIfPresent(Paging.self, forKey: .paging)
+            guard paging == nil || paging == .link else {
+                throw StoreChainError(
+                    .invalidPipeline, "a relationship's endpoint pages by following next links only",
+                    suggestion: "write paging: { link: { next: … } } with where the next page's link is")
+            }
+            self = .endpoint(
+                try endpoint.decode(String.self, forKey: .request),
+                paging: try endpoint.decodeIfPresent(PagingFacts.self, forKey: .paging) ?? PagingFacts())
+            return
+        }
         let value = try container.decode(String.self, forKey: key)
         switch variant {
         case "foreign-key": self = .foreignKey(value)
@@ -99,6 +117,7 @@ extension RemoteEndpoint {
             bind: try container.decodeIfPresent([String: ParameterBinding].self, forKey: .bind) ?? [:],
             sort: try container.decodeIfPresent(SortBinding.self, forKey: .sort),
             paging: try container.decodeIfPresent(Paging.self, forKey: .paging),
+            pagingFacts: try container.decodeIfPresent(PagingFacts.self, forKey: .paging) ?? .init(),
             records: try container.decodeIfPresent(String.self, forKey: .records),
             single: try container.decodeIfPresent(Bool.self, forKey: .single) ?? false,
             keyOrdered: try container.decodeIfPresent(Bool.self, forKey: .keyOrdered) ?? false)

@@ -127,8 +127,9 @@ public enum RemoteRelationship: Sendable, Hashable, Decodable {
     /// learned from it are returned too.
     case embedded(String)
     /// The relationship has its own endpoint, such as `GET /bands/{id}/albums`, with `{id}` the
-    /// owner's key.
-    case endpoint(String)
+    /// owner's key; its pages follow the next link `paging` says where to find (by default the
+    /// `Link` header's).
+    case endpoint(String, paging: PagingFacts = PagingFacts())
 }
 
 /// A fetch endpoint: a request template and how its variables bind to the fetch request.
@@ -143,6 +144,9 @@ public struct RemoteEndpoint: Sendable, Hashable, Decodable {
     public var sort: SortBinding?
     /// How the endpoint pages, when it does.
     public var paging: Paging?
+    /// Where its answers say how the listing goes on (next link, more-pages flag, total):
+    /// written beside the paging style's options in files.
+    public var pagingFacts: PagingFacts
     /// Where the records are in this endpoint's response, when not where the entity says.
     public var records: String?
     /// The response is one record, not a list (a get-by-key endpoint).
@@ -154,13 +158,14 @@ public struct RemoteEndpoint: Sendable, Hashable, Decodable {
     /// An endpoint at `request` with its bindings, sort and paging.
     public init(
         _ request: String, bind: [String: ParameterBinding] = [:], sort: SortBinding? = nil, paging: Paging? = nil,
-        records: String? = nil, single: Bool = false, keyOrdered: Bool = false
+        pagingFacts: PagingFacts = .init(), records: String? = nil, single: Bool = false, keyOrdered: Bool = false
     ) {
         self.keyOrdered = keyOrdered
         self.request = request
         self.bind = bind
         self.sort = sort
         self.paging = paging
+        self.pagingFacts = pagingFacts
         self.records = records
         self.single = single
     }
@@ -225,13 +230,24 @@ public struct SortBinding: Sendable, Hashable, Decodable {
 
 /// How an endpoint pages its results.
 public enum Paging: Sendable, Hashable, Decodable {
-    /// Page numbers: `{page}` from `first`, `{perPage}` of `size`; next pages come from the
-    /// `Link` header's `rel="next"` when present, else until a short page.
+    /// Page numbers: `{page}` from `first`, `{perPage}` of `size`; a next page's link
+    /// (`PagingFacts.next`) is followed when present; a stated total or more-pages flag says
+    /// where the listing ends, else a short page ends it.
     case pages(page: String, perPage: String, size: Int, first: Int)
     /// An opaque cursor: the next cursor is at `next` in the body; `{cursor}` is empty at first.
     case cursor(variable: String, next: String, limit: String?, size: Int)
     /// Offset and limit variables.
     case offset(offset: String, limit: String, size: Int)
-    /// Follow the `Link` header's `rel="next"` URL.
+    /// Follow the next page's link: the `Link` header's `rel="next"` URL, or where
+    /// `PagingFacts.next` says.
     case link
+
+    /// Pages are asked for by position (a page number or an offset), so the one after a full
+    /// page may be past the end of the listing.
+    var pagesByPosition: Bool {
+        switch self {
+        case .pages, .offset: true
+        case .cursor, .link: false
+        }
+    }
 }

@@ -84,14 +84,15 @@ extension RemoteResponder {
     }
 
     /// Reads one page of a relationship's own list (`StoreRequest.relationshipPage`): the
-    /// page's objects in the backend's order, and where the next page is (its `Link:
-    /// rel="next"`, as an absolute URL on the backend's host).
+    /// page's objects in the backend's order, and where the next page is (the next link its
+    /// paging facts name, `Link: rel="next"` by default, as an absolute URL on the backend's
+    /// host).
     func relationshipPage(_ page: PageRequest, of owner: ObjectID, _ name: String, context: RequestContext)
         async throws -> StoreResponse
     {
         let entity = try model.requireEntity(owner.entity)
         guard let relationship = entity.relationship(named: name),
-            case .endpoint(let text)? = mapper.options(for: entity.name).relationships[name]
+            case .endpoint(let text, let facts)? = mapper.options(for: entity.name).relationships[name]
         else {
             // No endpoint of its own: no pages; the whole relationship answers.
             return try await relationshipFault(owner, name, context: context)
@@ -116,10 +117,11 @@ extension RemoteResponder {
         try listings.map(
             records, entity: destination, recordsPath: recordsPath, source: location, into: &loaded, seen: &seen)
         var next: PageRequest.Position?
-        if !records.isEmpty, let link = try LinkHeader.next(in: response[header: "link"]) {
+        let signals = try facts.signals(in: response, body: body, source: location)
+        if !records.isEmpty, signals.hasMore != false, let link = signals.next {
             next = .token(try listings.resolve(link, against: url).absoluteString)
-        } else {
-            // A relationship's endpoint declares no paging: more announced in the body fails.
+        } else if facts == PagingFacts() {
+            // Declared without paging: more announced in the body fails.
             try UndeclaredPaging.check(
                 body, records: records.count, isWholeListing: page.position == .record(0), endpoint: text,
                 source: location)
@@ -127,7 +129,8 @@ extension RemoteResponder {
         let ids = loaded.nodes.map(\.id)
         var info = HTTPMetadata.info(from: response, answeredBy: self.name)
         info.page = PageInfo(
-            style: .link, size: records.count, start: 0, records: records.count, next: next, endpoint: text)
+            style: .link, size: records.count, start: 0, records: records.count, next: next, total: signals.total,
+            endpoint: text)
         return StoreResponse(
             .relationship(relationship.isToMany ? .toMany(ids) : .toOne(ids.first)),
             related: loaded.embedded + loaded.nodes, info: info)

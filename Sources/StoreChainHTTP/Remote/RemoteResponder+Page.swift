@@ -42,8 +42,10 @@ extension RemoteResponder {
                 suggestion: "ask for a page of an offset or page-number endpoint by record position")
         }
         let url = try link ?? queryPlan.template.url(base: options.baseURL, values: values)
+        let mayBePastTheEnd = start > 0 && paging.pagesByPosition
         let response = try await exchange.send(
-            queryPlan.template.method, url, ifChangedSince: page.validators, context: context)
+            queryPlan.template.method, url, ifChangedSince: page.validators, context: context,
+            accepting: mayBePastTheEnd ? ListingReader.pastTheEnd : [])
         if response.status == 304 {
             // Sent with the page's validators (`PageRequest.validators`): the page is unchanged.
             var info = HTTPMetadata.info(from: response, answeredBy: name, notModified: true)
@@ -63,19 +65,38 @@ extension RemoteResponder {
         request: FetchRequest, plan: FetchPlan, queryPlan: QueryPlanner.Plan, context: RequestContext
     ) async throws -> StoreResponse {
         var size = size
-        let body = try exchange.json(response, from: url)
+        // A page past the last (Django REST Framework's 404 for a page number past the end) is
+        // an empty last page.
+        let pastTheEnd = ListingReader.pastTheEnd.contains(response.status)
+        let body = pastTheEnd ? nil : try exchange.json(response, from: url)
         let source = RemoteError.redacted(url)
         let recordsPath = queryPlan.endpoint.records ?? mapper.options(for: plan.entity.name).records
-        let records = try mapper.records(in: body, at: recordsPath, source: source)
+        let records =
+            try body.map { body throws(StoreChainError) in
+                try mapper.records(in: body, at: recordsPath, source: source)
+            } ?? []
         var loaded = ListingReader.Listing()
         var seen: Set<ObjectID> = []
         try listings.map(
             records, entity: plan.entity, recordsPath: recordsPath, source: source, into: &loaded, seen: &seen)
         if style == .link { size = records.count }
-        let total = response[header: "x-total-count"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-        let next = try nextPage(
-            after: response, body: body, source: source, paging: paging, start: start, size: size,
-            records: records.count, total: total)
+        let signals =
+            pastTheEnd
+            ? PagingFacts.Signals(nextIsStated: true)
+            : try queryPlan.endpoint.pagingFacts.signals(in: response, body: body, source: source)
+        let total = signals.total
+        var next = try nextPage(
+            signals, body: body, from: url, paging: paging, start: start, size: size, records: records.count)
+        if case .offset = paging, next != nil, records.count < size {
+            // A backend that caps the limit: its pages are as large as it sends, and the next
+            // starts after the records received.
+            size = records.count
+            next = .record(start + size)
+        }
+        if next == nil, paging.pagesByPosition, !signals.isStated, let body {
+            try UndeclaredPaging.checkGuessedEnd(
+                body, records: start + records.count, endpoint: queryPlan.endpoint.request, source: source)
+        }
 
         var nodes = loaded.nodes
         var objects = Dictionary(loaded.embedded.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -166,19 +187,20 @@ extension RemoteResponder {
 
     /// Where the page after this one is, or `nil` when this is the last.
     private func nextPage(
-        after response: TransportResponse, body: JSONValue, source: String, paging: Paging, start: Int, size: Int,
-        records: Int, total: Int?
+        _ signals: PagingFacts.Signals, body: JSONValue?, from url: URL, paging: Paging, start: Int, size: Int,
+        records: Int
     ) throws(StoreChainError) -> PageRequest.Position? {
-        guard records > 0 else { return nil }
+        guard records > 0, let body else { return nil }
         switch paging {
         case .pages, .offset:
-            let linked = try LinkHeader.next(in: response[header: "link"]) != nil
-            let more = total.map { start + records < $0 } ?? (linked || records >= size)
-            return more ? .record(start + size) : nil
+            return signals.continues(afterRecords: records, from: start, size: size) ? .record(start + size) : nil
         case .cursor(_, let next, _, _):
-            return try listings.nextCursor(in: body, at: next, source: source).map { .token($0) }
+            guard signals.hasMore != false else { return nil }
+            return try listings.nextCursor(in: body, at: next, source: RemoteError.redacted(url)).map { .token($0) }
         case .link:
-            return try LinkHeader.next(in: response[header: "link"]).map { .token($0) }
+            // Resolved against this page: a body's link may be relative to it.
+            guard let link = signals.next else { return nil }
+            return .token(try listings.resolve(link, against: url).absoluteString)
         }
     }
 }

@@ -45,28 +45,41 @@ enum UndeclaredPaging {
                 + "cursor read from the body (see the fetch endpoint options in Docs/Pipelines.md)")
     }
 
-    /// The value at `path`: a top-level key written with its dots (`@odata.nextLink`), or else a
-    /// path through nested objects (`meta.pagination.count`).
-    private static func value(at path: String, in body: JSONValue) -> JSONValue? {
-        if case .object(let fields) = body, let value = fields[path] { return value }
-        return JSONPath.value(at: path, in: body)
+    /// Throws when `body`, a short page that ended a listing paged by position (its page number
+    /// or offset, with no stated next link, flag or total), says the listing holds more than
+    /// the `records` read up to it: a backend that caps the page size below the one asked for
+    /// sends short pages before its last.
+    ///
+    /// - Throws: `.incompleteData` naming the endpoint, the URL and the JSON path that said so,
+    ///   with how to declare where the backend states the listing's end.
+    static func checkGuessedEnd(_ body: JSONValue, records: Int, endpoint: String, source: String)
+        throws(StoreChainError)
+    {
+        guard case .object = body, let (path, said) = announcement(in: body, records: records) else { return }
+        throw StoreChainError(
+            .incompleteData,
+            "'\(endpoint)' sent a short page, taken for its last, but its answer says there is more than the "
+                + "\(records) records read (\(said)); the backend may send fewer records a page than asked for",
+            at: .init(file: source, path: "$.\(path)"),
+            suggestion: "say where the backend states how the listing goes on, beside the paging style's options: "
+                + "next: \(path) for a next link, total: … for the listing's size, has-more: … for a flag")
     }
 
     /// The first path that announces more records, with what it holds; totals only when the
     /// records the listing holds are known.
     private static func announcement(in body: JSONValue, records: Int?) -> (path: String, said: String)? {
         for path in nextPaths {
-            switch value(at: path, in: body) {
+            switch PagingFacts.value(at: path, in: body) {
             case .string(let next)? where !next.isEmpty: return (path, "\(path) is \"\(next)\"")
             case .integer(let next)?: return (path, "\(path) is \(next)")
             default: continue
             }
         }
         for path in moreFlags {
-            if case .bool(true)? = value(at: path, in: body) { return (path, "\(path) is true") }
+            if case .bool(true)? = PagingFacts.value(at: path, in: body) { return (path, "\(path) is true") }
         }
         for path in totalPaths {
-            if let records, case .integer(let total)? = value(at: path, in: body), total > records {
+            if let records, case .integer(let total)? = PagingFacts.value(at: path, in: body), total > records {
                 return (path, "\(path) is \(total)")
             }
         }

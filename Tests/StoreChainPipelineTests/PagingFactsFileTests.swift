@@ -1,0 +1,116 @@
+import Foundation
+import StoreChain
+import StoreChainDemoBackend
+import StoreChainHTTP
+import StoreChainPipeline
+import StoreChainTesting
+import Testing
+
+/// Paging facts written in pipeline files beside the paging style's options, and on a
+/// relationship's own endpoint; mistakes located at their lines.
+@Suite struct PagingFactsFileTests {
+    static func folder() throws -> URL {
+        let folder = TemporaryFolder.make("storechain-paging-facts")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try DemoCatalogModel.text.write(
+            to: folder.appending(path: "music.model.yml"), atomically: true, encoding: .utf8)
+        return folder
+    }
+
+    /// A pipeline whose Band mapping is `band`, written at any indentation.
+    static func pipeline(band: String, album: String = "fetch: [GET /albums/]") -> String {
+        let lines = band.split(separator: "\n", omittingEmptySubsequences: false)
+        let indent = lines.filter { !$0.allSatisfy(\.isWhitespace) }.map { $0.prefix { $0 == " " }.count }.min() ?? 0
+        let band = lines.map { "        " + $0.dropFirst(indent) }.joined(separator: "\n")
+        return """
+            model: music.model.yml
+            terminal:
+              remote:
+                base-url: https://api.example/api
+                entities:
+                  Band:
+            \(band)
+                  Album:
+                    records: results
+                    \(album)
+                  Track: { records: results, fetch: [GET /tracks/] }
+
+            """
+    }
+
+    static func remote(_ text: String) throws -> RemoteOptions {
+        let pipeline = try Pipeline.parse(text, source: "facts.yml", directory: try Self.folder())
+        return try #require(pipeline.terminal as? RemoteResponder).options
+    }
+
+    @Test func factsAreReadBesideEachPagingStyleAndOnARelationshipsEndpoint() throws {
+        let options = try Self.remote(
+            Self.pipeline(
+                band: """
+                                records: results
+                                fetch:
+                                  - request: GET /bands/?page={page}
+                                    paging: { pages: { page: page, size: 50, next: next, total: count } }
+                                  - request: GET /bands/?offset={offset}&limit={limit}
+                                    paging: { offset: { size: 100, has-more: { header: X-More }, total: { header: Content-Range } } }
+                                  - request: GET /bands/?_next={cursor}
+                                    paging: { cursor: { variable: cursor, next: next, total: filtered_table_rows_count } }
+                                relationships:
+                                  albums:
+                                    endpoint:
+                                      request: GET /bands/{id}/albums/
+                                      paging: { link: { next: links.next, has-more: meta.has_more } }
+                    """))
+        let band = try #require(options.entities["Band"])
+        #expect(
+            band.fetch.map(\.pagingFacts) == [
+                PagingFacts(next: .body("next"), total: .body("count")),
+                PagingFacts(hasMore: .header("X-More"), total: .header("Content-Range")),
+                // A cursor's `next` is the cursor, not a link.
+                PagingFacts(total: .body("filtered_table_rows_count")),
+            ])
+        #expect(
+            band.relationships["albums"]
+                == .endpoint(
+                    "GET /bands/{id}/albums/",
+                    paging: PagingFacts(next: .body("links.next"), hasMore: .body("meta.has_more"))))
+        // Without facts: the Link and X-Total-Count headers.
+        #expect(options.entities["Album"]?.fetch.first?.pagingFacts == PagingFacts())
+    }
+
+    static func errors(_ band: String) -> [StoreChainError] {
+        let failure = #expect(throws: ValidationFailure.self) {
+            try Pipeline.parse(Self.pipeline(band: band), source: "facts.yml", directory: try Self.folder())
+        }
+        return failure?.errors ?? []
+    }
+
+    @Test func aMisspeltFactIsLocatedWithTheNameMeant() throws {
+        let errors = Self.errors(
+            """
+                records: results
+                fetch:
+                  - request: GET /bands/?page={page}
+                    paging: { pages: { page: page, nxt: next } }
+            """)
+        #expect(errors.count == 1, "\(errors)")
+        #expect(errors.first?.message == "unknown option 'nxt'", "\(errors)")
+        #expect(errors.first?.location?.line == 10, "\(errors)")
+        #expect(errors.first?.suggestion?.contains("did you mean 'next'") == true, "\(errors)")
+    }
+
+    @Test func aPagingStyleARelationshipCannotUseIsLocated() throws {
+        let errors = Self.errors(
+            """
+                records: results
+                fetch: [GET /bands/]
+                relationships:
+                  albums:
+                    endpoint: { request: "GET /bands/{id}/albums/", paging: { pages: { page: page } } }
+            """)
+        #expect(errors.count == 1, "\(errors)")
+        #expect(errors.first?.message == "a relationship's endpoint pages by following next links only", "\(errors)")
+        #expect(errors.first?.location?.line == 11, "\(errors)")
+        #expect(errors.first?.suggestion?.contains("paging: { link: { next: … } }") == true, "\(errors)")
+    }
+}
