@@ -49,6 +49,7 @@ import Testing
                 environment: [
                     "STORECHAIN_DEMO_URL": "http://127.0.0.1:8080", "PALETTES_URL": "http://127.0.0.1:8081",
                     "STORECHAIN_POSTGRES_URL": "postgres://app:secret@127.0.0.1:5432/app",
+                    "STORECHAIN_DRF_URL": "http://127.0.0.1:8000", "STORECHAIN_DATASETTE_URL": "http://127.0.0.1:8001",
                 ])
             #if Postgres
                 #expect(problems.isEmpty, "\(file): \(problems)")

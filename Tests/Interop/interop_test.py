@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""StoreChain against stock third-party server software: Django REST Framework with django-filter,
+and Datasette, each serving the same generated catalog (Tests/Interop/catalog.py) on loopback,
+through the pipelines kept in Examples/Interop. Every query of Tests/Interop/queries.py runs cold
+through `storechain query` against each backend and is compared with the answer computed from the
+catalog's SQLite file. Prints, per backend, the requests the queries cost (counted by the client
+and in the server's own access log) and fails on any wrong answer, error, redirect, or a request
+the client did not count.
+
+The servers come from PyPI into a virtual environment of the suite's own (INTEROP_VENV, by
+default .build/interop-venv), created on first use.
+
+    python3 Tests/Interop/interop_test.py .build/debug/storechain
+
+INTEROP_VERBOSE=1 prints each query's requests; INTEROP_SEED picks another catalog, and
+INTEROP_SCALE=chinook makes it as large as the Chinook sample (Scripts/interop.sh runs both).
+"""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import catalog  # noqa: E402
+import queries  # noqa: E402
+
+PACKAGES = ["Django==5.2.19", "djangorestframework==3.18.3", "django-filter==26.2", "datasette==0.65.5"]
+
+
+def venv():
+    """The suite's virtual environment, with the servers installed; its python."""
+    folder = os.environ.get("INTEROP_VENV", os.path.join(ROOT, ".build", "interop-venv"))
+    python = os.path.join(folder, "bin", "python")
+    marker = os.path.join(folder, "installed.txt")
+    if not os.path.exists(marker) or open(marker).read() != "\n".join(PACKAGES):
+        subprocess.run([sys.executable, "-m", "venv", "--clear", folder], check=True)
+        subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *PACKAGES],
+                       check=True)
+        with open(marker, "w") as done:
+            done.write("\n".join(PACKAGES))
+    return python
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Server:
+    """A server process on loopback whose output (its access log) is collected."""
+
+    def __init__(self, name, command, port, env, ready):
+        self.name = name
+        self.port = port
+        self.lines = []
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                        env=env)
+        self.reader = threading.Thread(target=self.read, daemon=True)
+        self.reader.start()
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise SystemExit(f"{name} ended: {''.join(self.lines)}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            raise SystemExit(f"{name} did not start: {''.join(self.lines)}")
+        self.ready_lines = len(self.lines)
+        self.requests_pattern = ready
+
+    def read(self):
+        for line in self.process.stdout:
+            self.lines.append(line)
+
+    def requests(self):
+        """The access-log lines so far: (method and path, status)."""
+        found = []
+        for line in self.lines:
+            match = self.requests_pattern.search(line)
+            if match:
+                found.append((match.group(1), int(match.group(2))))
+        return found
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def start_servers(python, database):
+    env = dict(os.environ, INTEROP_CATALOG=database, DJANGO_SETTINGS_MODULE="interop_drf.settings",
+               PYTHONPATH=os.path.join(HERE, "drf"))
+    drf_port = free_port()
+    drf = Server("Django REST Framework", [python, "-m", "django", "runserver", "--noreload", "--nothreading",
+                                           f"127.0.0.1:{drf_port}"], drf_port, env,
+                 re.compile(r'"(GET [^"]*) HTTP/1\.1" (\d{3})'))
+    datasette_port = free_port()
+    datasette_bin = os.path.join(os.path.dirname(python), "datasette")
+    datasette = Server("Datasette", [datasette_bin, "serve", database, "--host", "127.0.0.1", "--port",
+                                     str(datasette_port)], datasette_port, os.environ.copy(),
+                       re.compile(r'"(GET [^"]*) HTTP/1\.1" (\d{3})'))
+    return {"drf": (drf, f"http://127.0.0.1:{drf_port}"), "datasette": (datasette, f"http://127.0.0.1:{datasette_port}")}
+
+
+def run_query(binary, pipeline, url, query):
+    entity, where, sort, limit, offset, count, _ = query
+    command = [binary, "query", "--pipeline", pipeline, "--entity", entity, "--format", "json", "--stats"]
+    if where:
+        command += ["--where", where]
+    if sort:
+        command += ["--sort", sort]
+    if limit is not None:
+        command += ["--limit", str(limit)]
+    if offset:
+        command += ["--offset", str(offset)]
+    if count:
+        command += ["--count"]
+    env = dict(os.environ, STORECHAIN_DRF_URL=url, STORECHAIN_DATASETTE_URL=url)
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    if result.returncode != 0:
+        return None, 0, result.stderr.strip()
+    stats = re.search(r"upstream (\d+) request", result.stderr)
+    requests = int(stats.group(1)) if stats else 0
+    if count:
+        return int(result.stdout.strip()), requests, None
+    return [record["id"] for record in json.loads(result.stdout)], requests, None
+
+
+def describe(query):
+    entity, where, sort, limit, offset, count, _ = query
+    parts = [entity, where or "TRUEPREDICATE"]
+    if sort:
+        parts.append(f"sort {sort}")
+    if limit is not None:
+        parts.append(f"limit {limit}")
+    if offset:
+        parts.append(f"offset {offset}")
+    if count:
+        parts.append("count")
+    return " · ".join(parts)
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1])
+    python = venv()
+    work = tempfile.mkdtemp(prefix="storechain-interop-")
+    database = os.path.join(work, "catalog.sqlite")
+    seed = int(os.environ.get("INTEROP_SEED", "7"))
+    sizes = catalog.CHINOOK if os.environ.get("INTEROP_SCALE") == "chinook" else catalog.SMALL
+    catalog.generate(database, seed, *sizes)
+    print(f"catalog: seed {seed}, {sizes[0]} artists, {sizes[1]} albums, {sizes[2]} tracks")
+    data = queries.Catalog(database)
+    servers = start_servers(python, database)
+    failures = []
+    try:
+        for name in ("catalog.model.yml", "drf.pipeline.yml", "datasette.pipeline.yml"):
+            # Copies, so the disk caches the pipelines name start empty, in the run's own folder.
+            shutil.copy(os.path.join(ROOT, "Examples", "Interop", name), work)
+        # The Django pipeline without its paging facts: pages end by guess, and a page past the
+        # last is asked for and answered 404 (which must end the listing, not fail the fetch).
+        with open(os.path.join(work, "drf.pipeline.yml")) as source:
+            plain = source.read().replace(", next: next, total: count", "").replace("cache/drf.sqlite",
+                                                                                     "cache/drf-plain.sqlite")
+        with open(os.path.join(work, "drf-plain.pipeline.yml"), "w") as copy:
+            copy.write(plain)
+        runs = [("drf", "drf"), ("datasette", "datasette"), ("drf-plain", "drf")]
+        for pipeline_name, backend in runs:
+            server, url = servers[backend]
+            pipeline = os.path.join(work, f"{pipeline_name}.pipeline.yml")
+            before = len(server.requests())
+            cold = check(binary, pipeline, server, url, pipeline_name, data, failures)
+            warm = check(binary, pipeline, server, url, pipeline_name + " (warm)", data, failures)
+            past_end = sum(1 for _, status in server.requests()[before:] if status == 404)
+            print(f"{pipeline_name}.pipeline.yml against {server.name}: {len(queries.QUERIES)} queries, "
+                  f"{cold} requests cold, {warm} warm, {past_end} answered 404 (pages past the end)")
+            if warm:
+                failures.append(f"{pipeline_name}: the warm run sent {warm} requests (every answer is cached)")
+            if pipeline_name == "drf-plain" and past_end == 0:
+                failures.append("drf-plain: no page past the end was asked for, so that path went untested")
+    finally:
+        for server, _ in servers.values():
+            server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    if failures:
+        print("\n".join(failures))
+        raise SystemExit(f"{len(failures)} problem(s) against stock servers")
+    print("interop: every answer right against Django REST Framework and Datasette")
+
+
+def check(binary, pipeline, server, url, backend, data, failures):
+    """Runs every query once, in order, each in a process of its own; returns the requests sent."""
+    before = len(server.requests())
+    counted = 0
+    for query in queries.QUERIES:
+        want = queries.expected(data, query)
+        got, requests, error = run_query(binary, pipeline, url, query)
+        counted += requests
+        if os.environ.get("INTEROP_VERBOSE"):
+            print(f"  {backend}: {requests:4d} requests  {describe(query)}")
+        if error is not None:
+            failures.append(f"{backend}: {describe(query)}: failed: {error}")
+        elif got != want:
+            failures.append(f"{backend}: {describe(query)}: answered {got}, expected {want}")
+    time.sleep(0.5)  # the server writes its access log after answering
+    seen = server.requests()[before:]
+    redirects = [line for line in seen if 300 <= line[1] < 400]
+    if redirects:
+        failures.append(f"{backend}: {len(redirects)} redirect(s), first {redirects[0]}")
+    if len(seen) != counted:
+        failures.append(f"{backend}: the server logged {len(seen)} requests, the client counted {counted}")
+    return counted
+
+
+if __name__ == "__main__":
+    main()
