@@ -186,6 +186,7 @@ import Testing
     @Test func aPageSaysWhatTheBackendApplied() async throws {
         let model = try RemoteFixtures.model()
         var options = RemoteFixtures.options()
+        options.entities["Band"]?.fetch[0].request = "GET /bands/search?q={name}&o={o}&l={l}"
         options.entities["Band"]?.fetch[0].paging = .offset(offset: "o", limit: "l", size: 10)
         let transport = StubTransport { _ in .json(RemoteFixtures.bandsPage) }
         let remote = try RemoteResponder(model: model, options: options, transport: transport, environment: [:])

@@ -76,7 +76,7 @@ public final class RemoteResponder: UpstreamCounting {
     }
 
     /// Every problem of the mapping against the model — entities, attributes, relationships,
-    /// templates and bindings — each with its key path under the options
+    /// templates, bindings, paging and sort variables — each with its key path under the options
     /// (`entities.Band.attributes.nam`), so all of them can be reported at once.
     public static func problems(in options: RemoteOptions, model: ObjectModel) -> [StoreChainError] {
         var problems: [StoreChainError] = []
@@ -152,6 +152,10 @@ public final class RemoteResponder: UpstreamCounting {
             } catch {
                 problems.append(error.located(.init(path: location)))
             }
+        }
+        for (index, endpoint) in options.fetch.enumerated() {
+            problems += EndpointProblems.problems(
+                of: endpoint, at: "\(path).fetch[\(index)]", entity: entity, model: model)
         }
         return problems
     }

@@ -1,0 +1,98 @@
+import StoreChain
+
+/// What is wrong with one fetch endpoint's declaration, against its own template and the model:
+/// a binding of a variable the template does not have, a binding or sort key path the model does
+/// not have, a template variable nothing fills, a paging or sort variable missing from the
+/// template. Each mistake used to pass validation and then quietly cost requests (a filter never
+/// pushed) or loop on one page (a cursor never sent); each is now located at its key path under
+/// the options, with the names it could have meant.
+enum EndpointProblems {
+    /// The problems of `endpoint`, the fetch endpoint at `path` (`entities.Track.fetch[0]`) of
+    /// `entity`; none when its template does not parse (that is reported on its own).
+    static func problems(
+        of endpoint: RemoteEndpoint, at path: String, entity: EntityDescription, model: ObjectModel
+    ) -> [StoreChainError] {
+        guard let template = try? RequestTemplate(endpoint.request) else { return [] }
+        let variables = template.variables
+        var problems: [StoreChainError] = []
+        for (variable, binding) in endpoint.bind.sorted(by: { $0.key < $1.key }) {
+            if !variables.contains(variable) {
+                problems.append(
+                    StoreChainError(
+                        .invalidRequest,
+                        "the binding {\(variable)} names a variable '\(endpoint.request)' does not have",
+                        at: .init(path: "\(path).bind.\(variable)"),
+                        suggestion: Suggestion.didYouMean(variable, in: variables)))
+            }
+            if let problem = keyPathProblem(binding.keyPath, of: entity, in: model, what: "the binding {\(variable)}") {
+                problems.append(problem.located(.init(path: "\(path).bind.\(variable)")))
+            }
+        }
+        let paging = pagingVariables(endpoint.paging)
+        for variable in paging.required where !variables.contains(variable) {
+            problems.append(
+                StoreChainError(
+                    .invalidRequest, "the paging variable {\(variable)} is not in '\(endpoint.request)'",
+                    at: .init(path: "\(path).paging"),
+                    suggestion: "add {\(variable)} to the request where the backend takes it, or name in the paging "
+                        + "options the variable the request has"
+                        + (Suggestion.closest(to: variable, in: variables).map { " (did you mean '\($0)'?)" } ?? "")))
+        }
+        if let sort = endpoint.sort {
+            if !variables.contains(sort.variable) {
+                problems.append(
+                    StoreChainError(
+                        .invalidRequest, "the sort variable {\(sort.variable)} is not in '\(endpoint.request)'",
+                        at: .init(path: "\(path).sort.variable"),
+                        suggestion: Suggestion.didYouMean(sort.variable, in: variables)))
+            }
+            for descriptor in sort.values.keys.sorted() {
+                let keyPath = descriptor.hasPrefix("-") ? String(descriptor.dropFirst()) : descriptor
+                if let problem = keyPathProblem(keyPath, of: entity, in: model, what: "the sort value '\(descriptor)'")
+                {
+                    problems.append(problem.located(.init(path: "\(path).sort.values.\(descriptor)")))
+                }
+            }
+        }
+        // A variable with no binding filters its same-named attribute for equality.
+        let filled = Set(endpoint.bind.keys).union(paging.all).union(endpoint.sort.map { [$0.variable] } ?? [])
+            .union(entity.attributes.map(\.name))
+        for variable in variables where !filled.contains(variable) {
+            problems.append(
+                StoreChainError(
+                    .invalidPipeline,
+                    "{\(variable)} in '\(endpoint.request)' is never filled: it is not bound, not a paging or sort "
+                        + "variable, and '\(entity.name)' has no attribute of that name",
+                    at: .init(path: "\(path).request"),
+                    suggestion: "bind it (bind: { \(variable): KEY-PATH }) or remove it"
+                        + (Suggestion.closest(to: variable, in: Array(filled)).map { " (did you mean '\($0)'?)" } ?? "")
+                ))
+        }
+        return problems
+    }
+
+    /// The variables a paging style fills: those the template must have, and all of them.
+    private static func pagingVariables(_ paging: Paging?) -> (required: [String], all: [String]) {
+        switch paging {
+        case .pages(let page, let perPage, _, _)?: ([page], [page, perPage])
+        case .offset(let offset, let limit, _)?: ([offset], [offset, limit])
+        case .cursor(let variable, _, let limit, _)?:
+            ([variable] + (limit.map { [$0] } ?? []), [variable, limit].compactMap { $0 })
+        case .link?, nil: ([], [])
+        }
+    }
+
+    /// Why `keyPath` does not lead from `entity` to a value, or `nil` when it does.
+    private static func keyPathProblem(
+        _ keyPath: String, of entity: EntityDescription, in model: ObjectModel, what: String
+    ) -> StoreChainError? {
+        do throws(StoreChainError) {
+            _ = try ResolvedKeyPath(keyPath.split(separator: ".").map(String.init), from: entity, in: model)
+            return nil
+        } catch {
+            return StoreChainError(
+                .unknownKeyPath, "\(what) reads '\(keyPath)' of \(entity.name): \(error.message)",
+                suggestion: error.suggestion)
+        }
+    }
+}
