@@ -99,6 +99,20 @@ import Testing
         #expect(errors.first?.suggestion?.contains("did you mean 'next'") == true, "\(errors)")
     }
 
+    @Test func aMisspeltRequiredOptionIsNamedWithTheOneMissing() throws {
+        let errors = Self.errors(
+            """
+                records: results
+                fetch:
+                  - request: GET /bands/?_next={cursor}
+                    paging: { cursor: { variable: cursor, nxt: next } }
+            """)
+        #expect(errors.count == 1, "\(errors)")
+        #expect(errors.first?.message == "the required option 'next' is missing; 'nxt' is here instead", "\(errors)")
+        #expect(errors.first?.suggestion?.contains("did you mean 'next'?") == true, "\(errors)")
+        #expect(errors.first?.location?.line == 10, "\(errors)")
+    }
+
     @Test func aPagingStyleARelationshipCannotUseIsLocated() throws {
         let errors = Self.errors(
             """

@@ -129,9 +129,14 @@ struct NodeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         guard let (name, node) = find(key) else {
-            throw decoder.problem(
-                "the required option '\(DecodingSession.fileName(key.stringValue))' is missing",
-                "add '\(DecodingSession.fileName(key.stringValue)): …'")
+            let option = DecodingSession.fileName(key.stringValue)
+            // A key written here that is close to the missing one is most likely it, misspelt.
+            if let misspelt = Suggestion.closest(to: option, in: pairs.map(\.0)) {
+                throw decoder.problem(
+                    "the required option '\(option)' is missing; '\(misspelt)' is here instead",
+                    "did you mean '\(option)'? write '\(option): …' in place of '\(misspelt)'")
+            }
+            throw decoder.problem("the required option '\(option)' is missing", "add '\(option): …'")
         }
         return try decoder.child(node, key: key, path: childPath(name)).decode(T.self)
     }
