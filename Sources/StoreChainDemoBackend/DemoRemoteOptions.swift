@@ -39,7 +39,8 @@ public enum DemoRemoteOptions {
                 "GET /bands?page={page}&per_page={per_page}&sort={sort}",
                 sort: SortBinding(
                     variable: "sort",
-                    values: ["name": "name", "-name": "-name", "founded": "founded", "-founded": "-founded"]),
+                    values: ["name": "name", "-name": "-name", "founded": "founded", "-founded": "-founded"],
+                    tiesInKeyOrder: true),
                 paging: .pages(page: "page", perPage: "per_page", size: 100, first: 1), keyOrdered: true),
         ]
         band.get = "GET /bands/{id}"

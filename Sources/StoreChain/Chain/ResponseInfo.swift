@@ -25,12 +25,18 @@ public struct ResponseInfo: Sendable, Hashable {
         public var sort: Bool
         /// Whether the offset and limit were applied.
         public var window: Bool
+        /// Whether records that sort equal come in ascending key order, the tie-break of every
+        /// fetch. When not, a window's records at its ends are known only once the whole group
+        /// of records that sort equal to them is read.
+        public var tiesInKeyOrder: Bool
 
-        /// What was applied of a fetch: the predicate, the sort, the window.
-        public init(predicate: Bool, sort: Bool, window: Bool) {
+        /// What was applied of a fetch: the predicate, the sort (and whether its ties are in key
+        /// order), the window.
+        public init(predicate: Bool, sort: Bool, window: Bool, tiesInKeyOrder: Bool = true) {
             self.predicate = predicate
             self.sort = sort
             self.window = window
+            self.tiesInKeyOrder = tiesInKeyOrder
         }
 
         /// The whole request was applied.

@@ -151,6 +151,16 @@ public struct FetchPlan: Sendable {
         return start == 0 && end == matches.count ? matches : Array(matches[start..<end])
     }
 
+    /// The values `node` sorts by, in the sort descriptors' order (folded where a descriptor
+    /// ignores case), without the key: two nodes with equal values tie.
+    package func sortValues(of node: Node, source: any NodeSource) -> [Value] {
+        sortKeys.map { key in
+            let value = key.read(node, source)
+            if key.caseInsensitive, case .string(let text) = value { return .string(text.lowercased()) }
+            return value
+        }
+    }
+
     /// Sorts by the sort descriptors, then by key so the order is always fully determined.
     private func sort(_ nodes: inout [Node], source: any NodeSource) {
         guard nodes.count > 1 else { return }

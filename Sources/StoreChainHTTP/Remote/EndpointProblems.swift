@@ -46,12 +46,28 @@ enum EndpointProblems {
                         at: .init(path: "\(path).sort.variable"),
                         suggestion: Suggestion.didYouMean(sort.variable, in: variables)))
             }
-            for descriptor in sort.values.keys.sorted() {
-                let keyPath = descriptor.hasPrefix("-") ? String(descriptor.dropFirst()) : descriptor
-                if let problem = keyPathProblem(keyPath, of: entity, in: model, what: "the sort value '\(descriptor)'")
-                {
-                    problems.append(problem.located(.init(path: "\(path).sort.values.\(descriptor)")))
+            for descriptors in sort.values.keys.sorted() {
+                for descriptor in descriptors.split(separator: ",").map(String.init) {
+                    let keyPath = (try? FetchSortDescriptor(parsing: descriptor))?.keyPath ?? descriptor
+                    let what = "the sort value '\(descriptor)'"
+                    if let problem = keyPathProblem(keyPath, of: entity, in: model, what: what) {
+                        problems.append(problem.located(.init(path: "\(path).sort.values.\(descriptors)")))
+                    }
                 }
+            }
+            for field in sort.fields.keys.sorted() {
+                if let problem = keyPathProblem(field, of: entity, in: model, what: "the sort field '\(field)'") {
+                    problems.append(problem.located(.init(path: "\(path).sort.fields")))
+                }
+            }
+            if sort.separator != nil, sort.fields[entity.key] == nil {
+                problems.append(
+                    StoreChainError(
+                        .invalidRequest,
+                        "the sort grammar's fields do not name the key '\(entity.key)': every sort ends with it, so "
+                            + "none would be pushed",
+                        at: .init(path: "\(path).sort.fields"),
+                        suggestion: "add \(entity.key) to the fields (the backend's tie-break)"))
             }
         }
         // A variable with no binding filters its same-named attribute for equality.

@@ -22,6 +22,11 @@ struct QueryPlanner {
         var orderApplied: Bool { sortPushed || (sortIsKeyOrder && endpoint.keyOrdered) }
         /// The sort is none, or the key ascending (the order a key-ordered endpoint lists in).
         var sortIsKeyOrder = false
+        /// A pushed sort's ties come back in ascending key order.
+        fileprivate var pushedSortTiesInKeyOrder = true
+        /// Records that sort equal come back in ascending key order (the order is the key's, or
+        /// the pushed sort breaks ties by it).
+        var tiesInKeyOrder: Bool { sortIsKeyOrder || !sortPushed || pushedSortTiesInKeyOrder }
         /// Every pushed conjunct is bound exactly, not to a more permissive filter.
         fileprivate var bindingsExact = true
     }
@@ -115,13 +120,14 @@ struct QueryPlanner {
             exact = exact && Self.isExact(binding, conjunct)
         }
         var sortPushed = false
-        if let sortBinding = endpoint.sort, let first = sort.first, !first.caseInsensitive,
-            let value = sortBinding.values[first.description]
-        {
-            values[sortBinding.variable] = value
-            sortPushed = sort.count == 1
+        var tiesInKeyOrder = true
+        if let sortBinding = endpoint.sort, let push = sortBinding.pushed(for: sort, key: entity.key) {
+            values[sortBinding.variable] = push.value
+            sortPushed = push.ordered
+            tiesInKeyOrder = push.tiesInKeyOrder
         }
         var plan = Plan(endpoint: endpoint, template: template, values: values, pushed: pushed, sortPushed: sortPushed)
+        plan.pushedSortTiesInKeyOrder = tiesInKeyOrder
         plan.bindingsExact = exact
         return .success(plan)
     }

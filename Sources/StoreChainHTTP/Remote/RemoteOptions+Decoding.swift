@@ -124,6 +124,41 @@ extension RemoteEndpoint {
     }
 }
 
+extension SortBinding {
+    private enum Keys: String, CodingKey {
+        case variable, values, separator, descendingPrefix, fields, tiesInKeyOrder
+    }
+
+    /// `{ variable: sort, values: { name: name, -name: -name }, ties-in-key-order: true }`, or a grammar: `{ variable:
+    /// ordering, separator: ",", descending-prefix: "-", fields: [name, year, id] }` (or `fields:
+    /// { year: release_year }` where the backend's names differ).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        var fields: [String: String] = [:]
+        if let names = try? container.decodeIfPresent([String].self, forKey: .fields) {
+            fields = Dictionary(names.map { ($0, $0) }, uniquingKeysWith: { first, _ in first })
+        } else {
+            fields = try container.decodeIfPresent([String: String].self, forKey: .fields) ?? [:]
+        }
+        let separator = try container.decodeIfPresent(String.self, forKey: .separator)
+        let values = try container.decodeIfPresent([String: String].self, forKey: .values) ?? [:]
+        guard separator != nil || !values.isEmpty else {
+            throw StoreChainError(
+                .invalidPipeline, "a sort takes 'values' or a grammar ('separator' and 'fields'); it has neither",
+                suggestion: "write values: { name: name, -name: -name }, or separator: \",\", fields: [name, id]")
+        }
+        guard separator == nil || !fields.isEmpty else {
+            throw StoreChainError(
+                .invalidPipeline, "a sort grammar needs 'fields': the attributes the backend sorts by",
+                suggestion: "list them, such as fields: [name, year, id]; the backend may ignore others")
+        }
+        self.init(
+            variable: try container.decode(String.self, forKey: .variable), values: values, separator: separator,
+            descendingPrefix: try container.decodeIfPresent(String.self, forKey: .descendingPrefix) ?? "-",
+            fields: fields, tiesInKeyOrder: try container.decodeIfPresent(Bool.self, forKey: .tiesInKeyOrder) ?? false)
+    }
+}
+
 extension ParameterBinding {
     private enum Keys: String, CodingKey {
         case keyPath, operation, caseInsensitive, required

@@ -214,17 +214,40 @@ public struct ParameterBinding: Sendable, Hashable, Decodable {
     }
 }
 
-/// A variable that orders results on the backend.
+/// A variable that orders results on the backend: a value for each sort written out
+/// (`values`), or the backend's sort grammar declared once (`separator`, `descendingPrefix`,
+/// `fields`), which orders by any number of keys and always ends with the key, so ties come back
+/// in key order.
 public struct SortBinding: Sendable, Hashable, Decodable {
     /// The template variable that takes the sort (`{ordering}`).
     public var variable: String
-    /// Sort descriptor (`name`, `-year`) → the value the backend takes.
+    /// Sort descriptors (`name`, `-year`, `-year,title`) → the value the backend takes. A value
+    /// for a whole sort may end with the key (`-year,id`), the tie-break every fetch has.
     public var values: [String: String]
+    /// With a grammar, what joins the keys of a sort (`,` for `-year,title,id`).
+    public var separator: String?
+    /// With a grammar, what marks a descending key (`-`).
+    public var descendingPrefix: String
+    /// With a grammar, each attribute the backend sorts by → its name there; attributes not
+    /// listed are sorted in memory.
+    public var fields: [String: String]
+    /// The backend lists records that sort equal under a written-out value in ascending key
+    /// order (a grammar, or a value ending with the key, says so by itself). Without it, a
+    /// window's ends are read to the end of their group of equal records.
+    public var tiesInKeyOrder: Bool
 
-    /// A sort variable and the value it takes for each sort descriptor.
-    public init(variable: String, values: [String: String]) {
+    /// A sort variable and the value it takes for each sort descriptor; with `separator`, the
+    /// sort grammar over `fields` too.
+    public init(
+        variable: String, values: [String: String] = [:], separator: String? = nil, descendingPrefix: String = "-",
+        fields: [String: String] = [:], tiesInKeyOrder: Bool = false
+    ) {
         self.variable = variable
         self.values = values
+        self.separator = separator
+        self.descendingPrefix = descendingPrefix
+        self.fields = fields
+        self.tiesInKeyOrder = tiesInKeyOrder
     }
 }
 

@@ -129,7 +129,9 @@ extension RemoteResponder {
         var info = HTTPMetadata.info(from: response, answeredBy: name)
         info.describe(queryPlan)
         info.skippedRecords = loaded.skipped
-        info.applied = .init(predicate: queryPlan.filterApplied, sort: queryPlan.orderApplied, window: false)
+        info.applied = .init(
+            predicate: queryPlan.filterApplied, sort: queryPlan.orderApplied, window: false,
+            tiesInKeyOrder: queryPlan.tiesInKeyOrder)
         info.hasMorePages = next != nil
         info.page = PageInfo(
             style: style, size: size, start: start, records: records.count, next: next, total: total,

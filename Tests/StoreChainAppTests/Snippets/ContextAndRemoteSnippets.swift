@@ -57,7 +57,7 @@ func describingARemoteBackend(model: ObjectModel) throws {
                        bind: ["name": ParameterBinding("name", .beginsWith, caseInsensitive: true, required: true)]),
         // A paged list with a sort parameter; pages follow the Link header.
         RemoteEndpoint("GET /bands?page={page}&per_page={per_page}&sort={sort}",
-                       sort: SortBinding(variable: "sort", values: ["name": "name", "-name": "-name"]),
+                       sort: SortBinding(variable: "sort", values: ["name": "name", "-name": "-name"], tiesInKeyOrder: true),
                        paging: .pages(page: "page", perPage: "per_page", size: 100, first: 1)),
     ]
     band.get = "GET /bands/{id}"                               // object faults; a 404 means deleted upstream

@@ -80,7 +80,10 @@ struct PageWalk {
             return try finish(offset: request.fetchOffset, windowFull: false)
         }
         let applied = first.info.applied
-        let exact = applied.predicate && applied.sort
+        // A window is read from its own pages only when the backend's order is the whole order,
+        // ties included: where ties come in no known order, the records just outside a window
+        // may belong in it.
+        let exact = applied.predicate && applied.sort && applied.tiesInKeyOrder
         if !exact, first.start > 0 {
             try reserve(1)
             first = try await read(.record(0), after: nil, validators: nil)
@@ -162,10 +165,25 @@ struct PageWalk {
             guard let last = pages.last else { return false }
             return last.start + (last.info.page?.records ?? last.nodes.count) >= end
         case .residual(let end):
-            return pages.reduce(0) { $0 + $1.nodes.count } >= end
+            guard pages.reduce(0, { $0 + $1.nodes.count }) >= end else { return false }
+            return pages.last?.info.applied.tiesInKeyOrder != false || tieGroupClosed(at: end)
         case .all:
             return false
         }
+    }
+
+    /// Whether the records read in the backend's order (sorted, ties in no known order) go past
+    /// the group of records that sort equal to the `end`th: until they do, a record of that
+    /// group not yet read may come before it once ties are broken by key.
+    private func tieGroupClosed(at end: Int) -> Bool {
+        let matches = pages.flatMap(\.nodes)
+        guard end > 0, end <= matches.count, let last = matches.last else { return true }
+        var source: [ObjectID: Node] = [:]
+        for page in pages {
+            for node in page.related { source[node.id] = node }
+            for node in page.nodes { source[node.id] = node }
+        }
+        return plan.sortValues(of: matches[end - 1], source: source) != plan.sortValues(of: last, source: source)
     }
 
     /// Reads the next pages by position, several at once.

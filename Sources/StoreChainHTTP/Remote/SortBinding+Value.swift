@@ -1,0 +1,38 @@
+import StoreChain
+
+extension SortBinding {
+    /// What the sort variable takes for `sort`.
+    struct Pushed {
+        var value: String
+        /// The backend returns records in the order of the whole sort.
+        var ordered: Bool
+        /// Records that sort equal come back in ascending key order.
+        var tiesInKeyOrder: Bool
+    }
+
+    /// The value of the sort variable for `sort`. A grammar orders by every key of the sort, then
+    /// the key, when it has a field for each. Written-out values match the whole sort, with or
+    /// without the key at its end (the backend then breaks ties by key), else its first key
+    /// (ordered when it is the only one; ties in key order when the sort declares so, or the
+    /// sort is by the key). `nil` when nothing matches or a key ignores case.
+    func pushed(for sort: [FetchSortDescriptor], key: String) -> Pushed? {
+        guard let first = sort.first, !sort.contains(where: \.caseInsensitive) else { return nil }
+        let hasKey = sort.contains { $0.keyPath == key }
+        if let separator {
+            let keys = hasKey ? sort : sort + [FetchSortDescriptor(key)]
+            let parts = keys.compactMap { descriptor in
+                fields[descriptor.keyPath].map { (descriptor.ascending ? "" : descendingPrefix) + $0 }
+            }
+            if parts.count == keys.count {
+                return Pushed(value: parts.joined(separator: separator), ordered: true, tiesInKeyOrder: true)
+            }
+        }
+        let whole = sort.map(\.description).joined(separator: ",")
+        if let value = values["\(whole),\(key)"] { return Pushed(value: value, ordered: true, tiesInKeyOrder: true) }
+        if let value = values[whole] ?? values[first.description] {
+            let ordered = values[whole] != nil || sort.count == 1
+            return Pushed(value: value, ordered: ordered, tiesInKeyOrder: ordered && (tiesInKeyOrder || hasKey))
+        }
+        return nil
+    }
+}
