@@ -11,6 +11,8 @@ import NIOCore
 /// - `/bad/huge`: 16 MB of valid JSON (a larger body than clients should accept).
 /// - `/bad/html`: an HTML error page with status 200.
 /// - `/bad/deep`: an array nested 100,000 deep.
+/// - `/bad/moved`: 301 to `/v2/bands` (a template the backend serves elsewhere: one request more
+///   each time, which the client must count).
 /// - `/bad/event-burst?count=N`: an event stream of N changes to albums 1…N (ids 1…N, each with
 ///   a 200-character note), as fast as it can write them, after `Last-Event-ID` when given; then
 ///   it stays open, silent, for an hour.
@@ -39,6 +41,12 @@ extension DemoBackend {
                     try await Task.sleep(for: .seconds(3_600))
                     try await writer.finish(nil)
                 })
+        }
+        router.get("/bad/moved") { _, _ in
+            _ = self.admit("/bad/moved")
+            var headers = HTTPFields()
+            headers[.location] = "/v2/bands"
+            return Response(status: .movedPermanently, headers: headers)
         }
         router.get("/bad/truncated") { _, _ in
             _ = self.admit("/bad/truncated")

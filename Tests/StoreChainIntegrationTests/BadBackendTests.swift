@@ -44,4 +44,31 @@ import Testing
         #expect("\(String(describing: error))".contains(badCase.mentions), "\(String(describing: error))")
         await backend.stop()
     }
+
+    /// A redirect was followed inside the HTTP client: the backend saw two requests, the traffic
+    /// figures, tracing and the answer's exchanges one. Each hop is now an exchange of its own.
+    @Test func aRedirectIsFollowedAndCountedByTheChain() async throws {
+        let backend = try DemoBackend(bands: 3)
+        let port = try await backend.start()
+        var options = DemoRemoteOptions.v2(baseURL: URL(string: "http://127.0.0.1:\(port)")!)
+        options.baseURL = URL(string: "http://127.0.0.1:\(port)")!
+        options.entities["Band"]?.fetch = [RemoteEndpoint("GET /bad/moved", records: "data")]
+        let remote = try RemoteResponder(model: backend.model, options: options)
+        do {
+            let response = try await remote.respond(to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
+            guard case .objects(let bands) = try response.fetchResult() else {
+                Issue.record("a fetch answers objects")
+                await backend.stop()
+                return
+            }
+            #expect(bands.count == 3)
+            #expect(response.info.exchanges == 2)
+            #expect(remote.traffic.requests == 2)
+            #expect(backend.stats.requestsByRoute["/bad/moved"] == 1 && backend.stats.requestsByRoute["/v2/bands"] == 1)
+        } catch {
+            await backend.stop()
+            throw error
+        }
+        await backend.stop()
+    }
 }

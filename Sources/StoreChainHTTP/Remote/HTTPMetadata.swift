@@ -21,7 +21,7 @@ enum HTTPMetadata {
     {
         var info = ResponseInfo(answeredBy: name, origin: .remote, notModified: notModified)
         info.http = HTTPExchange(status: response.status, headers: headers(of: response))
-        info.exchanges = 1
+        info.exchanges = 1 + response.redirects
         info.freshness = freshness(of: response)
         info.rateLimit = rateLimit(of: response)
         return info

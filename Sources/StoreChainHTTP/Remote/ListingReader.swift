@@ -17,6 +17,8 @@ struct ListingReader: Sendable {
         var nodes: [Node] = []
         var embedded: [Node] = []
         var pages = 0
+        /// HTTP exchanges: a page and the redirects it took.
+        var exchanges = 0
         var skipped = 0
         /// What the last exchange said (headers, status, rate limit), as `HTTPMetadata` reads it.
         var last: ResponseInfo?
@@ -64,6 +66,7 @@ struct ListingReader: Sendable {
                 plan.template.method, url, ifChangedSince: loaded.pages == 0 ? validators : nil, context: context,
                 accepting: plan.endpoint.single ? [404] : pastFirst ? Self.pastTheEnd : [])
             loaded.pages += 1
+            loaded.exchanges += 1 + response.redirects
             // A page past the last (asked for after a full page): the listing ended before it.
             if pastFirst, Self.pastTheEnd.contains(response.status) { return loaded }
             var last = HTTPMetadata.info(from: response, answeredBy: name)

@@ -69,13 +69,62 @@ final class RemoteExchange: Sendable {
         let request = TransportRequest(
             method: method, url: url, headers: headers, body: data, timeout: timeout, eventStream: eventStream)
         let requestedAt = context.clock.now
-        var response = try await send(request, from: interceptors[...], context: context)
+        var response = try await followingRedirects(request, context: context)
         response.requestedAt = requestedAt
         response.receivedAt = context.clock.now
         guard (200..<300).contains(response.status) || response.status == 304 || accepting.contains(response.status)
         else { throw RemoteError.status(request, response) }
         return response
     }
+
+    /// Sends `request`, and again to where a redirect points (at most `maxRedirects` times), each
+    /// time through the interceptors: every hop is an exchange the traffic figures, tracing and
+    /// metrics count, not one the HTTP client hides. A redirect stays on the backend's host
+    /// (credentials go nowhere else); a 303, or a 301/302 to a POST, is followed with a GET.
+    private func followingRedirects(_ request: TransportRequest, context: RequestContext) async throws
+        -> TransportResponse
+    {
+        var current = request
+        var response = try await send(current, from: interceptors[...], context: context)
+        var hops = 0
+        while Self.redirectStatuses.contains(response.status), let location = response[header: "location"] {
+            guard hops < Self.maxRedirects else {
+                throw StoreChainError(
+                    .invalidResponse,
+                    "\(request.method) \(RemoteError.redacted(request.url)) was redirected more than \(Self.maxRedirects) times",
+                    at: .init(file: RemoteError.redacted(current.url)),
+                    suggestion: "check the endpoint template and the base URL against where the backend serves it")
+            }
+            guard let target = URL(string: location, relativeTo: current.url)?.absoluteURL,
+                target.host == current.url.host, target.port == current.url.port, target.scheme == current.url.scheme
+            else {
+                throw StoreChainError(
+                    .invalidResponse,
+                    "\(request.method) \(RemoteError.redacted(request.url)) was redirected off the backend, to "
+                        + (URL(string: location).map { RemoteError.redacted($0) } ?? "<location>"),
+                    at: .init(file: RemoteError.redacted(current.url)),
+                    suggestion: "set the base URL to where the backend answers; redirects are followed on its host only"
+                )
+            }
+            if response.status == 303 || (current.method == "POST" && [301, 302].contains(response.status)) {
+                current.method = "GET"
+                current.body = nil
+            }
+            current.url = target
+            hops += 1
+            context.logger.debug(
+                "redirected (\(response.status)) to \(RemoteError.redacted(target)): the request is sent twice; write the template as the backend serves it",
+                metadata: ["storechain.request": "\(RemoteError.redacted(request.url))"])
+            response = try await send(current, from: interceptors[...], context: context)
+        }
+        response.redirects = hops
+        return response
+    }
+
+    /// Statuses that send the request elsewhere, with a `Location`.
+    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+    /// Redirects followed for one request before it fails.
+    static let maxRedirects = 5
 
     /// Sends a request through the interceptors left, then the transport.
     private func send(

@@ -66,7 +66,7 @@ extension RemoteResponder {
                 plan.entity.name, records: records, pageSize: max(1, (records + loaded.pages - 1) / loaded.pages))
         }
         var info = loaded.last ?? ResponseInfo(answeredBy: name, origin: .remote)
-        info.exchanges = loaded.pages
+        info.exchanges = loaded.exchanges
         info.freshness = loaded.freshness
         info.describe(queryPlan)
         info.pagesRead = loaded.pages

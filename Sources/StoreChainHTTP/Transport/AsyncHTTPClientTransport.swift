@@ -32,7 +32,8 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
     public static let decompressingClient = HTTPClient(
         eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: defaultConfiguration)
 
-    /// The default client's configuration. A connection that cannot be made (refused, no route,
+    /// The default client's configuration: redirects are not followed by the client (the
+    /// remote responder follows them, each hop an exchange of its own). A connection that cannot be made (refused, no route,
     /// a name that does not resolve) fails the request at once with a transport error, which
     /// the chain's retry handler sees, logs and retries with backoff; AsyncHTTPClient's own
     /// retries would hide it until the connect timeout (10 s), and an offline save waited for
@@ -40,6 +41,10 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
     public static var defaultConfiguration: HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration(decompression: .enabled(limit: .ratio(100)))
         configuration.connectionPool.retryConnectionEstablishment = false
+        // Redirects come back to the remote responder, which follows them through its
+        // interceptors, so each hop is counted and seen (a client following them hid a second
+        // request from the traffic figures, tracing and the rate limiter's accounting).
+        configuration.redirectConfiguration = .disallow
         return configuration
     }
 

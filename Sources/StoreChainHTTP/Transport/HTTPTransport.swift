@@ -54,6 +54,8 @@ public struct TransportResponse: Sendable, Hashable {
     public var requestedAt: Date?
     /// When its response arrived.
     public var receivedAt: Date?
+    /// The redirects the remote responder followed to get it (each an exchange of its own).
+    public var redirects: Int = 0
 
     /// A response; header names are lower-cased.
     public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
