@@ -61,4 +61,68 @@ import Testing
         #expect(problem("{next} in 'GET /albums/?_next={next}&band__in={bands}' is never filled") != nil, "\(errors)")
         #expect(errors.count == 6, "\(errors)")
     }
+
+    @Test func aFilterGrammarIsReadAndItsMistakesAreLocated() throws {
+        let folder = TemporaryFolder.make("storechain-filter-grammar")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try DemoCatalogModel.text.write(
+            to: folder.appending(path: "music.model.yml"), atomically: true, encoding: .utf8)
+        func pipeline(_ filter: String) -> String {
+            """
+            model: music.model.yml
+            terminal:
+              remote:
+                base-url: https://api.example/api
+                entities:
+                  Band: { fetch: [GET /bands/] }
+                  Album:
+                    relationships: { band: { foreign-key: band } }
+                    fetch:
+                      - request: GET /albums/
+                        filter:
+            \(filter)
+                  Track: { fetch: [GET /tracks/] }
+
+            """
+        }
+        let good = try Pipeline.parse(
+            pipeline(
+                """
+                              parameter: "{field}__{lookup}"
+                              lookups: { equal: exact, "begins-with[c]": istartswith, one-of: in }
+                              fields: { title: title, band.id: band }
+                """), source: "filter.yml", directory: folder)
+        let remote = try #require(good.terminal as? RemoteResponder)
+        let grammar = try #require(remote.options.entities["Album"]?.fetch.first?.filter)
+        #expect(grammar.parameter == "{field}__{lookup}" && grammar.value == "{value}")
+        #expect(
+            Set(grammar.lookups) == [
+                .init(.equal, "exact"), .init(.beginsWith, "istartswith", caseInsensitive: true), .init(.oneOf, "in"),
+            ])
+        #expect(grammar.fields == ["title": "title", "band.id": "band"])
+
+        for (filter, message, line) in [
+            (
+                """
+                              parameter: "{field}__{lookup}"
+                              lookups: { begins-wth: startswith }
+                              fields: [title]
+                """, "'begins-wth' is not a comparison a filter grammar can name", 12
+            ),
+            (
+                """
+                              parameter: "{field}__{lookup}"
+                              lookups: { equal: exact }
+                              fields: [titel]
+                """, "the filter field 'titel' reads 'titel' of Album", 14
+            ),
+        ] {
+            let failure = #expect(throws: ValidationFailure.self) {
+                try Pipeline.parse(pipeline(filter), source: "filter.yml", directory: folder)
+            }
+            let errors = failure?.errors ?? []
+            #expect(errors.count == 1 && errors.first?.message.contains(message) == true, "\(errors)")
+            #expect(errors.first?.location?.line == line, "\(errors)")
+        }
+    }
 }

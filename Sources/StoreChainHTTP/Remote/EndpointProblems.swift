@@ -70,6 +70,11 @@ enum EndpointProblems {
                         suggestion: "add \(entity.key) to the fields (the backend's tie-break)"))
             }
         }
+        for keyPath in (endpoint.filter?.fields.keys).map({ $0.sorted() }) ?? [] {
+            if let problem = keyPathProblem(keyPath, of: entity, in: model, what: "the filter field '\(keyPath)'") {
+                problems.append(problem.located(.init(path: "\(path).filter.fields")))
+            }
+        }
         // A variable with no binding filters its same-named attribute for equality.
         let filled = Set(endpoint.bind.keys).union(paging.all).union(endpoint.sort.map { [$0.variable] } ?? [])
             .union(entity.attributes.map(\.name))

@@ -37,7 +37,8 @@ struct QueryPlanner {
     /// The fetch endpoints, then the get-by-key endpoint as a single-record endpoint on the key.
     init(entity: EntityDescription, options: RemoteEntityOptions) throws(StoreChainError) {
         self.entity = entity
-        var endpoints = options.fetch
+        // A filter grammar is a parameter and binding for each field and lookup.
+        var endpoints = options.fetch.map { $0.filter?.expand($0) ?? $0 }
         if let get = options.get {
             let template = try RequestTemplate(get)
             if let variable = template.pathVariables.first {

@@ -102,7 +102,7 @@ extension RemoteRelationship {
 
 extension RemoteEndpoint {
     private enum Keys: String, CodingKey {
-        case request, bind, sort, paging, records, single, keyOrdered
+        case request, bind, sort, paging, records, single, keyOrdered, filter
     }
 
     /// `"GET /bands"`, or `{ request: "GET /bands?page={page}", paging: …, bind: …, sort: … }`.
@@ -118,6 +118,7 @@ extension RemoteEndpoint {
             sort: try container.decodeIfPresent(SortBinding.self, forKey: .sort),
             paging: try container.decodeIfPresent(Paging.self, forKey: .paging),
             pagingFacts: try container.decodeIfPresent(PagingFacts.self, forKey: .paging) ?? .init(),
+            filter: try container.decodeIfPresent(FilterGrammar.self, forKey: .filter),
             records: try container.decodeIfPresent(String.self, forKey: .records),
             single: try container.decodeIfPresent(Bool.self, forKey: .single) ?? false,
             keyOrdered: try container.decodeIfPresent(Bool.self, forKey: .keyOrdered) ?? false)

@@ -147,6 +147,9 @@ public struct RemoteEndpoint: Sendable, Hashable, Decodable {
     /// Where its answers say how the listing goes on (next link, more-pages flag, total):
     /// written beside the paging style's options in files.
     public var pagingFacts: PagingFacts
+    /// How the backend spells a comparison for any of its fields, declared once: a query
+    /// parameter and binding for each field and lookup, beside those of `bind`.
+    public var filter: FilterGrammar?
     /// Where the records are in this endpoint's response, when not where the entity says.
     public var records: String?
     /// The response is one record, not a list (a get-by-key endpoint).
@@ -158,8 +161,10 @@ public struct RemoteEndpoint: Sendable, Hashable, Decodable {
     /// An endpoint at `request` with its bindings, sort and paging.
     public init(
         _ request: String, bind: [String: ParameterBinding] = [:], sort: SortBinding? = nil, paging: Paging? = nil,
-        pagingFacts: PagingFacts = .init(), records: String? = nil, single: Bool = false, keyOrdered: Bool = false
+        pagingFacts: PagingFacts = .init(), filter: FilterGrammar? = nil, records: String? = nil, single: Bool = false,
+        keyOrdered: Bool = false
     ) {
+        self.filter = filter
         self.keyOrdered = keyOrdered
         self.request = request
         self.bind = bind
