@@ -32,6 +32,9 @@ sys.path.insert(0, HERE)
 import catalog  # noqa: E402
 import queries  # noqa: E402
 
+# Warnings the client logged (a cache that could not be written, say), shown at the end.
+WARNINGS = []
+
 PACKAGES = ["Django==5.2.19", "djangorestframework==3.18.3", "django-filter==26.2", "datasette==0.65.5"]
 
 
@@ -72,9 +75,16 @@ class Server:
                 raise SystemExit(f"{name} ended: {''.join(self.lines)}")
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
+                    pass
             except OSError:
                 time.sleep(0.2)
+                continue
+            # Something answers on the port; it must be this process (a port another run took
+            # would make this run talk to that run's server).
+            time.sleep(0.5)
+            if self.process.poll() is not None:
+                raise SystemExit(f"{name} ended: {''.join(self.lines)}")
+            break
         else:
             raise SystemExit(f"{name} did not start: {''.join(self.lines)}")
         self.ready_lines = len(self.lines)
@@ -129,8 +139,14 @@ def run_query(binary, pipeline, url, query):
         command += ["--offset", str(offset)]
     if count:
         command += ["--count"]
-    env = dict(os.environ, STORECHAIN_DRF_URL=url, STORECHAIN_DATASETTE_URL=url)
+    # The disk caches' relative paths are in the cache folder: this run's own, so they start
+    # empty and no other run (or an earlier one) shares them.
+    env = dict(os.environ, STORECHAIN_DRF_URL=url, STORECHAIN_DATASETTE_URL=url,
+               STORECHAIN_CACHE_DIR=os.path.join(os.path.dirname(pipeline), "cache-folder"))
     result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    for line in result.stderr.splitlines():
+        if " warning " in line or " error " in line:
+            WARNINGS.append(f"{os.path.basename(pipeline)}: {describe(query)}: {line.strip()}")
     if result.returncode != 0:
         return None, 0, result.stderr.strip()
     stats = re.search(r"upstream (\d+) request", result.stderr)
@@ -168,7 +184,7 @@ def main():
     failures = []
     try:
         for name in ("catalog.model.yml", "drf.pipeline.yml", "datasette.pipeline.yml"):
-            # Copies, so the disk caches the pipelines name start empty, in the run's own folder.
+            # Copies in the run's folder, edited below into the variants.
             shutil.copy(os.path.join(ROOT, "Examples", "Interop", name), work)
         # The Django pipeline without its paging facts: pages end by guess, and a page past the
         # last is asked for and answered 404 (which must end the listing, not fail the fetch).
@@ -205,6 +221,9 @@ def main():
         for server, _ in servers.values():
             server.stop()
         shutil.rmtree(work, ignore_errors=True)
+    if WARNINGS:
+        print(f"{len(WARNINGS)} warning(s) the client logged; the first 20:")
+        print("\n".join(WARNINGS[:20]))
     if failures:
         print("\n".join(failures))
         raise SystemExit(f"{len(failures)} problem(s) against stock servers")

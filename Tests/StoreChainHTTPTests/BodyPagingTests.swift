@@ -111,6 +111,24 @@ import Testing
         #expect(transport.requests.count == 4)
     }
 
+    @Test func aCountWhoseFirstPageIsTheWholeListingLeavesItCached() async throws {
+        let transport = Self.backend(count: 40)
+        let model = try Self.model()
+        let chain = Chain(
+            handlers: [MemoryCache(model: model), PaginationHandler(model: model)],
+            terminal: try Self.remote(Self.stated(Self.pages), transport: transport))
+        #expect(try await chain.fetch(try Self.all(count: true)) == .count(40))
+        #expect(transport.requests.count == 1)
+        // The page that said 40 held all 40: the listing, a window and a filter are answered
+        // from the cache.
+        #expect(Self.keys(try await chain.fetch(try Self.all())) == Array(1...40))
+        #expect(Self.keys(try await chain.fetch(try Self.all(limit: 3, offset: 37))) == [38, 39, 40])
+        var named = try Self.all()
+        named.predicate = try FetchPredicate(#"name BEGINSWITH "Band 3""#)
+        #expect(Self.keys(try await chain.fetch(named)) == [3] + Array(30...39))
+        #expect(transport.requests.count == 1)
+    }
+
     @Test(arguments: [false, true])
     func aBackendThatCapsTheLimitIsReadToTheEndItStates(behindAPager: Bool) async throws {
         // Asked for 100 a page, the backend sends 50: a short page is not the last.

@@ -290,8 +290,21 @@ struct PageWalk {
     }
 
     /// The count the backend's total gives without reading the matches.
+    /// When the pages read to learn it hold the whole listing (a first page that is also the
+    /// last), they come with it as the entity's complete collection, for a cache above to keep.
     private func countAnswer(total: Int) -> StoreResponse {
-        StoreResponse(.fetched(.count(plan.request.windowedCount(matching: total))), info: answerInfo())
+        var info = answerInfo()
+        var related: [Node] = []
+        let complete = completeCollections()
+        if !complete.isEmpty {
+            info.completeCollections = complete
+            var seen: Set<ObjectID> = []
+            for page in pages {
+                for node in page.nodes + page.related where seen.insert(node.id).inserted { related.append(node) }
+            }
+        }
+        return StoreResponse(
+            .fetched(.count(plan.request.windowedCount(matching: total))), related: related, info: info)
     }
 
     /// Applies the request to the pages' objects; `offset` counts from the first page read.
