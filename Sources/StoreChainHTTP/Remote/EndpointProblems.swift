@@ -28,8 +28,7 @@ enum EndpointProblems {
                 problems.append(problem.located(.init(path: "\(path).bind.\(variable)")))
             }
         }
-        let paging = pagingVariables(endpoint.paging)
-        for variable in paging.required where !variables.contains(variable) {
+        for variable in requiredPagingVariables(endpoint.paging) where !variables.contains(variable) {
             problems.append(
                 StoreChainError(
                     .invalidRequest, "the paging variable {\(variable)} is not in '\(endpoint.request)'",
@@ -76,8 +75,10 @@ enum EndpointProblems {
             }
         }
         // A variable with no binding filters its same-named attribute for equality.
-        let filled = Set(endpoint.bind.keys).union(paging.all).union(endpoint.sort.map { [$0.variable] } ?? [])
-            .union(entity.attributes.map(\.name))
+        let filled = Set(endpoint.bind.keys).union(QueryPlanner.pagingVariables(endpoint.paging)).union(
+            endpoint.sort.map { [$0.variable] } ?? []
+        )
+        .union(entity.attributes.map(\.name))
         for variable in variables where !filled.contains(variable) {
             problems.append(
                 StoreChainError(
@@ -92,14 +93,13 @@ enum EndpointProblems {
         return problems
     }
 
-    /// The variables a paging style fills: those the template must have, and all of them.
-    private static func pagingVariables(_ paging: Paging?) -> (required: [String], all: [String]) {
+    /// The variables of a paging style the template must have (a page size it may leave out).
+    private static func requiredPagingVariables(_ paging: Paging?) -> [String] {
         switch paging {
-        case .pages(let page, let perPage, _, _)?: ([page], [page, perPage])
-        case .offset(let offset, let limit, _)?: ([offset], [offset, limit])
-        case .cursor(let variable, _, let limit, _)?:
-            ([variable] + (limit.map { [$0] } ?? []), [variable, limit].compactMap { $0 })
-        case .link?, nil: ([], [])
+        case .pages(let page, _, _, _)?: [page]
+        case .offset(let offset, _, _)?: [offset]
+        case .cursor?: QueryPlanner.pagingVariables(paging)
+        case .link?, nil: []
         }
     }
 
