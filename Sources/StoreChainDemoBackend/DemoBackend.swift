@@ -94,9 +94,10 @@ public final class DemoBackend: Sendable {
         var text: String
     }
 
-    /// Applies a save to the catalog and records it for the change feed.
+    /// Applies a save to the catalog and records it for the change feed (as a write through the
+    /// API would; tests change the data as another client this way).
     @discardableResult
-    func save(_ changes: SaveChanges) throws(StoreChainError) -> SaveResult {
+    package func save(_ changes: SaveChanges) throws(StoreChainError) -> SaveResult {
         let result = try store.save(changes)
         changeLog.record(changes, result)
         return result

@@ -80,17 +80,20 @@ public struct HandlerRegistry: Sendable {
     public enum Placement: Int, Sendable, Comparable {
         /// Anywhere (logging, metrics, most custom handlers).
         case anywhere = 0
+        /// Above the caches: after a restart, reads wait there until the change feed has told
+        /// what changed while the process was stopped, and what the caches answer is recorded.
+        case feed = 1
         /// Above pagination and traffic handlers: a cache below a pager would see single pages.
-        case cache = 1
+        case cache = 2
         /// Below the caches, so they hold its optimistic answers and see its replays; above
         /// pagination, batching and traffic handlers, so its saves pass them like any other.
-        case outbox = 2
+        case outbox = 3
         /// Below the caches, above rate limiting and retries, so each page is limited and retried.
-        case pagination = 3
+        case pagination = 4
         /// Above rate limiting and retries: faults paced one by one cannot be merged.
-        case batching = 4
+        case batching = 5
         /// Below caches, pagination and batching (rate limit, retry).
-        case traffic = 5
+        case traffic = 6
 
         public static func < (left: Placement, right: Placement) -> Bool { left.rawValue < right.rawValue }
     }

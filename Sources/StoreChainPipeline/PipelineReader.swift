@@ -382,7 +382,7 @@ struct PipelineReader {
         return (kinds, scope.entities.map(Set.init))
     }
 
-    /// Caches above the outbox, the outbox above pagination, pagination above batching, batching
+    /// The change feed above the caches, the caches above the outbox, the outbox above pagination, pagination above batching, batching
     /// above rate limiting and retries.
     private mutating func checkOrder(_ stages: [Pipeline.Stage]) {
         var deepest: (stage: Pipeline.Stage, placement: HandlerRegistry.Placement)?
@@ -404,6 +404,8 @@ struct PipelineReader {
 
     private static func reason(_ placement: HandlerRegistry.Placement) -> String {
         switch placement {
+        case .feed:
+            "reads must wait for it after a restart until it knows what changed meanwhile, and it must see what the caches answer"
         case .cache:
             "a cache below pagination or traffic handlers sees single pages and batches, not the app's requests"
         case .outbox:

@@ -47,7 +47,7 @@ extension HandlerRegistry {
         registry.register("retry", options: RetryOptions.self, placement: .traffic) { options, _ in
             RetryHandler(options: options)
         }
-        registry.register("change-feed", options: ChangeFeedOptions.self) { options, context in
+        registry.register("change-feed", options: ChangeFeedOptions.self, placement: .feed) { options, context in
             // Checking a pipeline starts no feed.
             if context.validatesOnly { return NotOpened(name: "change-feed") }
             var options = options

@@ -44,42 +44,43 @@ import Testing
         let pipeline = try Pipeline.load(contentsOf: folder.appending(path: "every-handler.pipeline.yml"))
         #expect(
             pipeline.stages.map(\.type) == [
-                "logging", "metrics", "memory-cache", "disk-cache", "pagination", "batching", "rate-limit", "retry",
-                "change-feed",
+                "change-feed", "logging", "metrics", "memory-cache", "disk-cache", "pagination", "batching",
+                "rate-limit", "retry",
             ])
-        #expect(pipeline.stages.map(\.line) == [4, 5, 6, 7, 14, 15, 17, 18, 19])
+        #expect(pipeline.stages.map(\.line) == [4, 5, 6, 7, 8, 15, 16, 18, 19])
         #expect(pipeline.terminalType == "json-file")
         let handlers = pipeline.handlers
-        let logging = try #require(handlers[0] as? LoggingHandler)
+        let logging = try #require(handlers[1] as? LoggingHandler)
         #expect(logging.level == .debug && logging.secrets.contains("api_key"))
-        #expect((handlers[1] as? MetricsHandler)?.metrics.prefix == "music")
-        let memory = try #require(handlers[2] as? MemoryCache)
+        #expect((handlers[2] as? MetricsHandler)?.metrics.prefix == "music")
+        let memory = try #require(handlers[3] as? MemoryCache)
         #expect(memory.storage.limits.maxObjects == 500 && memory.storage.limits.maxBytes == 2 << 20)
         #expect(memory.options.expiry.defaultTTL == .seconds(300))
         #expect(memory.options.expiry.entityTTL == ["Track": .seconds(3_600)])
         #expect(memory.options.staleIfError == .seconds(600))
         #expect(memory.options.expiry.heuristic)
-        let disk = try #require(handlers[3] as? DiskCache)
+        let disk = try #require(handlers[4] as? DiskCache)
         #expect(disk.options.staleWhileRevalidate == .seconds(86_400))
         #expect(disk.options.expiry.honoursResponseHeaders == false && !disk.options.expiry.heuristic)
         #expect(FileManager.default.fileExists(atPath: folder.appending(path: "cache/every.sqlite").path))
-        let pagination = try #require(handlers[4] as? PaginationHandler)
+        let pagination = try #require(handlers[5] as? PaginationHandler)
         #expect(
             pagination.options
                 == PaginationOptions(pageSize: 50, pageSizes: ["Track": 100], maxPages: 20, concurrency: 2))
-        let rateLimit = try #require(handlers[6] as? RateLimitHandler)
+        let rateLimit = try #require(handlers[7] as? RateLimitHandler)
         #expect(rateLimit.limiter.options == RateLimitOptions(rate: 10, burst: 20, maxInFlight: 4, mode: .failFast))
-        let retry = try #require(handlers[7] as? RetryHandler)
+        let retry = try #require(handlers[8] as? RetryHandler)
         #expect(
             retry.options
                 == RetryOptions(
                     maxAttempts: 4, baseDelay: .milliseconds(250), maxDelay: .seconds(5), retriesSaves: true))
         #expect(
-            (handlers[8] as? ChangeFeedHandler)?.options
+            (handlers[0] as? ChangeFeedHandler)?.options
                 == ChangeFeedOptions(
                     wait: .seconds(20), interval: .seconds(2), retryBaseDelay: .milliseconds(500),
-                    retryMaxDelay: .seconds(60), cursorFile: folder.appending(path: "cache/every.cursor").path))
-        let batching = try #require(handlers[5] as? ScopedHandler)
+                    retryMaxDelay: .seconds(60), cursorFile: folder.appending(path: "cache/every.cursor").path,
+                    catchUpWait: .seconds(3)))
+        let batching = try #require(handlers[6] as? ScopedHandler)
         #expect(batching.kinds == [.objectFault] && batching.entities == ["Track"])
         #expect(
             (batching.wrapped as? BatchingHandler)?.options
@@ -250,6 +251,15 @@ import Testing
                 (
                     4, "handlers.outbox",
                     "'outbox' is below 'pagination' (line 3), where it cannot work: the caches above it must hold"
+                )
+            ]
+        ),
+        (
+            "feed-order.yml",
+            [
+                (
+                    4, "handlers.change-feed",
+                    "'change-feed' is below 'disk-cache' (line 3), where it cannot work: reads must wait for it"
                 )
             ]
         ),

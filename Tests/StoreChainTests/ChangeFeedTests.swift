@@ -272,6 +272,73 @@ private final class AnswerQueue: Sendable {
         #expect(try String(contentsOfFile: file, encoding: .utf8) == "c2\n")
     }
 
+    /// A chain restored from a cursor file over a cache that outlived the process: the fetch
+    /// sent right after it is built waits until the feed has told what changed while the process
+    /// was stopped, and answers the album as it is now. Before, it answered the old price from the
+    /// cache as fresh (`isStale` false) whenever it came before the feed's first answer (the
+    /// restart race: 1 run in 3 for a real app).
+    @Test(.timeLimit(.minutes(1)))
+    func aFetchAfterARestartWaitsUntilTheFeedHasCaughtUp() async throws {
+        let restart = try await Restart(store: store, clock: clock)
+        let missed = try change(album(10), ["price": 8.5])
+        let feed = ScriptedFeed(store: store)
+        let (chain, handler) = restart.chain(feed)
+        try await feed.waitForRequests(1)
+        let answered = Watched(false)
+        let fetch = Task {
+            defer { answered.withLock { $0 = true } }
+            return try await chain.send(.fetch(restart.request))
+        }
+        // Without the wait, the fetch ends here with the kept price; with it, it waits.
+        try await firstOf(
+            { try await answered.wait(for: "the fetch") { $0 } },
+            { try await handler.waitForReadsWaitingToCatchUp(1) })
+        feed.answer(ChangeFeedPage(changes: [missed], cursor: "c1"))
+        feed.answer(ChangeFeedPage(changes: [], cursor: "c1"))
+        let answer = try await fetch.value
+        #expect(try Restart.price(answer) == Value.double(8.5))
+        #expect(!answer.info.isStale)
+        #expect(feed.cursors == ["c0", "c1"], "asked from the kept position until an answer had no changes")
+        #expect(
+            feed.terminal.requests.compactMap { if case .changes(let asked) = $0 { asked.wait } else { nil } }.isEmpty,
+            "the catch-up asks at once, without a long poll")
+        await chain.shutdown()
+    }
+
+    /// A feed that cannot answer after a restart cannot say what changed meanwhile: the caches
+    /// make what they kept stale, so the fetch is answered by the backend, or, with the backend
+    /// failing too, stale and marked so; never the old value marked fresh.
+    @Test(.timeLimit(.minutes(1)))
+    func aFeedThatFailsAfterARestartMakesWhatWasKeptStale() async throws {
+        let restart = try await Restart(store: store, clock: clock)
+        _ = try change(album(10), ["price": 8.5])
+        let feed = ScriptedFeed(store: store)
+        feed.fail(StoreChainError(.transport, "connection refused"))
+        let (chain, _) = restart.chain(feed)
+        let answer = try await chain.send(.fetch(restart.request))
+        #expect(try Restart.price(answer) == Value.double(8.5), "revalidated")
+        #expect(restart.log.text.contains("made stale"))
+        await chain.shutdown()
+    }
+
+    /// A feed that does not answer within `catch-up-wait` (on the chain's clock) holds reads up
+    /// no longer: what the caches kept is made stale and the waiting fetch goes on.
+    @Test(.timeLimit(.minutes(1)))
+    func aFeedSilentPastTheCatchUpWaitMakesWhatWasKeptStale() async throws {
+        let restart = try await Restart(store: store, clock: clock)
+        _ = try change(album(10), ["price": 8.5])
+        let feed = ScriptedFeed(store: store)
+        let (chain, _) = restart.chain(feed)
+        try await feed.waitForRequests(1)
+        let fetch = Task { try await chain.send(.fetch(restart.request)) }
+        try await clock.waitForSleepers(1)
+        await clock.advance(by: .seconds(2))
+        let answer = try await fetch.value
+        #expect(try Restart.price(answer) == Value.double(8.5))
+        #expect(restart.log.text.contains("no answer within catch-up-wait (2.0 seconds)"))
+        await chain.shutdown()
+    }
+
     /// A cursor file that holds no position says nothing of what changed while the process was
     /// stopped: that is a gap (the caches forget everything) before anything else.
     @Test func aCursorFileWithoutAPositionIsAGap() async throws {
@@ -440,5 +507,43 @@ private final class ForgetProbe: CachingHandler {
         for _ in 0..<20 { await Task.yield() }
         let count = feed.cursors.count
         asked.withLock { $0.append(count) }
+    }
+}
+
+/// A process that ran with a cursor file and a cache, cached `request` (album 10), and stopped at
+/// the feed position "c0"; `chain(_:)` starts the next process over the same file and storage.
+private struct Restart {
+    let file: String
+    let storage = MemoryCacheStorage()
+    let model: ObjectModel
+    let clock: ManualClock
+    let log = CapturedLog()
+    let request: FetchRequest
+
+    init(store: InMemoryStore, clock: ManualClock) async throws {
+        file = TemporaryFolder.make("feed-cursor").appending(path: "feed.cursor").path
+        model = store.model
+        self.clock = clock
+        request = try TestData.fetch("Album", where: "id == 10")
+        let feed = ScriptedFeed(store: store)
+        let (first, _) = chain(feed)
+        try await feed.waitForPosition()
+        _ = try await first.fetch(request)
+        await first.shutdown()
+    }
+
+    /// The price of the album a fetch of `request` answered.
+    static func price(_ answer: StoreResponse) throws -> Value? {
+        guard case .objects(let nodes) = try answer.fetchResult() else { return nil }
+        return nodes.first?[attribute: "price"]
+    }
+
+    fileprivate func chain(_ feed: ScriptedFeed) -> (Chain, ChangeFeedHandler) {
+        let handler = ChangeFeedHandler(options: ChangeFeedOptions(cursorFile: file), jitter: { $0 })
+        let cache = CacheHandler(
+            name: "kept-cache", model: model, storage: storage,
+            options: CacheOptions(expiry: CacheExpiry(defaultTTL: .seconds(3_600))))
+        let chain = Chain(handlers: [handler, cache], terminal: feed.terminal, clock: clock, logger: log.logger())
+        return (chain, handler)
     }
 }

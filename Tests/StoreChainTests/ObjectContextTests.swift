@@ -326,6 +326,44 @@ import Testing
         await chain.shutdown()
     }
 
+    /// A fault whose object another process changes while the fault is on its way: its answer
+    /// may be older than the change, so the context does not keep it, and the value read is
+    /// asked again. Before, `value(_:)` answered `.null` there (a silent wrong answer the object-
+    /// graph test found once a change feed announced objects read before its position).
+    @Test(.timeLimit(.minutes(1)))
+    func aValueWhoseObjectChangesWhileItsFaultIsOutIsReadAgain() async throws {
+        let elsewhere = ChangesFromElsewhere()
+        let box = Locked<(chain: Chain, context: ObjectContext)?>(nil)
+        let store = self.store
+        let id = band(1)
+        let faults = Locked(0)
+        let terminal = RecordingResponder(name: "changing-store") { request, context in
+            let answer = try await store.respond(to: request, context: context)
+            guard case .objectFault(id) = request,
+                faults.withLock({
+                    $0 += 1
+                    return $0
+                }) == 1,
+                let (chain, objectContext) = box.withLock({ $0 })
+            else { return answer }
+            // Another process renames the band after this answer was read, and tells the chain.
+            var renamed = try #require(store.node(for: id))
+            renamed.attributes["name"] = "Renamed"
+            store.upsert([renamed])
+            let events = chain.events.subscribe()
+            elsewhere.tell(ChangeEvent(updated: [id], invalidatedEntities: ["Band"], source: "another process"))
+            for await event in events where event.source == "another process" { break }
+            await objectContext.mergePublishedChanges()
+            return answer
+        }
+        let chain = Chain(handlers: [elsewhere, MemoryCache(model: store.model)], terminal: terminal)
+        let context = ObjectContext(chain: chain, model: store.model)
+        box.withLock { $0 = (chain, context) }
+        #expect(try await context.object(with: id).value("name") == "Renamed")
+        #expect(faults.withLock { $0 } == 2, "the fault was sent again after the change")
+        await chain.shutdown()
+    }
+
     @Test func rejectsBadChangesAtOnce() throws {
         let album = context.object(with: album(10))
         #expect(throws: StoreChainError.self) { try album.set("1999", for: "year") }

@@ -57,10 +57,23 @@ extension ObjectContext {
     }
 
     /// An attribute's value after faulting the object in (the name is known to be valid).
+    ///
+    /// A change event that names the object while its fault is out makes the answer too old to
+    /// keep (`ObjectTable.absorb`), and the caches have forgotten the object: the fault is sent
+    /// again, up to `faultAttempts` times in all, never answered as `.null`.
     func faultedValue(of object: ManagedObject, _ name: String) async throws -> Value {
-        try await fault(object)
-        return cachedValue(of: object, name) ?? .null
+        for _ in 0..<Self.faultAttempts {
+            try await fault(object)
+            if let value = cachedValue(of: object, name) { return value }
+        }
+        throw StoreChainError(
+            .incompleteData,
+            "\(object.objectID) changed elsewhere each of the \(Self.faultAttempts) times its values were loaded",
+            suggestion: "read it again once the changes to it have settled")
     }
+
+    /// How many times a value's fault is sent while changes to the object keep overtaking it.
+    static var faultAttempts: Int { 3 }
 
     /// Loads an object's values through the chain, with the neighbouring faults handed out
     /// with it (up to the fault batch size), sent together so a batching handler merges them.

@@ -12,6 +12,11 @@ import Synchronization
 /// 1. When the chain is built it asks for the feed's current position (no cursor). What the
 ///    chain reads before that answer comes may miss a change made meanwhile, so it is announced as
 ///    possibly changed once the position is known (`ReadsBeforePosition`); the same after a gap.
+///    Restored from `cursorFile`, it first asks what changed since the kept position, at once
+///    (no long poll), and reads wait until those changes are applied: a disk cache that outlived
+///    the process may hold what they changed. Past `catchUpWait`, or if the feed fails, the
+///    caches are made stale instead and the reads go on (`CatchUpGate`). This handler must be
+///    above the caches for its reads to wait.
 /// 2. Then, in a loop, for the changes since the last position, held open up to
 ///    `ChangeFeedOptions.wait` (a long poll), at most one request per `interval`.
 /// 3. Each answer with changes becomes one `ChangeEvent`, in the backend's order. An answer that
@@ -41,6 +46,8 @@ public final class ChangeFeedHandler: ChangeSource {
     /// Whether `readsBeforePosition` is recording, set in its lock: once the feed has its
     /// position, a read costs one load instead of taking the lock.
     private let recording = Atomic<Bool>(true)
+    /// Where reads wait while a feed restored from its cursor file catches up.
+    private let catchUp: CatchUpGate
 
     /// A change feed with `options`, started by the chain it is part of.
     public convenience init(options: ChangeFeedOptions = ChangeFeedOptions()) {
@@ -52,13 +59,16 @@ public final class ChangeFeedHandler: ChangeSource {
     package init(options: ChangeFeedOptions, jitter: @escaping @Sendable (Duration) -> Duration) {
         self.options = options
         self.jitter = jitter
+        catchUp = CatchUpGate(closed: options.cursorFile != nil)
     }
 
     public func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
+        let reads = ReadsBeforePosition.reads(request)
+        if reads { try await catchUp.wait() }
         let recorded =
-            ReadsBeforePosition.reads(request) && recording.load(ordering: .acquiring)
+            reads && recording.load(ordering: .acquiring)
             && readsBeforePosition.withLock { reads in
                 reads?.record(request)
                 return reads != nil
@@ -66,6 +76,11 @@ public final class ChangeFeedHandler: ChangeSource {
         let response = try await next(request, context)
         if recorded { readsBeforePosition.withLock { $0?.record(response) } }
         return response
+    }
+
+    /// Returns once `count` reads wait for the feed to catch up after a restart (for tests).
+    package func waitForReadsWaitingToCatchUp(_ count: Int) async throws {
+        try await catchUp.waitForWaitingReads(count)
     }
 
     /// The event for what was read before the feed knew its position, now that it does.
@@ -83,6 +98,8 @@ public final class ChangeFeedHandler: ChangeSource {
         let clock = services.clock
         var backoff = Self.backoff(from: options.retryBaseDelay, upTo: options.retryMaxDelay)
         var cursor: String?
+        // The reads are let through however following ends (the chain shuts down, say).
+        defer { catchUp.open() }
         if let file = options.cursorFile {
             let kept = FeedCursorFile(path: file).read()
             cursor = kept.cursor
@@ -93,6 +110,11 @@ public final class ChangeFeedHandler: ChangeSource {
             }
         }
         if cursor != nil { _ = positionKnown() }
+        // Restored from a kept position: until what changed since is applied, reads wait.
+        var catchingUp = cursor != nil
+        if !catchingUp { catchUp.open() }
+        let catchUpDeadline = catchingUp ? catchUpDeadline(services: services, apply: apply) : nil
+        defer { catchUpDeadline?.cancel() }
         var failures = 0
         // When the feed last answered, and whether the caches were made stale since.
         var lastAnswer = clock.now
@@ -103,7 +125,7 @@ public final class ChangeFeedHandler: ChangeSource {
             do {
                 guard
                     let response = try await context.sendOnOwnAccount(
-                        .changes(ChangesRequest(cursor: cursor, wait: options.wait)))
+                        .changes(ChangesRequest(cursor: cursor, wait: catchingUp ? nil : options.wait)))
                 else { return }
                 let page = try response.changeFeedPage()
                 if failures > 0 {
@@ -132,6 +154,11 @@ public final class ChangeFeedHandler: ChangeSource {
                     await apply(page.event(source: name))
                 }
                 if cursor == nil, reached != nil, let event = positionKnown() { await apply(event) }
+                // Caught up once the backend has nothing more since the kept position.
+                if catchingUp, page.changes.isEmpty || page.isGap {
+                    catchingUp = false
+                    await caughtUp(unlessAfter: nil, services: services, apply: apply)
+                }
                 // More may be waiting after a page with changes, and nothing was asked yet after
                 // the current position or a gap: ask at once. After an empty answer, not before
                 // the interval is up.
@@ -148,6 +175,12 @@ public final class ChangeFeedHandler: ChangeSource {
                 if let error = error as? StoreChainError, error.code == .noEndpoint {
                     services.logger.error("change-feed: stopped, the chain cannot answer it: \(error)")
                     return
+                }
+                if catchingUp {
+                    catchingUp = false
+                    await caughtUp(
+                        unlessAfter: "asking for the changes since \(cursor ?? "now") failed", services: services,
+                        apply: apply)
                 }
                 failures += 1
                 let delay = jitter(backoff.ceiling(after: failures))
@@ -171,6 +204,37 @@ public final class ChangeFeedHandler: ChangeSource {
                 } catch { return }
             }
         }
+    }
+
+    /// Makes the caches stale and lets the reads through if the catch-up has not ended by
+    /// `catchUpWait` on the chain's clock.
+    private func catchUpDeadline(services: ChainServices, apply: @escaping @Sendable (ChangeEvent) async -> Void)
+        -> Task<Void, Never>
+    {
+        let clock = services.clock
+        let wait = options.catchUpWait
+        return Task {
+            guard (try? await clock.sleep(until: clock.now.addingTimeInterval(wait.timeInterval))) != nil else {
+                return
+            }
+            await caughtUp(unlessAfter: "no answer within catch-up-wait (\(wait))", services: services, apply: apply)
+        }
+    }
+
+    /// Ends the catch-up after a restart, once: lets the reads through, after making what the
+    /// caches hold stale when `problem` says why what changed while the process was stopped is
+    /// not known.
+    private func caughtUp(
+        unlessAfter problem: String?, services: ChainServices, apply: @Sendable (ChangeEvent) async -> Void
+    ) async {
+        guard catchUp.claim() else { return }
+        if let problem {
+            services.logger.warning(
+                "change-feed: \(problem); what the caches kept from before the restart is made stale (revalidated before use)"
+            )
+            await apply(ChangeEvent(source: name, marksStale: true))
+        }
+        catchUp.open()
     }
 
     private static func backoff(from base: Duration, upTo ceiling: Duration) -> RetryPolicy {

@@ -19,12 +19,19 @@ public struct ChangeFeedOptions: Sendable, Hashable {
     /// and every observation refetches. `nil`: cached data stays fresh for its own lifetime
     /// however long the feed is down.
     public var maxOutage: Duration?
+    /// After a start from `cursorFile`, how long reads wait for the feed to tell what changed
+    /// while the process was stopped. Past it, or when the feed fails to answer, what the caches
+    /// hold is made stale (revalidated before use, served stale only where allowed, and marked
+    /// so), never answered as current.
+    public var catchUpWait: Duration
 
     /// Options with the given waits and delays; each has the default the pipeline reference names.
     public init(
         wait: Duration? = .seconds(25), interval: Duration = .seconds(1), retryBaseDelay: Duration = .seconds(1),
-        retryMaxDelay: Duration = .seconds(60), cursorFile: String? = nil, maxOutage: Duration? = nil
+        retryMaxDelay: Duration = .seconds(60), cursorFile: String? = nil, maxOutage: Duration? = nil,
+        catchUpWait: Duration = .seconds(2)
     ) {
+        self.catchUpWait = catchUpWait
         self.cursorFile = cursorFile
         self.maxOutage = maxOutage
         self.wait = wait
@@ -36,11 +43,11 @@ public struct ChangeFeedOptions: Sendable, Hashable {
 
 extension ChangeFeedOptions: Decodable {
     private enum CodingKeys: String, CodingKey {
-        case wait, interval, retryBaseDelay, retryMaxDelay, cursorFile, maxOutage
+        case wait, interval, retryBaseDelay, retryMaxDelay, cursorFile, maxOutage, catchUpWait
     }
 
     /// Reads `{ wait: 25s, interval: 1s, retry-base-delay: 1s, retry-max-delay: 60s, cursor-file:
-    /// cache/feed.cursor, max-outage: 5m }` (`wait: 0s` asks for answers at once); a key left out
+    /// cache/feed.cursor, max-outage: 5m, catch-up-wait: 2s }` (`wait: 0s` asks for answers at once); a key left out
     /// keeps the default of `init`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -54,6 +61,8 @@ extension ChangeFeedOptions: Decodable {
             retryMaxDelay: try container.decodeIfPresent(TimeSpan.self, forKey: .retryMaxDelay)?.duration
                 ?? defaults.retryMaxDelay,
             cursorFile: try container.decodeIfPresent(String.self, forKey: .cursorFile),
-            maxOutage: try container.decodeIfPresent(TimeSpan.self, forKey: .maxOutage)?.duration)
+            maxOutage: try container.decodeIfPresent(TimeSpan.self, forKey: .maxOutage)?.duration,
+            catchUpWait: try container.decodeIfPresent(TimeSpan.self, forKey: .catchUpWait)?.duration
+                ?? defaults.catchUpWait)
     }
 }

@@ -26,6 +26,10 @@ struct GraphSetup {
     /// Whether the app may write (a backend without write routes: only the other process
     /// changes the data, and the contexts only read).
     var writes = true
+    /// Saves a change as another client of the backend would, seen only through the backend's
+    /// change feed: a restart step makes one while the app is stopped. `nil`: restarts change
+    /// nothing.
+    var changeWhileStopped: ((Node) throws -> Void)?
 }
 
 /// A read or a save that disagreed with the reference, with the step it happened at.
@@ -108,8 +112,14 @@ final class GraphRun {
 
     /// A `.refetch` as the fetches (or counts) of the last queries asked, oldest first (a new
     /// query before any); a `.changeAndRefetch` as an update of a band or album, a save and a
-    /// `.refetch`; any other step as it is.
+    /// `.refetch`; a `.restart` where another client changes data meanwhile as the restart and a
+    /// `.refetch` at once (an app asks again as soon as it starts); any other step as it is.
     private func repeated(_ operation: GraphOperation) -> [GraphOperation] {
+        if operation.kind == .restart, setup.restarts, setup.changeWhileStopped != nil {
+            var refetch = operation
+            refetch.kind = .refetch
+            return [operation] + repeated(refetch)
+        }
         if operation.kind == .changeAndRefetch {
             // `.update` picks the entity by `first % 3`: a band (0) or an album (1).
             var update = operation
@@ -369,10 +379,25 @@ final class GraphRun {
             guard setup.restarts else { return }
             for context in contexts { context.observed?.observation.stop() }
             await chain.shutdown()
+            var meanwhile = ""
+            // An object the last query shows (the restart asks it again at once), or any.
+            let entity = ["Band", "Album", "Track"][Int(operation.first % 3)]
+            let shown = try asked.last.map {
+                try GraphQuery.make($0.first, $0.second, whole: setup.wholeFetches).answer(over: committed).prefix(5)
+            }
+            let candidates = (shown.map(Array.init) ?? committed.ids(of: entity)).filter { !$0.isTemporary }.sorted {
+                $0.description < $1.description
+            }
+            if let changeWhileStopped = setup.changeWhileStopped, let id = pick(candidates, operation.first / 3) {
+                let (name, value) = Self.attributeChange(of: id.entity, &random)
+                try changeWhileStopped(Node(id: id, attributes: [name: value]))
+                committed.objects[id]?.attributes[name] = value
+                meanwhile = "; while it was stopped another client set \(id).\(name) = \(value)"
+            }
             chain = try setup.makeChain()
             let chain = self.chain
             contexts = contexts.map { _ in ContextUnderTest(context: ObjectContext(chain: chain, model: setup.model)) }
-            log.append("\(step): restart (a new chain over the same caches; unsaved changes are gone)")
+            log.append("\(step): restart (a new chain over the same caches; unsaved changes are gone)\(meanwhile)")
         }
     }
 

@@ -97,7 +97,7 @@ import Testing
     /// `ids=` batches, per-parent lists), behind a memory cache and, with `disk`, a disk cache.
     /// v3 has no write routes: there the contexts only read, and only the other process changes
     /// the data.
-    static func demo(v3: Bool = false, disk: Bool) -> SetupMaker {
+    static func demo(v3: Bool = false, disk: Bool, feed: Bool = false) -> SetupMaker {
         { body in
             let model = try model()
             let folder = TemporaryFolder.make("storechain-graph")
@@ -109,18 +109,26 @@ import Testing
                 try await body(
                     GraphSetup(
                         name: "demo \(v3 ? "v3" : "v2") API with "
-                            + (disk ? "memory and disk caches" : "a memory cache") + (v3 ? ", read only" : ""),
+                            + (disk ? "memory and disk caches" : "a memory cache") + (v3 ? ", read only" : "")
+                            + (feed ? ", following its change feed from a cursor file" : ""),
                         model: model,
                         makeChain: {
                             let options = v3 ? DemoRemoteOptions.v3(baseURL: base) : DemoRemoteOptions.v2(baseURL: base)
                             let remote = try RemoteResponder(model: model, options: options)
                             var handlers: [any StoreHandler] = [elsewhere.handler(), MemoryCache(model: model)]
+                            if feed {
+                                let cursor = folder.appending(path: "feed.cursor").path
+                                let feed = ChangeFeedHandler(options: ChangeFeedOptions(cursorFile: cursor))
+                                handlers.insert(
+                                    contentsOf: [feed, GraphHeldCatchUp(below: feed)] as [any StoreHandler], at: 0)
+                            }
                             if disk { handlers.append(DiskCache(model: model, path: path)) }
                             handlers.append(PaginationHandler(model: model, options: PaginationOptions(pageSize: 100)))
                             return Chain(handlers: handlers, terminal: remote)
                         },
                         backendNodes: { nodes(of: backend.store) }, restarts: disk, elsewhere: elsewhere,
-                        writes: !v3))
+                        writes: !v3,
+                        changeWhileStopped: feed ? { try backend.save(SaveChanges(updated: [$0])) } : nil))
             }
         }
     }
@@ -128,7 +136,7 @@ import Testing
     static let setups = [
         "in-memory", "in-memory+memory-cache", "in-memory+memory-cache, windows only",
         "in-memory+memory-cache+outbox", "v2+memory-cache",
-        "v2+memory+disk-cache", "v3+memory+disk-cache, read only",
+        "v2+memory+disk-cache", "v2+memory+disk-cache+change-feed", "v3+memory+disk-cache, read only",
     ]
 
     static func setup(named name: String) -> SetupMaker? {
@@ -139,6 +147,7 @@ import Testing
         case "in-memory+memory-cache+outbox": inMemoryWithOutbox()
         case "v2+memory-cache": demo(disk: false)
         case "v2+memory+disk-cache": demo(disk: true)
+        case "v2+memory+disk-cache+change-feed": demo(disk: true, feed: true)
         case "v3+memory+disk-cache, read only": demo(v3: true, disk: true)
         default: nil
         }
