@@ -64,6 +64,10 @@ struct ExplainCommand: AsyncParsableCommand {
             await chain.shutdown()
             throw error
         }
+        if !plan.narrowed.isEmpty {
+            lines.append("  narrowed:")
+            lines += plan.narrowed.map { "    \($0)" }
+        }
         lines.append("  endpoint: \(plan.endpoint)")
         lines.append("  pushed down: " + (plan.pushed.isEmpty ? "nothing" : plan.pushed.joined(separator: " AND ")))
         lines.append("  in memory: " + (plan.inMemory.isEmpty ? "nothing" : plan.inMemory.joined(separator: "; ")))

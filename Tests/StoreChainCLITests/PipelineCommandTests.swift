@@ -127,6 +127,20 @@ import Testing
                 ["explain", "--pipeline", pipeline.path, "--entity", "Track", "--where", "seconds > 300", "--count"],
                 environment: environment)
             #expect(filteredCount.stdout.contains("so every record is counted"), "\(filteredCount.stdout)")
+
+            // A condition through to-one relationships no endpoint takes: read as keys.
+            let narrowed = try await CommandRunner.run(
+                [
+                    "explain", "--pipeline", pipeline.path, "--entity", "Track", "--where",
+                    "album.band.name == 'Rue Royale'",
+                ],
+                environment: environment)
+            #expect(
+                narrowed.stdout.contains(
+                    #"album.band.name == "Rue Royale" read as album.id among the keys of Album where band.name == "Rue Royale", fetched first"#
+                ), "\(narrowed.stdout)")
+            #expect(narrowed.stdout.contains("endpoint: GET /tracks?album_id={album}"), "\(narrowed.stdout)")
+            #expect(narrowed.stdout.contains("pushed down: album.id IN {keys read first}"), "\(narrowed.stdout)")
             #expect(backend.stats.requests == 0, "explain sends nothing")
         }
     }

@@ -98,6 +98,7 @@ public final class Chain: Sendable {
         entry = next
         services.entry = next
         services.install(handlers)
+        services.narrowing = terminal as? any FetchNarrowing
         relays = Self.relayChangesFromElsewhere(among: handlers, services: services)
     }
 

@@ -163,6 +163,13 @@ public final class ChainServices: Sendable {
     }
 
     private let handlers = Locked<[any StoreHandler]>([])
+    private let narrower = Locked<(any FetchNarrowing)?>(nil)
+
+    /// The chain's terminal, when it narrows fetches (`FetchNarrowing`), for its pagers.
+    package var narrowing: (any FetchNarrowing)? {
+        get { narrower.withLock { $0 } }
+        set { narrower.withLock { $0 = newValue } }
+    }
 
     /// The chain's handlers, for `keepsAnswers(of:)`.
     func install(_ handlers: [any StoreHandler]) {

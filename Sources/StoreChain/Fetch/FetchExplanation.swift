@@ -22,11 +22,15 @@ package struct FetchExplanation: Sendable, Hashable {
     package var relatedReads: [RelatedRead]
     /// Every endpoint considered that could not serve the request, and why.
     package var rejected: [String]
+    /// The conditions on key paths that are read as the related objects' keys when it runs (so
+    /// that the endpoint named here filters), each with how; empty when none is.
+    package var narrowed: [String]
 
     package init(
         endpoint: String, pushed: [String], inMemory: [String], exact: Bool, paging: PageInfo.Style?,
-        pageSize: Int?, follows: [String], relatedReads: [RelatedRead], rejected: [String]
+        pageSize: Int?, follows: [String], relatedReads: [RelatedRead], rejected: [String], narrowed: [String] = []
     ) {
+        self.narrowed = narrowed
         self.endpoint = endpoint
         self.pushed = pushed
         self.inMemory = inMemory

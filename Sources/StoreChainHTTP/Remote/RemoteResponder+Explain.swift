@@ -9,8 +9,19 @@ extension RemoteResponder: FetchExplaining {
     package func explain(_ request: FetchRequest, context: RequestContext = RequestContext()) async throws
         -> FetchExplanation
     {
-        let plan = try FetchPlan(request, model: model)
+        var request = request
+        var plan = try FetchPlan(request, model: model)
         let planner = try planners.planner(for: request.entity)
+        let narrowing = try narrowing(of: request, predicate: plan.predicate?.predicate)
+        if let narrowing {
+            // Planned with stand-in keys: the real ones are fetched when it runs.
+            let keys = Dictionary(
+                uniqueKeysWithValues: narrowing.conditions.map {
+                    ($0.0, Array(repeating: $0.1.placeholder, count: narrowing.takesLists ? 2 : 1))
+                })
+            request.predicate = narrowing.predicate(keys)
+            plan = try FetchPlan(request, model: model)
+        }
         let queryPlan = try planner.plan(predicate: plan.predicate?.predicate, sort: request.sortDescriptors)
         var inMemory: [String] = []
         if let predicate = request.predicate, !queryPlan.filterApplied {
@@ -33,12 +44,15 @@ extension RemoteResponder: FetchExplaining {
             }
         let paths = related.neededKeyPaths(request, entity: plan.entity)
         return FetchExplanation(
-            endpoint: queryPlan.endpoint.request, pushed: queryPlan.pushed.map(\.description), inMemory: inMemory,
+            endpoint: queryPlan.endpoint.request,
+            pushed: queryPlan.pushed.map { narrowing?.describe($0) ?? $0.description },
+            inMemory: inMemory,
             exact: queryPlan.filterApplied && queryPlan.orderApplied, paging: style, pageSize: size,
             follows: paths.map { $0.joined(separator: ".") },
             relatedReads: try await relatedReads(
                 along: paths, from: plan.entity, context: context, serving: .fetch(request)),
-            rejected: planner.rejections(predicate: plan.predicate?.predicate, sort: request.sortDescriptors))
+            rejected: planner.rejections(predicate: plan.predicate?.predicate, sort: request.sortDescriptors),
+            narrowed: narrowing?.descriptions ?? [])
     }
 
     /// The choices `relationshipValues` and `fetchWhere` make at run time for the relationships

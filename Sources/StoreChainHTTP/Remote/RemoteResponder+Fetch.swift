@@ -34,7 +34,21 @@ extension RemoteResponder {
     ) async throws -> StoreResponse {
         // A page is conditional by its own validators only.
         let validators = page == nil ? validators : page?.validators
-        let plan = try FetchPlan(request, model: model)
+        var request = request
+        var plan = try FetchPlan(request, model: model)
+        // A page is narrowed by the pager that asks for it, once for all its pages.
+        if page == nil {
+            switch try await narrowedThroughRelationships(
+                request, predicate: plan.predicate?.predicate, context: context)
+            {
+            case .request(let narrowed)?:
+                request = narrowed
+                plan = try FetchPlan(request, model: model)
+            case .nothing?:
+                return StoreResponse(.fetched(plan.emptyResult), info: ResponseInfo(answeredBy: name, origin: .remote))
+            case nil: break
+            }
+        }
         let queryPlan = try planners.planner(for: request.entity).plan(
             predicate: plan.predicate?.predicate, sort: request.sortDescriptors)
         if !queryPlan.endpoint.single {

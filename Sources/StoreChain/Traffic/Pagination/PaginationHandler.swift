@@ -43,7 +43,14 @@ public struct PaginationHandler: FetchPaging {
             validators = cached
         default: return try await next(request, context)
         }
-        let plan = try FetchPlan(fetch, model: model)
+        var plan = try FetchPlan(fetch, model: model)
+        // Narrowed once, here: each page and each retry of one then asks for the same records.
+        switch try await context.services.narrowing?.narrowed(fetch, context: context) {
+        case .request(let narrowed)?: plan = try FetchPlan(narrowed, model: model)
+        case .nothing?:
+            return StoreResponse(.fetched(plan.emptyResult), info: ResponseInfo(answeredBy: name, origin: .remote))
+        case nil: break
+        }
         var walk = PageWalk(
             plan: plan, model: model, options: options, context: context, ifChangedSince: validators, next: next)
         return try await walk.run()
