@@ -6,7 +6,7 @@ import StoreChainDemoBackend
 struct ServeDemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve-demo",
-        abstract: "Run the demo music backend (v1 and v2 APIs) on 127.0.0.1."
+        abstract: "Run the demo music backend (v1, v2 and v3 APIs) on 127.0.0.1."
     )
 
     @Option(help: "The port to listen on (0 picks a free one).")
@@ -15,7 +15,10 @@ struct ServeDemoCommand: AsyncParsableCommand {
     @Option(help: "How many bands the generated catalog has.")
     var bands: Int = 200
 
-    @Option(help: "Delay every answer by this many milliseconds.")
+    @Option(
+        help:
+            "Delay every GET (reads, the change feed, the event stream) by this many milliseconds; writes are not delayed."
+    )
     var latency: Int = 0
 
     @Option(name: .customLong("rate-limit"), help: "Answer 429 with Retry-After above this many requests per second.")

@@ -22,4 +22,11 @@ import Testing
             }
         }
     }
+
+    /// `serve-demo --help` names every API it serves and says which answers `--latency` delays.
+    @Test func serveDemoHelpNamesItsAPIsAndWhatLatencyDelays() async throws {
+        let help = try await CommandRunner.run(["serve-demo", "--help"], environment: ["COLUMNS": "200"])
+        #expect(help.stdout.contains("(v1, v2 and v3 APIs)"), "\(help.stdout)")
+        #expect(help.stdout.contains("Delay every GET"), "\(help.stdout)")
+    }
 }

@@ -121,7 +121,11 @@ import Testing
         #expect(try Fixtures.keys(store, "Album", nil, sort: sort, limit: 2, offset: 2) == [20, 21])
         #expect(try Fixtures.keys(store, "Album", nil, sort: sort, offset: 5) == [11])
         #expect(try Fixtures.keys(store, "Album", nil, sort: sort, offset: 99).isEmpty)
-        #expect(try Fixtures.keys(store, "Album", nil, sort: sort, limit: 0).isEmpty)
+        // A limit of 0 is no limit, as in Core Data.
+        #expect(try Fixtures.keys(store, "Album", nil, sort: sort, limit: 0) == [31, 30, 20, 21, 10, 11])
+        var request = FetchRequest(entity: "Album", fetchLimit: 3)
+        request.fetchLimit = 0
+        #expect(request.fetchLimit == nil && request == FetchRequest(entity: "Album"))
         let predicate = try FetchPredicate("price != nil")
         #expect(try Fixtures.keys(store, "Album", predicate, sort: sort, limit: 2, offset: 1) == [30, 20])
     }

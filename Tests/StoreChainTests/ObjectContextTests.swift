@@ -364,6 +364,17 @@ import Testing
         await chain.shutdown()
     }
 
+    /// An object's key is in its ID: reading the key attribute of a fault sends nothing.
+    @Test func readingTheKeyOfAFaultFiresNoFault() async throws {
+        let terminal = RecordingResponder(forwardingTo: store)
+        let context = ObjectContext(chain: Chain(handlers: [], terminal: terminal), model: store.model)
+        let fault = context.object(with: band(4))
+        #expect(try await fault.value("id") == Value.integer(4))
+        #expect(terminal.count() == 0, "no request for the key")
+        #expect(try await fault.value("name") != Value.null)
+        #expect(terminal.count(.objectFault) == 1)
+    }
+
     @Test func rejectsBadChangesAtOnce() throws {
         let album = context.object(with: album(10))
         #expect(throws: StoreChainError.self) { try album.set("1999", for: "year") }

@@ -113,6 +113,21 @@ import Testing
         _ = try await (poll, fault)
     }
 
+    /// Without `max-in-flight`, requests in flight are counted all the same: the inspector
+    /// showed -13 and -151 after a paged query, since each was counted off but never on.
+    @Test func requestsInFlightAreCountedWithoutAMaximum() async throws {
+        let limiter = RateLimiter(options: .init(rate: 1_000, burst: 100))
+        let seen = Locked<[Int]>([])
+        let terminal = RecordingResponder(name: "terminal") { _, _ in
+            seen.withLock { $0.append(limiter.snapshot(at: Date()).inFlight) }
+            return StoreResponse(.object(nil), info: ResponseInfo(answeredBy: "terminal", origin: .remote))
+        }
+        let chain = Chain(handlers: [RateLimitHandler(limiter: limiter)], terminal: terminal)
+        for _ in 0..<3 { _ = try await chain.send(request) }
+        #expect(seen.withLock { $0 } == [1, 1, 1], "one in flight while each is answered")
+        #expect(limiter.snapshot(at: Date()).inFlight == 0)
+    }
+
     @Test func retryAfterPausesEveryRequest() async throws {
         let clock = ManualClock()
         let (terminal, times) = Self.timed(clock) { index in

@@ -66,7 +66,8 @@ public final class ManagedObject: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: `.unavailable` when the object no longer exists upstream.
     public func loadValues() async throws -> [String: Value] {
         if let values = loadedValues { return values }
-        if let attribute = try entity.attributes.first { _ = try await value(attribute.name) }
+        // Faulted in whichever attribute is read (the key alone would be answered from the ID).
+        if let attribute = try entity.attributes.first { _ = try await context.faultedValue(of: self, attribute.name) }
         guard let values = loadedValues else {
             throw StoreChainError(
                 .incompleteData, "\(objectID) was loaded without all of its attributes",

@@ -53,7 +53,11 @@ extension ObjectContext {
                 .unknownKeyPath, "entity '\(entity.name)' has no attribute '\(name)'",
                 suggestion: Suggestion.didYouMean(name, in: entity.propertyNames))
         }
-        return cachedValue(of: object, name)
+        if let value = cachedValue(of: object, name) { return value }
+        // The key is in the object's ID: reading it fires no fault.
+        let id = object.objectID
+        if !id.isTemporary, let key = id.key, model.entity(named: id.entity)?.key == name { return key }
+        return nil
     }
 
     /// An attribute's value after faulting the object in (the name is known to be valid).

@@ -26,8 +26,11 @@ public struct FetchRequest: Sendable, Hashable, CustomStringConvertible {
     public var predicate: FetchPredicate?
     /// The order of the results; the entity's key breaks ties, so every order is total.
     public var sortDescriptors: [FetchSortDescriptor]
-    /// At most this many results; `nil` means no limit.
-    public var fetchLimit: Int?
+    /// At most this many results; `nil` means no limit, and so does `0`, as in Core Data (it is
+    /// stored as `nil`).
+    public var fetchLimit: Int? {
+        didSet { if fetchLimit == 0 { fetchLimit = nil } }
+    }
     /// Skip this many results first.
     public var fetchOffset: Int
     /// The form results come back in.
@@ -46,7 +49,7 @@ public struct FetchRequest: Sendable, Hashable, CustomStringConvertible {
         self.entity = entity
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors
-        self.fetchLimit = fetchLimit
+        self.fetchLimit = fetchLimit == 0 ? nil : fetchLimit
         self.fetchOffset = fetchOffset
         self.resultType = resultType
         self.relationshipKeyPathsForPrefetching = relationshipKeyPathsForPrefetching

@@ -93,7 +93,11 @@ public final class RateLimiter: Sendable {
     }
 
     private func acquirePermit(context: RequestContext) async throws {
-        guard let limit = options.maxInFlight else { return }
+        guard let limit = options.maxInFlight else {
+            // Counted all the same, so what is in flight is known (`release()` counts it off).
+            state.withLock { $0.inFlight += 1 }
+            return
+        }
         let id: Int? = state.withLock { state in
             if state.inFlight < limit && state.waiting.isEmpty {
                 state.inFlight += 1
