@@ -29,6 +29,12 @@ import Testing
         (#Predicate { ($0.year ?? 0) != 2010 }, "year == nil OR year != 2010"),
         (#Predicate { ($0.year ?? 2010) != 2010 }, "year != nil AND year != 2010"),
         (#Predicate { ($0.year ?? 0) >= minimumYear }, "year >= 2005"),
+        // An optional attribute with a value standing in (it was refused, naming no attribute).
+        (#Predicate { (1990...2000).contains($0.year ?? 0) }, "year BETWEEN {1990, 2000}"),
+        (#Predicate { (1990...2000).contains($0.year ?? 1995) }, "year == nil OR year BETWEEN {1990, 2000}"),
+        (#Predicate { (1990..<2000).contains($0.year ?? 2000) }, "year != nil AND year >= 1990 AND year < 2000"),
+        (#Predicate { [1999, 2001].contains($0.year ?? 0) }, "year IN {1999, 2001}"),
+        (#Predicate { [1999, 0].contains($0.year ?? 0) }, "year == nil OR year IN {1999, 0}"),
         (#Predicate { $0.band.country == "IS" }, #"band.country == "IS""#),
         (#Predicate { $0.band.name.starts(with: "Rue") }, #"band.name BEGINSWITH "Rue""#),
         (#Predicate { $0.title.contains("a") }, #"title CONTAINS "a""#),

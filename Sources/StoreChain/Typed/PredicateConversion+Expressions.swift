@@ -113,10 +113,11 @@ extension PredicateExpressions.SequenceContains: ConvertibleExpression {
         guard case .constants(let values) = try conversion.term(sequence) else {
             throw PredicateConversion.unsupported(self, "only a constant array can be searched (IN)")
         }
-        guard case .path(let path) = try conversion.term(element) else {
+        guard let (path, fallback) = try conversion.testedValue(element) else {
             throw PredicateConversion.unsupported(self, "it does not search for a key path's value")
         }
-        return .predicate(try conversion.compare(path, .in, .array(values.map(Operand.constant)), in: self))
+        let test = try conversion.compare(path, .in, .array(values.map(Operand.constant)), in: self)
+        return .predicate(conversion.coalescing(path, fallback.map(values.contains), test))
     }
 }
 
@@ -125,16 +126,23 @@ extension PredicateExpressions.RangeExpressionContains: ConvertibleExpression {
         guard case .range(let low, let high, let closed) = try conversion.term(range) else {
             throw PredicateConversion.unsupported(self, "only a range of constants can be tested")
         }
-        guard case .path(let path) = try conversion.term(element) else {
+        guard let (path, fallback) = try conversion.testedValue(element) else {
             throw PredicateConversion.unsupported(self, "it does not test a key path's value")
         }
-        if closed {
-            return .predicate(
-                try conversion.compare(path, .between, .array([.constant(low), .constant(high)]), in: self))
+        let test =
+            closed
+            ? try conversion.compare(path, .between, .array([.constant(low), .constant(high)]), in: self)
+            : try conversion.compare(path, .greaterOrEqual, .constant(low), in: self)
+                && conversion.compare(path, .less, .constant(high), in: self)
+        // `(300...600).contains($0.seconds ?? 0)`: whether a missing value is in the range is
+        // decided here, once.
+        var fallbackInRange: Bool?
+        if let fallback {
+            let above = try PredicateConversion.holds(fallback, .greaterOrEqual, low)
+            let below = try PredicateConversion.holds(fallback, closed ? .lessOrEqual : .less, high)
+            fallbackInRange = above && below
         }
-        return .predicate(
-            try conversion.compare(path, .greaterOrEqual, .constant(low), in: self)
-                && conversion.compare(path, .less, .constant(high), in: self))
+        return .predicate(conversion.coalescing(path, fallbackInRange, test))
     }
 }
 

@@ -218,9 +218,31 @@ struct PredicateConversion {
         _ path: PredicatePath, _ fallback: Value, _ op: Comparison.Operator, _ value: Value, in expression: Any
     ) throws(StoreChainError) -> FetchPredicate {
         let test = try compare(path, op, .constant(value), in: expression)
-        let fallbackHolds = try ValueTest.make(
-            Comparison(.constant(fallback), op, .constant(value)), matcher: StringMatcher([]))(fallback, value)
+        return coalescing(path, try Self.holds(fallback, op, value), test)
+    }
+
+    /// The key path a test reads, and the value it stands for where the path has none
+    /// (`$0.seconds ?? 0`); `nil` for a term that is neither.
+    mutating func testedValue(_ expression: some PredicateExpression) throws(StoreChainError) -> (
+        PredicatePath, Value?
+    )? {
+        switch try term(expression) {
+        case .path(let path): (path, nil)
+        case .coalesced(let path, let fallback): (path, fallback)
+        default: nil
+        }
+    }
+
+    /// `test` of a value that may be missing: as it is when `fallbackHolds` is `nil` (nothing
+    /// stands in), else where the path has no value, whether the value standing in passes.
+    func coalescing(_ path: PredicatePath, _ fallbackHolds: Bool?, _ test: FetchPredicate) -> FetchPredicate {
+        guard let fallbackHolds else { return test }
         return fallbackHolds ? Self.missing(path) || test : Self.nonNil(path, and: test)
+    }
+
+    /// Whether `value op other` holds, for deciding a fallback once.
+    static func holds(_ value: Value, _ op: Comparison.Operator, _ other: Value) throws(StoreChainError) -> Bool {
+        try ValueTest.make(Comparison(.constant(value), op, .constant(other)), matcher: StringMatcher([]))(value, other)
     }
 
     /// `path != nil AND predicate`, written as the predicate alone where a missing value already

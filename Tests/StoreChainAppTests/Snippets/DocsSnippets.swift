@@ -56,10 +56,12 @@ func usingFoundationPredicates(context: ObjectContext) async throws {
         context, where: #Predicate { $0.band.country == "IS" && ($0.year ?? 0) >= 1999 },
         sortBy: [SortDescriptor(\.year, order: .reverse)])
     let long = try await Track.count(context, where: #Predicate { (300...600).contains($0.seconds) })
+    // An optional attribute (`year: Int?`) is tested with a value standing in for nil:
+    let nineties = try await Album.count(context, where: #Predicate { (1990...1999).contains($0.year ?? 0) })
     let named = try await Band.fetch(context, where: #Predicate { $0.country?.starts(with: "U") == true })
     let busy = try await Band.fetch(context, where: #Predicate { $0.albums.contains { $0.year == 1999 } })
     // snippet end
-    _ = (icelandic, long, named, busy)
+    _ = (icelandic, long, nineties, named, busy)
 }
 
 func readingAndAssigningValues(album: Album) async throws {
