@@ -94,7 +94,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
             response.info.cacheStatus = .bypassed
             return response
         }
-        guard let cached else { return try await forward() }
+        guard let cached else { return try await forwardUncached(request, forward) }
         let now = context.clock.now
         if Self.isFreshHit(cached.freshness, policy: policy, at: now) { return answer(cached, status: .hit) }
         let mustRevalidate = cached.freshness.rules?.mustRevalidate == true
@@ -133,6 +133,22 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
                 response.info.error = error
                 return response
             }
+        }
+    }
+
+    /// Forwards what no cache down to this one holds; when the backend cannot be reached, says
+    /// so (`offlineNotCached`) rather than as a transport error: nothing cached can stand in.
+    private func forwardUncached(_ request: StoreRequest, _ forward: () async throws -> StoreResponse) async throws
+        -> StoreResponse
+    {
+        do {
+            return try await forward()
+        } catch let error as StoreChainError where error.code == .transport {
+            throw StoreChainError(
+                .offlineNotCached, "the backend cannot be reached, and no cache holds \(request)",
+                suggestion:
+                    "ask again once the backend is back; what the app has read before is answered offline while the caches keep it (a save drops the lists it may change)",
+                underlying: error)
         }
     }
 

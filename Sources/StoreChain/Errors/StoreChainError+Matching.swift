@@ -54,6 +54,8 @@ extension StoreChainError {
     public static var unavailable: Code { .unavailable }
     /// ``Code/notCached``, for `catch StoreChainError.notCached`.
     public static var notCached: Code { .notCached }
+    /// ``Code/offlineNotCached``, for `catch StoreChainError.offlineNotCached`.
+    public static var offlineNotCached: Code { .offlineNotCached }
     /// ``Code/rateLimited``, for `catch StoreChainError.rateLimited`.
     public static var rateLimited: Code { .rateLimited }
     /// ``Code/cacheFile``, for `catch StoreChainError.cacheFile`.

@@ -61,6 +61,9 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let unavailable = Code("unavailable")
         /// A request with the cache-only policy found nothing cached to answer it.
         public static let notCached = Code("not-cached")
+        /// The backend cannot be reached, and no cache holds a copy of what was asked to stand
+        /// in (`underlying` is the transport's error).
+        public static let offlineNotCached = Code("offline-not-cached")
         /// A rate limit stops the request (a rate-limit handler's, or the backend's: HTTP 429);
         /// `retryAfter` says when to try again.
         public static let rateLimited = Code("rate-limited")
@@ -194,11 +197,13 @@ extension StoreChainError {
     /// was based on (`conflict`).
     public var isConflict: Bool { code == .conflict }
 
-    /// Whether trying again later may succeed: the backend out of reach (`transport`), a
-    /// deadline passed (`timedOut`), a rate limit (`rateLimited`), the backend failing for now
-    /// (`backendUnavailable`). Stale-if-error, retries and the outbox apply to these only.
+    /// Whether trying again later may succeed: the backend out of reach (`transport`, or
+    /// `offlineNotCached` from a cache), a deadline passed (`timedOut`), a rate limit
+    /// (`rateLimited`), the backend failing for now (`backendUnavailable`). Stale-if-error,
+    /// retries and the outbox apply to these only.
     public var isTransient: Bool {
         code == .transport || code == .timedOut || code == .rateLimited || code == .backendUnavailable
+            || code == .offlineNotCached
     }
 
     /// Returns a copy whose location is filled in where this one says nothing.
