@@ -328,7 +328,9 @@ struct PipelineReader {
             report(
                 typeNode, stagePath, "unknown handler type '\(typeName)'",
                 Suggestion.didYouMean(typeName, in: registry.handlerTypes)
-                    + " (registered: \(registry.handlerTypes.joined(separator: ", ")))")
+                    + " (registered: \(registry.handlerTypes.joined(separator: ", "))); a type of the app's own is "
+                    + "registered in the HandlerRegistry given to Pipeline.load (the storechain commands: --ignore-type \(typeName))"
+            )
             return nil
         }
         if case .scalar(let scalar) = options, scalar.string.isEmpty || scalar.string == "null" {

@@ -45,8 +45,10 @@ struct PipelineOption: ParsableArguments {
     @Option(help: "A pipeline file (YAML or JSON) describing the chain.")
     var pipeline: String
 
+    @OptionGroup var ignored: IgnoredTypes
+
     func load() throws(ValidationFailure) -> Pipeline {
-        try Pipeline.load(contentsOf: URL(filePath: pipeline))
+        try Pipeline.load(contentsOf: URL(filePath: pipeline), registry: ignored.registry)
     }
 
     /// The pipeline's handlers of type `H` (scoped or not), or an error saying which line to add.

@@ -29,6 +29,8 @@ struct QueryCommand: AsyncParsableCommand {
     @Option(help: "A pipeline file describing the chain to fetch through.")
     var pipeline: String?
 
+    @OptionGroup var ignored: IgnoredTypes
+
     @Option(help: "The model file (YAML or JSON), with --data.")
     var model: String?
 
@@ -68,7 +70,7 @@ struct QueryCommand: AsyncParsableCommand {
         let model: ObjectModel
         let subrequests = SubrequestCounter()
         if let pipeline {
-            let loaded = try Pipeline.load(contentsOf: URL(filePath: pipeline))
+            let loaded = try Pipeline.load(contentsOf: URL(filePath: pipeline), registry: ignored.registry)
             chain = Chain(handlers: [subrequests] + loaded.handlers, terminal: loaded.terminal)
             model = loaded.model
         } else if let modelPath = self.model, let data {

@@ -23,8 +23,7 @@ struct ValidateCommand: ParsableCommand {
     @Option(name: .customLong("env"), help: "NAME=VALUE for ${NAME} in the files (repeatable).")
     var variables: [String] = []
 
-    @Option(name: .customLong("ignore-type"), help: "A handler type registered by the app (repeatable).")
-    var ignoredTypes: [String] = []
+    @OptionGroup var ignored: IgnoredTypes
 
     func run() throws {
         var environment = ProcessInfo.processInfo.environment
@@ -33,10 +32,7 @@ struct ValidateCommand: ParsableCommand {
             guard parts.count == 2 else { throw ValidationError("--env takes NAME=VALUE, not '\(variable)'") }
             environment[parts[0]] = parts[1]
         }
-        var registry = HandlerRegistry.standard
-        for type in ignoredTypes {
-            registry.register(type, options: AnyOptions.self) { _, context in PassThrough(name: type) }
-        }
+        let registry = ignored.registry
         var failed = false
         for file in files {
             let problems = FileValidator.problems(in: URL(filePath: file), registry: registry, environment: environment)
@@ -49,25 +45,5 @@ struct ValidateCommand: ParsableCommand {
             }
         }
         if failed { throw ExitCode.failure }
-    }
-}
-
-/// Options of a type `validate` was told to ignore: anything is accepted.
-private struct AnyOptions: Decodable, Sendable {
-    init(from decoder: any Decoder) throws {
-        if let container = try? decoder.container(keyedBy: ConfigurationDecoding.AnyKey.self) {
-            _ = container.allKeys
-        }
-    }
-}
-
-/// Stands in for an ignored handler type.
-private struct PassThrough: StoreHandler {
-    let name: String
-
-    func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
-        -> StoreResponse
-    {
-        try await next(request, context)
     }
 }

@@ -151,6 +151,21 @@ import Testing
         #expect(try await bands.asyncMap { try await $0.name } == expected)
     }
 
+    /// A Foundation predicate sorts by typed keys, and a typed predicate by Foundation sort
+    /// descriptors: the two spellings mix ("cannot convert Predicate to FetchPredicate" before).
+    @Test func foundationAndTypedSpellingsMix() async throws {
+        let typedSort = try await Album.fetch(
+            context, where: #Predicate { $0.year != nil }, sortedBy: [.year.descending], limit: 3)
+        #expect(
+            try await typedSort.asyncMap { try await $0.title } == ["Remedies Ahead", "Guide to an Escape", "Takk..."])
+        let foundationSort = try await Album.fetch(
+            context, where: Album.Keys.year != nil, sortBy: [SortDescriptor(\.year, order: .reverse)], limit: 3)
+        #expect(foundationSort.map(\.objectID) == typedSort.map(\.objectID))
+        let observed = try Album.observe(
+            context, where: #Predicate { $0.year != nil }, sortedBy: [.year.descending], limit: 3)
+        #expect(try await observed.first().map(\.objectID) == typedSort.map(\.objectID))
+    }
+
     @Test func countAndObserveTakeFoundationPredicates() async throws {
         #expect(try await Track.count(context, where: #Predicate { $0.seconds > 400 }) == 2)
         let observed = try Band.observe(context, where: #Predicate { $0.country == "IS" })

@@ -190,6 +190,29 @@ import Testing
         }
     }
 
+    /// A pipeline that names a handler type of the app's own: every command takes it with
+    /// `--ignore-type` (the handler is passed through); without, the error says how.
+    @Test func commandsLoadAPipelineWithTheAppsOwnHandlerType() async throws {
+        try await Self.withDemo { pipeline, environment, _ in
+            let own = pipeline.deletingLastPathComponent().appending(path: "own.pipeline.yml")
+            try String(contentsOf: pipeline, encoding: .utf8).replacingOccurrences(
+                of: "handlers:\n", with: "handlers:\n  - app-signing: { key-id: k1 }\n"
+            ).write(to: own, atomically: true, encoding: .utf8)
+            let arguments = ["--pipeline", own.path, "--entity", "Band", "--where", "name BEGINSWITH[c] 'the'"]
+            let refused = try await CommandRunner.run(["query"] + arguments, environment: environment)
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains("--ignore-type app-signing"), "\(refused.stderr)")
+            for command in ["query", "explain"] {
+                let outcome = try await CommandRunner.run(
+                    [command] + arguments + ["--ignore-type", "app-signing"], environment: environment)
+                #expect(outcome.status == 0, "\(command): \(outcome.stderr)")
+            }
+            let stats = try await CommandRunner.run(
+                ["cache", "stats", "--pipeline", own.path, "--ignore-type", "app-signing"], environment: environment)
+            #expect(stats.status == 0, "\(stats.stderr)")
+        }
+    }
+
     @Test func validateExitCodesForGoodAndBadFiles() async throws {
         try await Self.withDemo { pipeline, environment, _ in
             let good = try await CommandRunner.run(

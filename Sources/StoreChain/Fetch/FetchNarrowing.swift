@@ -4,9 +4,11 @@
 /// before the first page, so every page and every retry of one carries the same narrowed
 /// request and the related objects are fetched once.
 package protocol FetchNarrowing: StoreResponder {
-    /// `request` narrowed, or `nil` when narrowing would not let the backend filter. The related
-    /// objects' keys are read by fetches through `context`'s chain.
-    func narrowed(_ request: FetchRequest, context: RequestContext) async throws -> NarrowedFetch?
+    /// `request` narrowed, or `nil` when narrowing would not let the backend filter. `predicate`
+    /// is the request's as its `FetchPlan` compiled it. The related objects' keys are read by
+    /// fetches through `context`'s chain.
+    func narrowed(_ request: FetchRequest, predicate: FetchPredicate?, context: RequestContext) async throws
+        -> NarrowedFetch?
 }
 
 /// What a fetch becomes once its conditions on related objects are read as keys.

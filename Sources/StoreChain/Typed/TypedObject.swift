@@ -158,6 +158,61 @@ extension TypedObject {
             context.observe(try fetchRequest(where: predicate, sortBy: sort, limit: limit, offset: offset)))
     }
 
+    /// A fetch request from a Foundation predicate in the order of typed sort keys: the two
+    /// spellings mix (`where: #Predicate { … }, sortedBy: [.year.descending]`).
+    public static func fetchRequest(
+        where predicate: Predicate<Fields>, sortedBy sort: [SortKey<Self>], limit: Int? = nil, offset: Int = 0,
+        prefetching prefetch: [PrefetchKey<Self>] = []
+    ) throws(StoreChainError) -> FetchRequest {
+        var request = try foundationRequest(predicate, [], limit: limit, offset: offset, prefetch: prefetch)
+        request.sortDescriptors = sort.map(\.descriptor)
+        return request
+    }
+
+    /// A fetch request from a typed predicate in the order of Foundation sort descriptors
+    /// (`where: Album.Keys.year >= 2000, sortBy: [SortDescriptor(\.title)]`).
+    public static func fetchRequest(
+        where predicate: FetchPredicate?, sortBy sort: [SortDescriptor<Fields>], limit: Int? = nil, offset: Int = 0,
+        prefetching prefetch: [PrefetchKey<Self>] = []
+    ) throws(StoreChainError) -> FetchRequest {
+        var request = try foundationRequest(nil, sort, limit: limit, offset: offset, prefetch: prefetch)
+        request.predicate = predicate
+        return request
+    }
+
+    /// Fetches the objects that match a Foundation predicate, in the order of typed sort keys.
+    public static func fetch(
+        _ context: ObjectContext, where predicate: Predicate<Fields>, sortedBy sort: [SortKey<Self>],
+        limit: Int? = nil, offset: Int = 0, prefetching prefetch: [PrefetchKey<Self>] = []
+    ) async throws -> [Self] {
+        let request = try fetchRequest(
+            where: predicate, sortedBy: sort, limit: limit, offset: offset, prefetching: prefetch)
+        return try await context.fetch(request).compactMap(Self.init)
+    }
+
+    /// Fetches the objects that match a typed predicate, in the order of Foundation sort
+    /// descriptors.
+    public static func fetch(
+        _ context: ObjectContext, where predicate: FetchPredicate?, sortBy sort: [SortDescriptor<Fields>],
+        limit: Int? = nil, offset: Int = 0, prefetching prefetch: [PrefetchKey<Self>] = []
+    ) async throws -> [Self] {
+        let request = try fetchRequest(
+            where: predicate, sortBy: sort, limit: limit, offset: offset, prefetching: prefetch)
+        return try await context.fetch(request).compactMap(Self.init)
+    }
+
+    /// The objects that match a Foundation predicate in the order of typed sort keys, now and
+    /// after every change that alters the result.
+    ///
+    /// - Throws: `unsupported-predicate` at once, before anything is observed.
+    public static func observe(
+        _ context: ObjectContext, where predicate: Predicate<Fields>, sortedBy sort: [SortKey<Self>],
+        limit: Int? = nil, offset: Int = 0
+    ) throws(StoreChainError) -> TypedObservation<Self> {
+        TypedObservation(
+            context.observe(try fetchRequest(where: predicate, sortedBy: sort, limit: limit, offset: offset)))
+    }
+
     /// Every object of this entity in the order of Foundation sort descriptors, now and after
     /// every change that alters the result.
     ///

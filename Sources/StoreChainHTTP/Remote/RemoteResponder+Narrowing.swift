@@ -2,9 +2,10 @@ import Foundation
 @_spi(Internals) import StoreChain
 
 extension RemoteResponder: FetchNarrowing {
-    package func narrowed(_ request: FetchRequest, context: RequestContext) async throws -> NarrowedFetch? {
-        try await narrowedThroughRelationships(
-            request, predicate: try FetchPlan(request, model: model).predicate?.predicate, context: context)
+    package func narrowed(_ request: FetchRequest, predicate: FetchPredicate?, context: RequestContext) async throws
+        -> NarrowedFetch?
+    {
+        try await narrowedThroughRelationships(request, predicate: predicate, context: context)
     }
 
     /// The most keys a condition is replaced by: past this many, a backend's URL may be too long
@@ -43,14 +44,15 @@ extension RemoteResponder: FetchNarrowing {
     /// `nil` when an endpoint pushes the predicate as it is, or none would push it narrowed.
     func narrowing(of request: FetchRequest, predicate: FetchPredicate?) throws -> Narrowing? {
         guard let predicate, let entity = model.entity(named: request.entity) else { return nil }
-        let planner = try planners.planner(for: entity.name)
-        if try planner.plan(predicate: predicate, sort: request.sortDescriptors).filterApplied { return nil }
         let conjuncts: [FetchPredicate]
         if case .and(let list) = predicate { conjuncts = list } else { conjuncts = [predicate] }
         let conditions = conjuncts.indices.compactMap { index in
             throughToOne(conjuncts[index], of: entity).map { (index, $0) }
         }
+        // Most fetches have no such condition: they are not planned here at all.
         guard !conditions.isEmpty else { return nil }
+        let planner = try planners.planner(for: entity.name)
+        if try planner.plan(predicate: predicate, sort: request.sortDescriptors).filterApplied { return nil }
         var narrowing = Narrowing(planner: planner, conjuncts: conjuncts, conditions: conditions, takesLists: false)
         // Worth asking only if the backend would take the keys: as a list, or as one key.
         func pushedWhole(_ count: Int) throws -> Bool {

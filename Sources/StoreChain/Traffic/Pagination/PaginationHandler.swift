@@ -45,7 +45,9 @@ public struct PaginationHandler: FetchPaging {
         }
         var plan = try FetchPlan(fetch, model: model)
         // Narrowed once, here: each page and each retry of one then asks for the same records.
-        switch try await context.services.narrowing?.narrowed(fetch, context: context) {
+        switch try await context.services.narrowing?.narrowed(
+            fetch, predicate: plan.predicate?.predicate, context: context)
+        {
         case .request(let narrowed)?: plan = try FetchPlan(narrowed, model: model)
         case .nothing?:
             return StoreResponse(.fetched(plan.emptyResult), info: ResponseInfo(answeredBy: name, origin: .remote))
