@@ -14,12 +14,7 @@ extension RemoteResponder: FetchExplaining {
         let planner = try planners.planner(for: request.entity)
         let narrowing = try narrowing(of: request, predicate: plan.predicate?.predicate)
         if let narrowing {
-            // Planned with stand-in keys: the real ones are fetched when it runs.
-            let keys = Dictionary(
-                uniqueKeysWithValues: narrowing.conditions.map {
-                    ($0.0, Array(repeating: $0.1.placeholder, count: narrowing.takesLists ? 2 : 1))
-                })
-            request.predicate = narrowing.predicate(keys)
+            request.predicate = narrowing.standIn()
             plan = try FetchPlan(request, model: model)
         }
         let queryPlan = try planner.plan(predicate: plan.predicate?.predicate, sort: request.sortDescriptors)

@@ -38,7 +38,7 @@ extension RemoteResponder {
         var plan = try FetchPlan(request, model: model)
         // A page is narrowed by the pager that asks for it, once for all its pages.
         if page == nil {
-            switch try await narrowedThroughRelationships(
+            switch try await narrowed(
                 request, predicate: plan.predicate?.predicate, context: context)
             {
             case .request(let narrowed)?:

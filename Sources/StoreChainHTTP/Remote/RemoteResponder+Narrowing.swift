@@ -2,12 +2,6 @@ import Foundation
 @_spi(Internals) import StoreChain
 
 extension RemoteResponder: FetchNarrowing {
-    package func narrowed(_ request: FetchRequest, predicate: FetchPredicate?, context: RequestContext) async throws
-        -> NarrowedFetch?
-    {
-        try await narrowedThroughRelationships(request, predicate: predicate, context: context)
-    }
-
     /// The most keys a condition is replaced by: past this many, a backend's URL may be too long
     /// for it, and the fetch is planned as it was asked.
     static let narrowingKeyLimit = 200
@@ -20,9 +14,9 @@ extension RemoteResponder: FetchNarrowing {
     /// fetch through the demo's v2 API, 3 so). The keys come from a fetch of the related entity
     /// through the chain, so caches answer it and it is narrowed the same way in turn. `nil`:
     /// narrowing would not let the backend filter.
-    func narrowedThroughRelationships(
-        _ request: FetchRequest, predicate: FetchPredicate?, context: RequestContext
-    ) async throws -> NarrowedFetch? {
+    package func narrowed(_ request: FetchRequest, predicate: FetchPredicate?, context: RequestContext) async throws
+        -> NarrowedFetch?
+    {
         guard let narrowing = try narrowing(of: request, predicate: predicate) else { return nil }
         var keys: [Int: [Value]] = [:]
         for (index, through) in narrowing.conditions {
@@ -56,9 +50,7 @@ extension RemoteResponder: FetchNarrowing {
         var narrowing = Narrowing(planner: planner, conjuncts: conjuncts, conditions: conditions, takesLists: false)
         // Worth asking only if the backend would take the keys: as a list, or as one key.
         func pushedWhole(_ count: Int) throws -> Bool {
-            let keys = Dictionary(
-                uniqueKeysWithValues: conditions.map { ($0.0, Array(repeating: $0.1.placeholder, count: count)) })
-            return try planner.plan(predicate: narrowing.predicate(keys), sort: request.sortDescriptors).filterApplied
+            try planner.plan(predicate: narrowing.standIn(keys: count), sort: request.sortDescriptors).filterApplied
         }
         narrowing.takesLists = try pushedWhole(2)
         guard try narrowing.takesLists || pushedWhole(1) else { return nil }
@@ -122,6 +114,15 @@ struct Narrowing {
             result[index] = through.keys(values)
         }
         return result.count == 1 ? result[0] : .and(result)
+    }
+
+    /// The predicate planned with `keys` stand-in keys for each condition (the real ones are
+    /// fetched when it runs); `nil` as many as the endpoint takes.
+    func standIn(keys count: Int? = nil) -> FetchPredicate {
+        let repeated = count ?? (takesLists ? 2 : 1)
+        return predicate(
+            Dictionary(
+                uniqueKeysWithValues: conditions.map { ($0.0, Array(repeating: $0.1.placeholder, count: repeated)) }))
     }
 
     /// A pushed comparison as `explain` says it: one on keys this narrowing reads first names
