@@ -166,7 +166,7 @@ public final class PostgresCacheStorage: CacheStorage {
 
     @concurrent public func write(_ write: CacheWrite) async throws -> Set<ObjectID> {
         let rows = try NodeRows(write.nodes)
-        let query = try write.query.map { query throws in
+        let queries = try write.storedQueries.map { query throws in
             (
                 query, payload: try JSONEncoder().encode(try StoredQuery(query)),
                 freshness: try RowEncoder.text(query.freshness)
@@ -235,7 +235,7 @@ public final class PostgresCacheStorage: CacheStorage {
             for notice in PostgresChangeNotice.notices(for: write, removed: removed, from: id, namespace: namespace) {
                 try await connection.query("SELECT pg_notify(\(listener.channel), \(notice))", logger: logger)
             }
-            if let query {
+            for query in queries {
                 try await connection.query(
                     """
                     INSERT INTO \(unescaped: schema.queries) (namespace, key, shape, entity, reads, payload, freshness, size,

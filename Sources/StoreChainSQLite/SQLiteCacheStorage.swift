@@ -83,6 +83,26 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
         return decoded.map(\.query)
     }
 
+    @concurrent public func queries(reading entities: Set<String>) async throws -> [CachedQuery] {
+        let decoder = RowDecoder()
+        var found: [String: CachedQuery] = [:]
+        for entity in entities.sorted() {
+            let decoded = try decodeRows(in: "queries") { db in
+                try Row.fetchCursor(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT rowid AS row_id, key, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators, rules
+                            FROM queries WHERE instr(reads, ?) > 0
+                            """), arguments: [" \(entity) "])
+            } decode: { row in
+                let stored = try JSONDecoder().decode(StoredQuery.self, from: try Self.payload(row, decoder: decoder))
+                return stored.cachedQuery(freshness: try Self.freshness(row, decoder: decoder))
+            }.decoded
+            for query in decoded { found[query.key] = query }
+        }
+        return Array(found.values)
+    }
+
     @concurrent public func nodes(_ ids: [ObjectID]) async throws -> [ObjectID: Node] {
         let keys = ids.compactMap { try? StoredNode.key(for: $0) }
         guard !keys.isEmpty else { return [:] }
@@ -161,10 +181,11 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
                     Payload(try NodePayload.encode(node), compressing: compresses), columns
                 ))
         }
-        var queryPayload: Payload?
-        if let query = write.query {
-            queryPayload = Payload(try encoder.encode(try StoredQuery(query)), compressing: compresses)
+        // The edited windows' condition is checked in the transaction.
+        let queries = try ((write.query.map { [$0] } ?? []) + write.editedQueries).map { query in
+            (query, payload: Payload(try encoder.encode(try StoredQuery(query)), compressing: compresses))
         }
+        let ownCount = write.query == nil ? 0 : 1
         return try modify { db in
             guard write.holds else { return [] }
             let decoder = RowDecoder()
@@ -175,7 +196,7 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
             for entity in write.incomplete {
                 try db.execute(sql: "DELETE FROM collections WHERE entity = ?", arguments: [entity])
             }
-            for id in write.removed {
+            for id in write.removed where !id.isTemporary {
                 let key = try StoredNode.key(for: id)
                 try db.cachedStatement(sql: "DELETE FROM nodes WHERE id = ?").execute(arguments: [key])
                 if db.changesCount > 0 { removed.insert(id) }
@@ -216,7 +237,8 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
                         VALUES (?, ?, ?, ?, ?, ?, ?)
                         """, arguments: [entity] + Self.arguments(freshness))
             }
-            if let query = write.query, let queryPayload {
+            let stored = write.editsHold ? queries.count : ownCount
+            for (query, queryPayload) in queries.prefix(stored) {
                 try db.execute(
                     sql: """
                         INSERT OR REPLACE INTO queries (key, shape, entity, reads, payload, compressed, raw_size,

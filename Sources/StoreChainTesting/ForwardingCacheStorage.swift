@@ -21,6 +21,10 @@ public protocol ForwardingCacheStorage: CacheStorage {
 extension ForwardingCacheStorage {
     public var origin: ResponseInfo.Origin { inner.origin }
     public func queries(shape: String) async throws -> [CachedQuery] { try await inner.queries(shape: shape) }
+    public func queries(reading entities: Set<String>) async throws -> [CachedQuery] {
+        try await inner.queries(reading: entities)
+    }
+    public var keepsTemporaryObjects: Bool { inner.keepsTemporaryObjects }
     public func nodes(_ ids: [ObjectID]) async throws -> [ObjectID: Node] { try await inner.nodes(ids) }
     public func nodes(inWindow ids: ArraySlice<ObjectID>, ofQuery key: String) async throws -> [Node]? {
         try await inner.nodes(inWindow: ids, ofQuery: key)

@@ -133,19 +133,21 @@ extension CacheHandler {
         var nodeFreshness = freshness
         // An object's own freshness: the response's rules, not the listing's validators.
         nodeFreshness.validators = Validators()
+        // Objects an outbox holds back (temporary IDs) are stored only where the storage keeps
+        // such objects; elsewhere a listing that shows them is neither a window it can answer
+        // from nor the whole collection as stored.
+        let keepsAll = storage.keepsTemporaryObjects || !nodes.contains(where: \.id.isTemporary)
         write.nodes =
-            Node.sharingFreshness(nodeFreshness, nodes.lazy.filter { !$0.id.isTemporary })
+            Node.sharingFreshness(nodeFreshness, nodes.lazy.filter { keepsAll || !$0.id.isTemporary })
             + relatedNodes(response.related, response: response, now: now)
-        write.query = CachedQuery(
-            request: request.normalizedForCache, ids: nodes.map(\.id),
-            reachesEnd: request.fetchLimit.map { nodes.count < $0 } ?? true,
-            freshness: freshness, reads: entitiesRead(by: request))
+        write.query =
+            keepsAll
+            ? CachedQuery(
+                request: request.normalizedForCache, ids: nodes.map(\.id),
+                reachesEnd: request.fetchLimit.map { nodes.count < $0 } ?? true,
+                freshness: freshness, reads: entitiesRead(by: request)) : nil
         var complete = response.info.completeCollections
-        // Objects an outbox holds back (temporary IDs) are not stored, so a listing that shows
-        // them is not the whole collection as stored.
-        if request.predicate == nil, request.fetchOffset == 0, request.fetchLimit == nil,
-            !nodes.contains(where: \.id.isTemporary)
-        {
+        if request.predicate == nil, request.fetchOffset == 0, request.fetchLimit == nil, keepsAll {
             complete.insert(request.entity)
         }
         for entity in complete {

@@ -90,7 +90,35 @@ extension CacheHandler {
             nodes[id] = target
         }
         await showPendingInserts(changes, result: result, in: &nodes, context: context)
-        write.nodes = Array(nodes.values)
+        let held = heldInserts(changes, result: result, response: response, now: now)
+        // Inserts the outbox held, now sent: their objects under temporary IDs give way.
+        let replaced = changes.inserted.map(\.id).filter { $0.isTemporary && result.permanentIDs[$0] != nil }
+        let heldBefore =
+            replaced.isEmpty || !storage.keepsTemporaryObjects
+            ? [:] : await perform("read", context: context) { try await storage.nodes(replaced) } ?? [:]
+        var effect = SaveEffect(
+            after: nodes.merging(held) { saved, _ in saved },
+            before: before.merging(targets) { cached, _ in cached }.merging(heldBefore) { cached, _ in cached },
+            new: newObjects(changes, result: result),
+            removed: write.removed.union(replaced))
+        effect.order =
+            changes.inserted.map { result.permanentIDs[$0.id] ?? $0.id } + changes.updated.map(\.id) + changes.deleted
+        effect.unknown = objectsNamed(by: changes, result: result, across: across).subtracting(effect.after.keys)
+            .subtracting(effect.removed)
+        if !held.isEmpty {
+            // Stored, so the windows they join can answer (and complete collections stay so).
+            write.incomplete = entitiesLeftIncomplete(
+                stored: effect.after, sent: sent, deleted: write.removed, across: across)
+        }
+        write.removed = effect.removed
+        write.nodes = Array(effect.after.values)
+        let editedSince = saveOrder.mark()
+        write.editedQueries = await windowsEdited(by: effect, reading: write.invalidated, context: context)
+        if !write.editedQueries.isEmpty {
+            // Edited from what was read at the mark: not stored over another save or change since.
+            let (order, reads) = (saveOrder, write.editedQueries.reduce(into: Set<String>()) { $0.formUnion($1.reads) })
+            write.editCondition = { order.isUnchanged(reads, since: editedSince, besidesSaveOf: touched) }
+        }
         changed = write.entities.union(write.invalidated)
         await store(write, context: context)
         let unknown = across.unknown.filter { nodes[$0] == nil && !write.removed.contains($0) }
@@ -102,8 +130,45 @@ extension CacheHandler {
         return response
     }
 
-    /// Objects a save the outbox holds inserts keep their temporary IDs and are not stored, but
-    /// the cached lists they join show them (read your writes: another context that reads
+    /// The objects inserted by a save an outbox holds, under their temporary IDs, when the
+    /// storage keeps such objects: so the cached windows they join show them until the outbox
+    /// sends the save (whose answer replaces them by the backend's objects) or the backend
+    /// refuses it (and the caches forget them).
+    private func heldInserts(_ changes: SaveChanges, result: SaveResult, response: StoreResponse, now: Date)
+        -> [ObjectID: Node]
+    {
+        guard storage.keepsTemporaryObjects else { return [:] }
+        var held: [ObjectID: Node] = [:]
+        for var node in changes.inserted where node.id.isTemporary && result.pending.contains(node.id) {
+            guard let freshness = freshness(for: node.id.entity, response: response, now: now, validators: false)
+            else { continue }
+            node.freshness = freshness
+            held[node.id] = node
+        }
+        return held
+    }
+
+    /// The objects a save makes that were not there before: its inserts, under the IDs they
+    /// are stored by (temporary while an outbox holds them).
+    private func newObjects(_ changes: SaveChanges, result: SaveResult) -> Set<ObjectID> {
+        Set(changes.inserted.map { result.permanentIDs[$0.id] ?? $0.id })
+    }
+
+    /// Every object a save or its answer names, or changes on the other side of a relationship.
+    private func objectsNamed(by changes: SaveChanges, result: SaveResult, across: RelationshipsAcross) -> Set<ObjectID>
+    {
+        var named = newObjects(changes, result: result)
+        named.formUnion(changes.updated.map(\.id))
+        named.formUnion(changes.deleted)
+        named.formUnion(result.nodes.map(\.id))
+        named.formUnion(result.deleted)
+        named.formUnion(across.targets)
+        named.formUnion(across.unknown)
+        return named
+    }
+
+    /// Objects a save the outbox holds inserts keep their temporary IDs, and the cached lists
+    /// they join show them (read your writes: another context that reads
     /// `album.tracks` with the backend down sees the new track; the outbox answers for the
     /// object itself). Once the save is sent, its answer drops those lists, to be read again.
     private func showPendingInserts(

@@ -123,7 +123,19 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
             return answer(cached, status: .stale, isStale: true)
         default:
             do {
-                return try await refresh()(cached, context)
+                let response = try await refresh()(cached, context)
+                // A cache below answered stale because the backend failed: this cache's own
+                // answer saw every save since (a save edits the windows of both, but only one
+                // that keeps temporary IDs shows an insert the outbox holds), and stands in.
+                if response.info.isStale, let error = response.info.error, error.isTransient,
+                    options.staleIfError(for: cached.freshness).map({ isWithin($0, pastExpiryOf: cached, at: now) })
+                        == true
+                {
+                    var own = answer(cached, status: .stale, isStale: true)
+                    own.info.error = error
+                    return own
+                }
+                return response
             } catch let error as StoreChainError
                 where error.isTransient
                 && options.staleIfError(for: cached.freshness).map({ isWithin($0, pastExpiryOf: cached, at: now) })
@@ -280,7 +292,12 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
     func store(_ write: CacheWrite, context: RequestContext, publishUpdates: Bool = false) async {
         var write = write
         write.isRefresh = publishUpdates
-        let removed = await perform("write", context: context) { [write] in try await storage.write(write) } ?? []
+        if !storage.keepsTemporaryObjects { write.leaveOutTemporaryIDs() }
+        // Objects under temporary IDs that give way to the backend's are not deletions.
+        let removed =
+            (await perform("write", context: context) { [write] in try await storage.write(write) } ?? []).filter {
+                !$0.isTemporary
+            }
         guard !removed.isEmpty || (publishUpdates && !write.nodes.isEmpty) else { return }
         let updated = publishUpdates ? Set(write.nodes.map(\.id)) : []
         var entities = Set(removed.map(\.entity))

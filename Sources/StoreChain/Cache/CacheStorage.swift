@@ -17,6 +17,13 @@ public protocol CacheStorage: Sendable {
 
     /// The cached windows of queries with this shape (`CachedQuery.shape`).
     func queries(shape: String) async throws -> [CachedQuery]
+    /// The cached windows (and counts) of queries that read any of `entities`
+    /// (`CachedQuery.reads`), for a save to edit in place. The default finds none: a save then
+    /// drops them all, which is always safe but loses what could have been kept.
+    func queries(reading entities: Set<String>) async throws -> [CachedQuery]
+    /// Whether the storage keeps objects under temporary IDs (inserts an outbox holds) and
+    /// windows that list them; `false` (the default): those are not written to it.
+    var keepsTemporaryObjects: Bool { get }
     /// The cached nodes with these IDs (the ones present); marks them recently used.
     func nodes(_ ids: [ObjectID]) async throws -> [ObjectID: Node]
     /// The cached nodes of a window of the stored query `key` (`CachedQuery.key`), in the order
@@ -62,6 +69,10 @@ extension CacheStorage {
     public func expire(at now: Date) async throws {
         try await clear()
     }
+
+    public func queries(reading entities: Set<String>) async throws -> [CachedQuery] { [] }
+
+    public var keepsTemporaryObjects: Bool { false }
 
     public func nodes(inWindow ids: ArraySlice<ObjectID>, ofQuery key: String) async throws -> [Node]? {
         let found = try await nodes(Array(ids))
@@ -198,6 +209,9 @@ public struct CacheWrite: Sendable {
     public var nodes: [Node] = []
     /// A query window to store, if the write holds one.
     public var query: CachedQuery?
+    /// Windows a save edited in place (`CacheStorage.queries(reading:)`): stored after
+    /// `invalidated` has dropped the windows of the entities it changed, each over its own key.
+    public var editedQueries: [CachedQuery] = []
     /// Entities whose whole collection is now cached, with its freshness. Nodes of these
     /// entities that the write does not hold are removed.
     public var collections: [String: Freshness] = [:]
@@ -225,6 +239,38 @@ public struct CacheWrite: Sendable {
 
     /// Whether the write is to be applied now (`condition`).
     public var holds: Bool { condition?() ?? true }
+
+    /// Checked by the storage as it applies the write, like `condition`, for `editedQueries`
+    /// alone: when it returns `false` they are not stored (the windows they replace are still
+    /// dropped). The cache handler sets it so that windows edited from what it read are not
+    /// stored over another change made meanwhile.
+    public var editCondition: (@Sendable () -> Bool)?
+
+    /// Every window the write stores: `query`, then `editedQueries` when `editCondition` holds
+    /// (so asked where the storage applies the write).
+    public var storedQueries: [CachedQuery] {
+        (query.map { [$0] } ?? []) + (editsHold ? editedQueries : [])
+    }
+
+    /// Whether `editedQueries` are to be stored now (`editCondition`).
+    public var editsHold: Bool { editedQueries.isEmpty ? false : editCondition?() ?? true }
+
+    /// The write for a storage that keeps no temporary IDs (`CacheStorage.keepsTemporaryObjects`):
+    /// without objects under them, windows listing them, and relationship values naming them
+    /// (left unknown, so they are read again). Written as they are, one of them failed the whole
+    /// write, and the storage went on answering what the write was to replace.
+    mutating func leaveOutTemporaryIDs() {
+        nodes = nodes.compactMap { node in
+            guard !node.id.isTemporary else { return nil }
+            var node = node
+            for (name, value) in node.relationships where value.objectIDs.contains(where: \.isTemporary) {
+                node.relationships[name] = nil
+            }
+            return node
+        }
+        if query?.ids.contains(where: \.isTemporary) == true { query = nil }
+        editedQueries.removeAll { $0.ids.contains(where: \.isTemporary) }
+    }
 }
 
 /// Cached data whose freshness can be renewed.

@@ -104,6 +104,17 @@ public final class MemoryCacheStorage: CacheStorage, SaveOrderSharing {
         }
     }
 
+    public func queries(reading entities: Set<String>) async -> [CachedQuery] {
+        state.withLock { state in
+            let keys = entities.reduce(into: Set<String>()) { keys, entity in
+                keys.formUnion(state.queryKeysByEntity[entity] ?? [])
+            }
+            return keys.compactMap { state.queries[$0] }
+        }
+    }
+
+    public var keepsTemporaryObjects: Bool { true }
+
     public func nodes(_ ids: [ObjectID]) async -> [ObjectID: Node] {
         state.withLock { state in
             var found: [ObjectID: Node] = [:]
@@ -187,7 +198,7 @@ public final class MemoryCacheStorage: CacheStorage, SaveOrderSharing {
                     state.collections[entity] = freshness
                 }
             }
-            if let query = write.query {
+            for query in write.storedQueries {
                 Self.remove(.query(query.key), from: &state)
                 state.queries[query.key] = query
                 state.keysByShape[query.shape, default: []].insert(query.key)

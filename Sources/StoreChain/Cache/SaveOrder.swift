@@ -71,6 +71,19 @@ package final class SaveOrder: Sendable {
         }
     }
 
+    /// Whether nothing but the one save in flight that changes `own` changed `entities` since
+    /// `mark`: no other save began, ended or is in flight, and no change was announced. (A save
+    /// editing cached windows it read at `mark` stores them only then.)
+    package func isUnchanged(_ entities: some Sequence<String>, since mark: UInt64, besidesSaveOf own: Set<String>)
+        -> Bool
+    {
+        state.withLock { state in
+            entities.allSatisfy { entity in
+                (state.saving[entity] ?? 0) <= (own.contains(entity) ? 1 : 0) && (state.changedAt[entity] ?? 0) <= mark
+            }
+        }
+    }
+
     /// Whether no save that changes one of `entities` has been in flight since `mark`.
     package func isUnchanged(_ entities: some Sequence<String>, since mark: UInt64) -> Bool {
         state.withLock { state in

@@ -183,6 +183,15 @@ public final class ChainServices: Sendable {
         handlers.withLock { $0 }.contains { $0.keepsAnswers(of: entity) }
     }
 
+    /// Has every cache of the chain forget what `change` makes wrong (`CachingHandler.forget`),
+    /// for a handler that learns of a change the caches cannot see pass: an outbox whose held
+    /// save the backend refused, after the caches showed it. The caller publishes the change.
+    public func forgetInCaches(_ change: ChangeEvent, context: RequestContext) async {
+        for cache in handlers.withLock({ $0 }).handlers(of: (any CachingHandler).self) {
+            await cache.forget(change, context: context)
+        }
+    }
+
     /// How requests are traced; `nil`: not at all.
     public let tracing: ChainTracing?
     /// Whether every request is traced (tracing without a selection): read on every cache hit,

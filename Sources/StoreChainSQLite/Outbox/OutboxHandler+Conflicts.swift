@@ -85,10 +85,12 @@ extension OutboxHandler {
             metadata: [
                 "entry": "\(id)", "policy": "\(policy)", "objects": "\(resolved.keys.map(\.description).sorted())",
             ])
-        context.events.publish(
-            ChangeEvent(
-                updated: Set(resolved.keys), invalidatedEntities: Set(resolved.keys.map(\.entity)), nodes: kept,
-                source: name, sent: dropped, resolved: resolved))
+        let event = ChangeEvent(
+            updated: Set(resolved.keys), invalidatedEntities: Set(resolved.keys.map(\.entity)), nodes: kept,
+            source: name, sent: dropped, resolved: resolved)
+        // The caches above showed the held change in their windows, which the settlement may undo.
+        await context.services.forgetInCaches(event, context: context)
+        context.events.publish(event)
         return resend
     }
 

@@ -106,10 +106,12 @@ extension OutboxHandler {
             "outbox: the backend refused a saved change; it is kept as failed",
             metadata: ["entry": "\(entry.id)", "error": "\(rejection.message)"])
         let ids = Set(entry.objectIDs)
-        context.events.publish(
-            ChangeEvent(
-                deleted: Set(entry.changes.inserted.map(\.id)), invalidatedEntities: entry.changes.entities,
-                source: name, rejected: ids, rejection: rejection.description))
+        let event = ChangeEvent(
+            deleted: Set(entry.changes.inserted.map(\.id)), invalidatedEntities: entry.changes.entities,
+            source: name, rejected: ids, rejection: rejection.description)
+        // The caches above showed the save in the windows it joined: those go, and its inserts.
+        await context.services.forgetInCaches(event, context: context)
+        context.events.publish(event)
         // The caches above hold the optimistic values: reading each object again replaces them,
         // and reading again the lists an inserted object was shown in takes it out of them.
         for id in ids where !id.isTemporary {

@@ -1,0 +1,195 @@
+/// What a save did to the objects a cache holds, for editing its cached windows in place
+/// (`WindowEdit`) instead of dropping them.
+struct SaveEffect: Sendable {
+    /// The changed objects' states after the save (a deleted object has none).
+    var after: [ObjectID: Node] = [:]
+    /// Their states as cached before it, where known.
+    var before: [ObjectID: Node] = [:]
+    /// Changed objects that had no state before the save (inserted by it).
+    var new: Set<ObjectID> = []
+    /// Changed objects whose state after the save is not known (not cached, or a relationship
+    /// that now points somewhere the cache cannot tell).
+    var unknown: Set<ObjectID> = []
+    /// Objects the save deleted, and temporary IDs it replaced by permanent ones.
+    var removed: Set<ObjectID> = []
+    /// The changed objects in the order the save lists them (inserts first, in the order made):
+    /// objects that tie on every sort key, temporary IDs among them, keep it.
+    var order: [ObjectID] = []
+
+    /// Every object the save changed.
+    var changed: Set<ObjectID> { Set(after.keys).union(unknown).union(removed) }
+}
+
+/// A cached window (or count) as a save leaves it, decided from the cached objects alone; `nil`
+/// when it cannot be decided, and the window is then dropped (read again when asked for).
+///
+/// Exact or nothing: the edited window holds what the backend would answer once it has the
+/// save (the order among objects that tie on every sort key aside, which no backend fixes).
+/// An object the save changed joins or leaves by its new state; an offset window, or a full one
+/// an object would leave or join at its end, is kept only where the save changes nothing in it.
+struct WindowEdit {
+    let query: CachedQuery
+    /// The plan of the whole query (no offset or limit), for its predicate and order.
+    let plan: FetchPlan
+    /// The key paths its predicate and order read.
+    let keyPaths: [[String]]
+    let model: ObjectModel
+
+    init(query: CachedQuery, plan: FetchPlan, model: ObjectModel) {
+        self.query = query
+        self.plan = plan
+        self.model = model
+        keyPaths =
+            (plan.request.predicate?.keyPaths ?? [])
+            + plan.request.sortDescriptors.map { $0.keyPath.split(separator: ".").map(String.init) }
+    }
+
+    /// Whether its predicate or order reads objects of its own entity through a relationship
+    /// (a manager's name): then a change to one object moves others.
+    private var readsOwnEntityThroughRelationships: Bool {
+        model.entities(along: keyPaths, from: query.request.entity).contains(query.request.entity)
+    }
+
+    /// The window as `effect` leaves it; `source` holds the cached objects (in their state after
+    /// the save) that evaluating the window needs.
+    func applying(_ effect: SaveEffect, source: [ObjectID: Node]) -> CachedQuery? {
+        let entity = query.request.entity
+        let changedHere = effect.changed.filter { $0.entity == entity }
+        let changedElsewhere = Set(effect.changed.lazy.filter { $0.entity != entity }.map(\.entity))
+        // What the window reads of another entity changed: which of its objects that moves
+        // the cache cannot tell.
+        guard changedElsewhere.isDisjoint(with: query.reads) else { return nil }
+        guard !changedHere.isEmpty else { return query }
+        guard !readsOwnEntityThroughRelationships, effect.unknown.isDisjoint(with: changedHere) else { return nil }
+        let listed = effect.order.filter { changedHere.contains($0) }
+        let afterStates = (listed + changedHere.subtracting(listed).sorted { "\($0)" < "\($1)" }).compactMap {
+            effect.after[$0]
+        }
+        guard afterStates.allSatisfy({ isKnown($0, source) }) else { return nil }
+        if let count = query.count { return counted(count, effect: effect, changed: changedHere, source: source) }
+        if query.request.fetchOffset > 0 {
+            // What comes before the window is not cached: kept only if the save changes no match.
+            for id in changedHere {
+                guard !query.ids.contains(id), !(effect.after[id].map { matches($0, source) } ?? false),
+                    matchedBefore(id, effect: effect, source: source) == false
+                else { return nil }
+            }
+            return query
+        }
+        // The window's objects in its order, a changed one in its new state, then the changed
+        // objects it did not hold (the order ties keep).
+        var members: [Node] = []
+        for id in query.ids where !changedHere.contains(id) {
+            guard let node = source.node(for: id) else { return nil }
+            members.append(node)
+        }
+        guard members.allSatisfy({ isKnown($0, source) }) else { return nil }
+        var candidates: [Node] = []
+        for id in query.ids {
+            if let node = changedHere.contains(id) ? effect.after[id] : source.node(for: id) { candidates.append(node) }
+        }
+        let held = Set(query.ids)
+        candidates += afterStates.filter { !held.contains($0.id) }
+        let matched = plan.select(from: candidates, source: source)
+        var edited = query
+        edited.freshness.validators = Validators()  // they describe the window before the edit
+        if query.reachesEnd {
+            // Every match was in the window: the changed objects' new states are all it needs.
+            let limit = query.request.fetchLimit ?? .max
+            edited.ids = matched.prefix(limit).map(\.id)
+            edited.reachesEnd = matched.count < limit
+            return edited
+        }
+        // A full window: objects after its last one are not cached. A changed object is placed
+        // only before the last one; one that would tie with it or come after it is not known
+        // to be in the window, and one leaving makes room for an object the cache does not know.
+        guard let last = query.ids.last, let limit = query.request.fetchLimit,
+            let boundary = effect.before[last] ?? source.node(for: last), isKnown(boundary, source)
+        else { return nil }
+        var kept: [ObjectID] = []
+        for node in matched {
+            guard changedHere.contains(node.id) else {
+                kept.append(node.id)
+                continue
+            }
+            let order = compare(node, boundary, source)
+            if order == 0 { return nil }
+            if order < 0 { kept.append(node.id) }
+        }
+        guard kept.count >= limit else { return nil }
+        edited.ids = Array(kept.prefix(limit))
+        return edited
+    }
+
+    /// A stored count, moved by each changed object that matches now but did not, or did and
+    /// no longer does.
+    private func counted(_ count: Int, effect: SaveEffect, changed: Set<ObjectID>, source: some NodeSource)
+        -> CachedQuery?
+    {
+        var total = count
+        for id in changed {
+            guard let before = matchedBefore(id, effect: effect, source: source) else { return nil }
+            let now = effect.after[id].map { matches($0, source) } ?? false
+            total += (now ? 1 : 0) - (before ? 1 : 0)
+        }
+        var edited = query
+        edited.count = max(0, total)
+        edited.freshness.validators = Validators()
+        return edited
+    }
+
+    /// Whether `id` matched before the save; `nil` when its state then is not known.
+    private func matchedBefore(_ id: ObjectID, effect: SaveEffect, source: some NodeSource) -> Bool? {
+        if let before = effect.before[id] {
+            guard isKnown(before, source) else { return nil }
+            return matches(before, source)
+        }
+        return effect.new.contains(id) ? false : nil
+    }
+
+    /// Whether everything the predicate and order read from `node` is known: each relationship
+    /// along their key paths has a value, and the objects it leads to are in `source` (a
+    /// relationship never read would count as empty, and `tracks.@count < 4` would hold).
+    private func isKnown(_ node: Node, _ source: some NodeSource) -> Bool {
+        for path in keyPaths {
+            var level = [node]
+            var entity = plan.entity
+            for (index, name) in path.enumerated() {
+                guard let relationship = entity.relationship(named: name),
+                    let destination = model.entity(named: relationship.destination)
+                else { break }
+                // The objects are read only for what follows: `band.name`, not `tracks.@count`
+                // or `band.id` (the key the relationship holds).
+                let readsObjects =
+                    index + 1 < path.count && !(index + 2 == path.count && path[index + 1] == destination.key)
+                var next: [Node] = []
+                for current in level {
+                    guard let value = current.relationships[name] else { return false }
+                    guard readsObjects else { continue }
+                    for id in value.objectIDs {
+                        guard let found = source.node(for: id) else { return false }
+                        next.append(found)
+                    }
+                }
+                entity = destination
+                level = next
+            }
+        }
+        return true
+    }
+
+    private func matches(_ node: Node, _ source: some NodeSource) -> Bool {
+        plan.predicate?.evaluate(node, in: source) ?? true
+    }
+
+    /// How `node` sorts against `other` by the sort descriptors alone: negative before, 0 tied.
+    private func compare(_ node: Node, _ other: Node, _ source: some NodeSource) -> Int {
+        let values = plan.sortValues(of: node, source: source)
+        let others = plan.sortValues(of: other, source: source)
+        for (index, descriptor) in plan.request.sortDescriptors.enumerated() {
+            let order = Value.sortCompare(values[index], others[index])
+            if order != 0 { return descriptor.ascending ? order : -order }
+        }
+        return 0
+    }
+}
