@@ -101,8 +101,6 @@ extension CacheHandler {
             before: before.merging(targets) { cached, _ in cached }.merging(heldBefore) { cached, _ in cached },
             new: newObjects(changes, result: result),
             removed: write.removed.union(replaced))
-        effect.order =
-            changes.inserted.map { result.permanentIDs[$0.id] ?? $0.id } + changes.updated.map(\.id) + changes.deleted
         effect.unknown = objectsNamed(by: changes, result: result, across: across).subtracting(effect.after.keys)
             .subtracting(effect.removed)
         if !held.isEmpty {

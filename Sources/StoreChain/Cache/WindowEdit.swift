@@ -12,9 +12,6 @@ struct SaveEffect: Sendable {
     var unknown: Set<ObjectID> = []
     /// Objects the save deleted, and temporary IDs it replaced by permanent ones.
     var removed: Set<ObjectID> = []
-    /// The changed objects in the order the save lists them (inserts first, in the order made):
-    /// objects that tie on every sort key, temporary IDs among them, keep it.
-    var order: [ObjectID] = []
 
     /// Every object the save changed.
     var changed: Set<ObjectID> { Set(after.keys).union(unknown).union(removed) }
@@ -61,10 +58,7 @@ struct WindowEdit {
         guard changedElsewhere.isDisjoint(with: query.reads) else { return nil }
         guard !changedHere.isEmpty else { return query }
         guard !readsOwnEntityThroughRelationships, effect.unknown.isDisjoint(with: changedHere) else { return nil }
-        let listed = effect.order.filter { changedHere.contains($0) }
-        let afterStates = (listed + changedHere.subtracting(listed).sorted { "\($0)" < "\($1)" }).compactMap {
-            effect.after[$0]
-        }
+        let afterStates = changedHere.compactMap { effect.after[$0] }
         guard afterStates.allSatisfy({ isKnown($0, source) }) else { return nil }
         if let count = query.count { return counted(count, effect: effect, changed: changedHere, source: source) }
         if query.request.fetchOffset > 0 {
@@ -76,20 +70,15 @@ struct WindowEdit {
             }
             return query
         }
-        // The window's objects in its order, a changed one in its new state, then the changed
-        // objects it did not hold (the order ties keep).
         var members: [Node] = []
         for id in query.ids where !changedHere.contains(id) {
             guard let node = source.node(for: id) else { return nil }
             members.append(node)
         }
         guard members.allSatisfy({ isKnown($0, source) }) else { return nil }
-        var candidates: [Node] = []
-        for id in query.ids {
-            if let node = changedHere.contains(id) ? effect.after[id] : source.node(for: id) { candidates.append(node) }
-        }
-        let held = Set(query.ids)
-        candidates += afterStates.filter { !held.contains($0.id) }
+        // Only objects without a key (temporary IDs) tie on every sort key and the key: they
+        // keep the order of their IDs, as everywhere objects are evaluated in memory.
+        let candidates = (members + afterStates).sorted { $0.id.description < $1.id.description }
         let matched = plan.select(from: candidates, source: source)
         var edited = query
         edited.freshness.validators = Validators()  // they describe the window before the edit
