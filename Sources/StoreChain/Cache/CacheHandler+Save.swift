@@ -93,14 +93,19 @@ extension CacheHandler {
         let held = heldInserts(changes, result: result, response: response, now: now)
         // Inserts the outbox held, now sent: their objects under temporary IDs give way.
         let replaced = changes.inserted.map(\.id).filter { $0.isTemporary && result.permanentIDs[$0] != nil }
-        let heldBefore =
-            replaced.isEmpty || !storage.keepsTemporaryObjects
-            ? [:] : await perform("read", context: context) { try await storage.nodes(replaced) } ?? [:]
+        // The cached states of the other objects the answer gives (a band saved with its
+        // albums) and of the held inserts it replaces, to tell what the save changed of them.
+        let answered = result.nodes.map(\.id).filter { !$0.isTemporary && before[$0] == nil && targets[$0] == nil }
+        let lookedUp = answered + (storage.keepsTemporaryObjects ? replaced : [])
+        let answeredBefore =
+            lookedUp.isEmpty
+            ? [:] : await perform("read", context: context) { try await storage.nodes(lookedUp) } ?? [:]
         var effect = SaveEffect(
             after: nodes.merging(held) { saved, _ in saved },
-            before: before.merging(targets) { cached, _ in cached }.merging(heldBefore) { cached, _ in cached },
+            before: before.merging(targets) { cached, _ in cached }.merging(answeredBefore) { cached, _ in cached },
             new: newObjects(changes, result: result),
             removed: write.removed.union(replaced))
+        effect.changedProperties = propertiesChanged(by: changes, across: across, before: effect.before)
         effect.unknown = objectsNamed(by: changes, result: result, across: across).subtracting(effect.after.keys)
             .subtracting(effect.removed)
         if !held.isEmpty {
@@ -150,6 +155,32 @@ extension CacheHandler {
     /// are stored by (temporary while an outbox holds them).
     private func newObjects(_ changes: SaveChanges, result: SaveResult) -> Set<ObjectID> {
         Set(changes.inserted.map { result.permanentIDs[$0.id] ?? $0.id })
+    }
+
+    /// The properties a save changes of the objects it updates, and of those on the other side of
+    /// the relationships it changes (their inverse lists and to-ones).
+    /// A to-one set on the other side is a change unless the list it is the inverse of held the
+    /// object before (a band saved with its albums does not move them).
+    private func propertiesChanged(
+        by changes: SaveChanges, across: RelationshipsAcross, before: [ObjectID: Node]
+    ) -> [ObjectID: Set<String>] {
+        var changed: [ObjectID: Set<String>] = [:]
+        for node in changes.updated {
+            changed[node.id, default: []].formUnion(node.attributes.dictionary.keys)
+            changed[node.id, default: []].formUnion(node.relationships.keys)
+        }
+        for (id, lists) in across.lists { changed[id, default: []].formUnion(lists) }
+        for (id, toOnes) in across.toOnes {
+            for (name, owner) in toOnes {
+                let inverse = model.entity(named: id.entity)?.relationship(named: name)?.inverse
+                if let owner, let inverse, before[owner]?.relationships[inverse]?.objectIDs.contains(id) == true {
+                    changed[id, default: []].formUnion([])
+                    continue
+                }
+                changed[id, default: []].insert(name)
+            }
+        }
+        return changed
     }
 
     /// Every object a save or its answer names, or changes on the other side of a relationship.

@@ -12,6 +12,32 @@ struct SaveEffect: Sendable {
     var unknown: Set<ObjectID> = []
     /// Objects the save deleted, and temporary IDs it replaced by permanent ones.
     var removed: Set<ObjectID> = []
+    /// The properties the save changed of the objects it updated, as far as its changes tell
+    /// (the attributes and relationships an update sets, the lists and to-ones it changes on
+    /// the other side), for objects whose states before and after are not both known.
+    var changedProperties: [ObjectID: Set<String>] = [:]
+
+    /// Whether the save may have changed any of `properties` of `id` (an object inserted or
+    /// deleted changed them all; one whose changes are not known, too).
+    func mayHaveChanged(_ properties: Set<String>, of id: ObjectID) -> Bool {
+        if removed.contains(id) || new.contains(id) { return true }
+        var changed = changedProperties[id]
+        if let before = before[id], let after = after[id] {
+            // Both states known: what differs, exactly.
+            var differences = Set<String>()
+            for name in Set(before.attributes.dictionary.keys).union(after.attributes.dictionary.keys)
+            where before.attributes.dictionary[name] != after.attributes.dictionary[name] {
+                differences.insert(name)
+            }
+            for name in Set(before.relationships.keys).union(after.relationships.keys)
+            where before.relationships[name] != after.relationships[name] {
+                differences.insert(name)
+            }
+            changed = differences
+        }
+        guard let changed else { return true }
+        return !changed.isDisjoint(with: properties)
+    }
 
     /// Every object the save changed.
     var changed: Set<ObjectID> { Set(after.keys).union(unknown).union(removed) }
@@ -31,6 +57,9 @@ struct WindowEdit {
     /// The key paths its predicate and order read.
     let keyPaths: [[String]]
     let model: ObjectModel
+    /// The properties those key paths read, by entity (`band.country` reads Album's `band` and
+    /// Band's `country`).
+    let reads: [String: Set<String>]
 
     init(query: CachedQuery, plan: FetchPlan, model: ObjectModel) {
         self.query = query
@@ -39,6 +68,30 @@ struct WindowEdit {
         keyPaths =
             (plan.request.predicate?.keyPaths ?? [])
             + plan.request.sortDescriptors.map { $0.keyPath.split(separator: ".").map(String.init) }
+        var reads: [String: Set<String>] = [:]
+        for path in keyPaths {
+            var entity = plan.entity
+            for name in path {
+                reads[entity.name, default: []].insert(name)
+                guard let relationship = entity.relationship(named: name),
+                    let destination = model.entity(named: relationship.destination)
+                else { break }
+                entity = destination
+            }
+        }
+        self.reads = reads
+    }
+
+    /// Whether the save changed something the window reads of an object of another entity (a
+    /// band's country, for albums by their band's country; not its name): which of the
+    /// window's objects that moves the cache cannot tell. One whose state before or after is
+    /// not known counts as changed; one inserted or deleted does not (the objects of the
+    /// window's entity that it joins or leaves are changed themselves, or not known).
+    private func readsChange(elsewhere effect: SaveEffect, entity: String) -> Bool {
+        effect.changed.contains { id in
+            id.entity != entity && query.reads.contains(id.entity) && !effect.removed.contains(id)
+                && !effect.new.contains(id) && effect.mayHaveChanged(reads[id.entity] ?? [], of: id)
+        }
     }
 
     /// Whether its predicate or order reads objects of its own entity through a relationship
@@ -51,11 +104,12 @@ struct WindowEdit {
     /// the save) that evaluating the window needs.
     func applying(_ effect: SaveEffect, source: [ObjectID: Node]) -> CachedQuery? {
         let entity = query.request.entity
-        let changedHere = effect.changed.filter { $0.entity == entity }
-        let changedElsewhere = Set(effect.changed.lazy.filter { $0.entity != entity }.map(\.entity))
-        // What the window reads of another entity changed: which of its objects that moves
-        // the cache cannot tell.
-        guard changedElsewhere.isDisjoint(with: query.reads) else { return nil }
+        // Objects of its entity whose changes leave what it reads of them (their membership and
+        // place) as it was are not changed for it: a year, for albums by their band's name.
+        let changedHere = effect.changed.filter {
+            $0.entity == entity && effect.mayHaveChanged(reads[entity] ?? [], of: $0)
+        }
+        guard !readsChange(elsewhere: effect, entity: entity) else { return nil }
         guard !changedHere.isEmpty else { return query }
         guard !readsOwnEntityThroughRelationships, effect.unknown.isDisjoint(with: changedHere) else { return nil }
         let afterStates = changedHere.compactMap { effect.after[$0] }

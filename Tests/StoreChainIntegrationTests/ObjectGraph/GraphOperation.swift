@@ -27,6 +27,9 @@ struct GraphOperation: CustomStringConvertible {
         /// Another process changes an attribute on the backend and tells the chain (as a shared
         /// cache's notice does: IDs, no values): every read after must show the new value.
         case changeElsewhere
+
+        /// Whether the step only reads (a fetch, a count, IDs, values, a relationship, a refetch).
+        var isRead: Bool { [.fetch, .count, .objectIDs, .readValues, .readRelationship, .refetch].contains(self) }
     }
 
     var kind: Kind

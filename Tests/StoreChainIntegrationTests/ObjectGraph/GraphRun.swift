@@ -66,6 +66,11 @@ final class GraphRun {
     private var asked: [(first: UInt64, second: UInt64)] = []
     /// What each step did, for the report of a failing run.
     private(set) var log: [String] = []
+    /// Fetches, counts and ID fetches made while the backend was down that were answered
+    /// before while it was up: answered (and compared), and failed.
+    private(set) var offlineReads = (answered: 0, failed: 0)
+    /// The queries answered while the backend was up.
+    private var answeredOnline: Set<String> = []
 
     init(setup: GraphSetup, contexts: Int) throws {
         self.setup = setup
@@ -86,8 +91,19 @@ final class GraphRun {
     func run(_ operations: [GraphOperation]) async throws {
         for (step, planned) in operations.enumerated() {
             for operation in repeated(planned) {
+                let query = readQuery(operation)
+                let isDown = setup.network?.isDown == true
+                // After a change elsewhere (no values) or a restart, what was read is no longer known.
+                if [.changeElsewhere, .restart].contains(operation.kind) { answeredOnline.removeAll() }
                 do {
                     try await perform(operation, step: step)
+                    if let query {
+                        if !isDown {
+                            answeredOnline.insert(query)
+                        } else if answeredOnline.contains(query) {
+                            offlineReads.answered += 1
+                        }
+                    }
                 } catch let mismatch as GraphMismatch {
                     throw mismatch
                 } catch let error as StoreChainError
@@ -97,6 +113,7 @@ final class GraphRun {
                     // With the backend down, a read the caches cannot answer fails; one they
                     // answer is compared as always.
                     log.append("\(step): \(operation) failed with the backend down: \(error.message)")
+                    if let query, answeredOnline.contains(query) { offlineReads.failed += 1 }
                 } catch {
                     var what = "\(operation)"
                     if [.fetch, .count, .objectIDs].contains(operation.kind),
@@ -108,6 +125,14 @@ final class GraphRun {
                 }
             }
         }
+    }
+
+    /// What a fetch, count or ID fetch asks, to tell a read asked before from a new one.
+    private func readQuery(_ operation: GraphOperation) -> String? {
+        guard [.fetch, .count, .objectIDs].contains(operation.kind),
+            let query = try? GraphQuery.make(operation.first, operation.second, whole: setup.wholeFetches)
+        else { return nil }
+        return "\(operation.kind) \(query)"
     }
 
     /// A `.refetch` as the fetches (or counts) of the last queries asked, oldest first (a new

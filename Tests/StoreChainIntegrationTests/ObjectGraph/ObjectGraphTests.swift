@@ -166,8 +166,15 @@ import Testing
             let operations = (0..<Self.operations).map { _ in
                 GraphOperation.random(&random, contexts: Self.contexts, observes: Self.observes)
             }
-            guard let failure = try await Self.failure(of: operations, maker) else {
-                print("reliability: object graph \(name) seed \(seed): \(operations.count) steps, no mismatch")
+            let offline = OfflineReads()
+            guard let failure = try await Self.failure(of: operations, maker, offline: offline) else {
+                let reads = offline.counts.withLock { $0 }
+                let answered =
+                    reads.answered + reads.failed == 0
+                    ? ""
+                    : ", with the backend down \(reads.answered) of \(reads.answered + reads.failed) reads asked before answered"
+                print(
+                    "reliability: object graph \(name) seed \(seed): \(operations.count) steps, no mismatch\(answered)")
                 continue
             }
             let (shortest, log, mismatch) = try await Self.shorten(operations, failure: failure, maker)
@@ -182,9 +189,9 @@ import Testing
     }
 
     /// The first mismatch of running `operations` on a new setup, with the run's log.
-    static func failure(of operations: [GraphOperation], _ maker: SetupMaker) async throws -> (
-        GraphMismatch, [String]
-    )? {
+    static func failure(of operations: [GraphOperation], _ maker: SetupMaker, offline: OfflineReads? = nil)
+        async throws -> (GraphMismatch, [String])?
+    {
         var result: (GraphMismatch, [String])?
         try await maker { setup in
             let run = try GraphRun(setup: setup, contexts: contexts)
@@ -193,9 +200,15 @@ import Testing
             } catch let mismatch as GraphMismatch {
                 result = (mismatch, run.log)
             }
+            offline?.counts.withLock { $0 = run.offlineReads }
             await run.finish()
         }
         return result
+    }
+
+    /// How many reads a run made with the backend down, and how many of them were answered.
+    final class OfflineReads: Sendable {
+        let counts = Locked((answered: 0, failed: 0))
     }
 
     /// Removes steps while the run still fails (halves, then smaller pieces), for at most 120
