@@ -190,6 +190,12 @@ import Testing
             #expect(error?.code == .unsupportedPredicate)
             #expect(error?.message.contains(part) == true, "\(String(describing: error))")
         }
+        // The part is shown with the model's names, not as the runtime prints a computed
+        // property's key path (`\Fields.<computed 0x… (Optional<Int>)>` in a release build).
+        let arithmetic = #expect(throws: StoreChainError.self) {
+            try FetchPredicate(#Predicate<RenamedFields> { ($0.releaseYear ?? 0) * 2 > 4000 })
+        }
+        #expect(arithmetic?.message.contains("RenamedFields.release_year") == true, "\(String(describing: arithmetic))")
         let sortError = #expect(throws: StoreChainError.self) {
             try FetchSortDescriptor(SortDescriptor(\Track.Fields.album.band.name))
         }
@@ -227,5 +233,14 @@ extension Array {
         var results: [T] = []
         for element in self { results.append(try await transform(element)) }
         return results
+    }
+}
+
+/// Fields whose Swift names differ from the model's, as generated types' do for `release_year`.
+enum RenamedFields: ModelFields {
+    var releaseYear: Int? { switch self {} }
+
+    static func modelName(for keyPath: AnyKeyPath) -> String? {
+        keyPath == \RenamedFields.releaseYear ? "release_year" : nil
     }
 }

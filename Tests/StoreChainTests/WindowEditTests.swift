@@ -98,3 +98,16 @@ import Testing
         #expect(try await statusAfter(retitled, of: page) == .miss)
     }
 }
+
+extension WindowEditTests {
+    /// Found by the object-graph test: a track moved away from an album the cache does not hold
+    /// changes that album's `tracks.@count`; the count was kept (the move changed no property
+    /// of an album it holds) and answered one too many.
+    @Test func aMoveFromAnObjectTheCacheDoesNotHoldDropsACountOverTheList() async throws {
+        var fewTracks = try TestData.fetch("Album", where: "tracks.@count < 2")
+        fewTracks.resultType = .count
+        let moved = SaveChanges(updated: [Node(id: id("Track", 100), relationships: ["album": .toOne(id("Album", 30))])]
+        )
+        #expect(try await statusAfter(moved, of: fewTracks) == .miss)
+    }
+}

@@ -58,7 +58,7 @@ struct WindowEdit {
     let keyPaths: [[String]]
     let model: ObjectModel
     /// The properties those key paths read, by entity (`band.country` reads Album's `band` and
-    /// Band's `country`).
+    /// Band's `country`; `tracks.@count` reads Album's `tracks` and Track's `album`).
     let reads: [String: Set<String>]
 
     init(query: CachedQuery, plan: FetchPlan, model: ObjectModel) {
@@ -76,6 +76,11 @@ struct WindowEdit {
                 guard let relationship = entity.relationship(named: name),
                     let destination = model.entity(named: relationship.destination)
                 else { break }
+                // What a to-many holds is its destinations' inverse: a track moved to another
+                // album changes `tracks.@count` of an album the cache may not hold.
+                if relationship.isToMany, let inverse = relationship.inverse {
+                    reads[destination.name, default: []].insert(inverse)
+                }
                 entity = destination
             }
         }
@@ -130,10 +135,7 @@ struct WindowEdit {
             members.append(node)
         }
         guard members.allSatisfy({ isKnown($0, source) }) else { return nil }
-        // Only objects without a key (temporary IDs) tie on every sort key and the key: they
-        // keep the order of their IDs, as everywhere objects are evaluated in memory.
-        let candidates = (members + afterStates).sorted { $0.id.description < $1.id.description }
-        let matched = plan.select(from: candidates, source: source)
+        let matched = plan.select(from: members + afterStates, source: source)
         var edited = query
         edited.freshness.validators = Validators()  // they describe the window before the edit
         if query.reachesEnd {

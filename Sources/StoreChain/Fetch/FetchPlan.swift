@@ -161,11 +161,13 @@ public struct FetchPlan: Sendable {
         }
     }
 
-    /// Sorts by the sort descriptors, then by key so the order is always fully determined.
+    /// Sorts by the sort descriptors, then by key so the order is always fully determined (and
+    /// objects without a key yet, under temporary IDs, by their IDs).
     private func sort(_ nodes: inout [Node], source: any NodeSource) {
         guard nodes.count > 1 else { return }
+        let temporary = nodes.contains { $0.id.isTemporary }
         // One flat array of every node's keys (node by node, the key last), not an array per node.
-        let width = sortKeys.count + 1
+        let width = sortKeys.count + (temporary ? 2 : 1)
         var flat: [Value] = []
         flat.reserveCapacity(nodes.count * width)
         for node in nodes {
@@ -178,6 +180,7 @@ public struct FetchPlan: Sendable {
                 }
             }
             flat.append(keyReader(node, source))
+            if temporary { flat.append(node.id.isTemporary ? .string(node.id.description) : .null) }
         }
         // Compared through a buffer, so a comparison borrows the keys instead of retaining them.
         let order = flat.withUnsafeBufferPointer { keys in

@@ -294,10 +294,37 @@ struct PredicateConversion {
 
     static func unsupported(_ expression: Any, _ reason: String) -> StoreChainError {
         StoreChainError(
-            .unsupportedPredicate, "#Predicate: \(expression) cannot be converted: \(reason)",
+            .unsupportedPredicate, "#Predicate: \(readable(expression)) cannot be converted: \(reason)",
             suggestion:
                 "rewrite that part with the operations the predicate language has (see FetchPredicate.init(_:)), "
                 + "or use a FetchPredicate for it")
+    }
+}
+
+extension PredicateConversion {
+    /// `expression` as Foundation describes it, with each key path into a model object named as
+    /// the model names it (`\\Album.Fields.year`), not as the runtime prints a computed
+    /// property (`\\Fields.<computed 0x… (Optional<Int>)>`).
+    static func readable(_ expression: Any) -> String {
+        var names: [String: String] = [:]
+        collectKeyPathNames(in: expression, into: &names, depth: 0)
+        var text = "\(expression)"
+        for (printed, name) in names { text = text.replacingOccurrences(of: printed, with: name) }
+        return text
+    }
+
+    private static func collectKeyPathNames(in value: Any, into names: inout [String: String], depth: Int) {
+        guard depth < 32 else { return }
+        if let keyPath = value as? AnyKeyPath {
+            let root = type(of: keyPath).rootType
+            if let fields = root as? any ModelFields.Type, let name = fields.modelName(for: keyPath) {
+                names["\(keyPath)"] = "\\\(root).\(name)"
+            }
+            return
+        }
+        for child in Mirror(reflecting: value).children {
+            collectKeyPathNames(in: child.value, into: &names, depth: depth + 1)
+        }
     }
 }
 
