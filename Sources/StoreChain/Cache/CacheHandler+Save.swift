@@ -3,17 +3,20 @@ import Foundation
 extension CacheHandler {
     /// Forwards a save; when it succeeds, stores the saved objects (keeping what the cached
     /// object and the save give for what the backend's answer does not mention), removes the
-    /// deleted ones, brings the other side of every relationship it changed up to date, drops
-    /// the cached queries that read an entity it changed, and keeps complete collections
-    /// complete where it knows all it changed in them. (The chain publishes the save's change
-    /// event.) A save an outbox acknowledged as pending stores its updates over the cached
-    /// objects, so the app reads its own writes. Answers read below while the save was on its
-    /// way are not stored after it (`SaveOrder`).
+    /// deleted ones, brings the other side of every relationship it changed up to date, edits
+    /// the cached queries that read an entity it changed where the cached objects decide them
+    /// and drops the others (`WindowEdit`), and keeps complete collections complete where it
+    /// knows all it changed in them. (The chain publishes the save's change event.) A save an
+    /// outbox acknowledged as pending stores its updates over the cached objects, and its
+    /// inserts where the storage keeps temporary IDs, so the app reads its own writes. Answers
+    /// read below while the save was on its way are not stored after it (`SaveOrder`).
     func save(_ changes: SaveChanges, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
         let touched = entitiesTouched(by: changes)
         saveOrder.begin(touched)
+        // Windows are edited from what is cached now: not stored over another save or change since.
+        let editedSince = saveOrder.mark()
         var changed: Set<String> = []
         defer { saveOrder.end(begun: touched, changed: changed) }
         let response = try await next(.save(changes), context)
@@ -115,10 +118,8 @@ extension CacheHandler {
         }
         write.removed = effect.removed
         write.nodes = Array(effect.after.values)
-        let editedSince = saveOrder.mark()
         write.editedQueries = await windowsEdited(by: effect, reading: write.invalidated, context: context)
         if !write.editedQueries.isEmpty {
-            // Edited from what was read at the mark: not stored over another save or change since.
             let (order, reads) = (saveOrder, write.editedQueries.reduce(into: Set<String>()) { $0.formUnion($1.reads) })
             write.editCondition = { order.isUnchanged(reads, since: editedSince, besidesSaveOf: touched) }
         }

@@ -159,7 +159,7 @@ public final class CacheHandler<Storage: CacheStorage>: StoreHandler {
             throw StoreChainError(
                 .offlineNotCached, "the backend cannot be reached, and no cache holds \(request)",
                 suggestion:
-                    "ask again once the backend is back; what the app has read before is answered offline while the caches keep it (a save drops the lists it may change)",
+                    "ask again once the backend is back; what the app has read before is answered offline while the caches keep it (a save drops the windows it changes in ways the cached objects cannot decide)",
                 underlying: error)
         }
     }
