@@ -25,7 +25,7 @@ import Testing
     /// The titles and years of a fetch's objects, in order (the held insert has a temporary ID).
     func described(_ result: FetchResult) -> [String] {
         guard case .objects(let nodes) = result else { return ["\(result)"] }
-        return nodes.map { "\($0[attribute: "title"] ?? .null) \($0[attribute: "year"] ?? .null)" }
+        return nodes.map { "\($0[attribute: "title"]) \($0[attribute: "year"])" }
     }
 
     @Test(arguments: [false, true])
@@ -82,7 +82,7 @@ import Testing
             titles.insert(try await album.value("title"))
         }
         guard case .objects(let albums) = try oracle.fetch(byBand) else { throw StoreChainError(.invalidResponse, "") }
-        let expected = Set(albums.map { $0[attribute: "title"] ?? .null })
+        let expected = Set(albums.map { $0[attribute: "title"] })
         #expect(titles == expected)
         #expect(try await other.object(with: id("Album", 10)).value("year") == 1985)
 
