@@ -93,7 +93,7 @@ import Testing
                               fields: { title: title, band.id: band }
                 """), source: "filter.yml", directory: folder)
         let remote = try #require(good.terminal as? RemoteResponder)
-        let grammar = try #require(remote.options.entities["Album"]?.fetch.first?.filter)
+        let grammar = try #require(remote.options.entities["Album"]?.fetch.first?.filters.first)
         #expect(grammar.parameter == "{field}__{lookup}" && grammar.value == "{value}")
         #expect(
             Set(grammar.lookups) == [
@@ -115,6 +115,17 @@ import Testing
                               lookups: { equal: exact }
                               fields: [titel]
                 """, "the filter field 'titel' reads 'titel' of Album", 14
+            ),
+            (
+                // A list of grammars, each for the fields that take its lookups.
+                """
+                              - parameter: "{field}__{lookup}"
+                                lookups: { equal: exact, ends-with: endswith }
+                                fields: [title]
+                              - parameter: "{field}__{lookup}"
+                                lookups: { at-least: gte, less: lt, is-null: isnull }
+                                fields: [yeer]
+                """, "the filter field 'yeer' reads 'yeer' of Album", 17
             ),
         ] {
             let failure = #expect(throws: ValidationFailure.self) {

@@ -17,6 +17,15 @@ enum CacheKind: String, CaseIterable, Sendable, CustomStringConvertible {
         case postgres
     #endif
     var description: String { rawValue }
+
+    /// Whether a save edits the windows it changes in place. The shared PostgreSQL cache drops
+    /// them instead: another process may have stored a newer window since this one was read.
+    var editsWindows: Bool {
+        #if Postgres
+            if self == .postgres { return false }
+        #endif
+        return true
+    }
 }
 
 /// A backend for cache tests: the music fixture with what HTTP adds — response headers, an

@@ -69,9 +69,12 @@ enum EndpointProblems {
                         suggestion: "add \(entity.key) to the fields (the backend's tie-break)"))
             }
         }
-        for keyPath in (endpoint.filter?.fields.keys).map({ $0.sorted() }) ?? [] {
-            if let problem = keyPathProblem(keyPath, of: entity, in: model, what: "the filter field '\(keyPath)'") {
-                problems.append(problem.located(.init(path: "\(path).filter.fields")))
+        for (index, grammar) in endpoint.filters.enumerated() {
+            let at = endpoint.filters.count == 1 ? "\(path).filter.fields" : "\(path).filter[\(index)].fields"
+            for keyPath in grammar.fields.keys.sorted() {
+                if let problem = keyPathProblem(keyPath, of: entity, in: model, what: "the filter field '\(keyPath)'") {
+                    problems.append(problem.located(.init(path: at)))
+                }
             }
         }
         // A variable with no binding filters its same-named attribute for equality.

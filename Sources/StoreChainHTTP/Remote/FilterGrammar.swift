@@ -34,23 +34,30 @@ public struct FilterGrammar: Sendable, Hashable, Decodable {
     public var lookups: [Lookup]
     /// Each key path the backend filters by (`name`, `album.id`) → its field name there.
     public var fields: [String: String]
+    /// Which letters the case-insensitive lookups fold (`ascii` for SQLite's `LIKE`).
+    public var caseFolding: ParameterBinding.CaseFolding
 
     /// A grammar of `parameter` and `value` over `fields`, for `lookups`.
-    public init(parameter: String, value: String = "{value}", lookups: [Lookup], fields: [String: String]) {
+    public init(
+        parameter: String, value: String = "{value}", lookups: [Lookup], fields: [String: String],
+        caseFolding: ParameterBinding.CaseFolding = .unicode
+    ) {
         self.parameter = parameter
         self.value = value
         self.lookups = lookups
         self.fields = fields
+        self.caseFolding = caseFolding
     }
 
     private enum Keys: String, CodingKey {
-        case parameter, value, lookups, fields
+        case parameter, value, lookups, fields, caseFolding
     }
 
     /// `{ parameter: "{field}__{lookup}", lookups: { equal: exact, begins-with: startswith,
     /// contains[c]: icontains, one-of: in }, fields: [name, year, { album.id: album }] }`:
     /// `fields` is a list of names (or a mapping where the backend's names differ); a lookup
-    /// written with `[c]` ignores case.
+    /// written with `[c]` ignores case, folding the letters `case-folding` says (`unicode` by
+    /// default, or `ascii`).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Keys.self)
         var lookups: [Lookup] = []
@@ -85,14 +92,16 @@ public struct FilterGrammar: Sendable, Hashable, Decodable {
         }
         self.init(
             parameter: parameter, value: try container.decodeIfPresent(String.self, forKey: .value) ?? "{value}",
-            lookups: lookups, fields: fields)
+            lookups: lookups, fields: fields,
+            caseFolding: try container.decodeIfPresent(ParameterBinding.CaseFolding.self, forKey: .caseFolding)
+                ?? .unicode)
     }
 
     /// `endpoint` with a query parameter and binding for every field and lookup.
     func expand(_ endpoint: RemoteEndpoint) -> RemoteEndpoint {
         var expanded = endpoint
         var request = endpoint.request
-        var index = 0
+        var index = endpoint.bind.keys.filter { $0.hasPrefix("filter ") }.count
         for (keyPath, field) in fields.sorted(by: { $0.key < $1.key }) {
             for lookup in lookups {
                 index += 1
@@ -103,11 +112,11 @@ public struct FilterGrammar: Sendable, Hashable, Decodable {
                     .replacingOccurrences(of: "{value}", with: "{\(variable)}")
                 request += (request.contains("?") ? "&" : "?") + "\(name)=\(text)"
                 expanded.bind[variable] = ParameterBinding(
-                    keyPath, lookup.operation, caseInsensitive: lookup.caseInsensitive)
+                    keyPath, lookup.operation, caseInsensitive: lookup.caseInsensitive, caseFolding: caseFolding)
             }
         }
         expanded.request = request
-        expanded.filter = nil
+        expanded.filters.removeAll { $0 == self }
         return expanded
     }
 }

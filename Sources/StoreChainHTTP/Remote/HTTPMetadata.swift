@@ -59,8 +59,8 @@ extension ResponseInfo {
         http?.pushedPredicate =
             switch plan.pushed.count {
             case 0: nil
-            case 1: .comparison(plan.pushed[0])
-            default: .and(plan.pushed.map { .comparison($0) })
+            case 1: plan.pushed[0]
+            default: .and(plan.pushed)
             }
     }
 }

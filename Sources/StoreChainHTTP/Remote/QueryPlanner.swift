@@ -13,7 +13,7 @@ struct QueryPlanner {
         /// Filter and sort variable values; paging variables are filled in per page.
         let values: [String: String]
         /// The conjuncts the backend applies.
-        let pushed: [Comparison]
+        let pushed: [FetchPredicate]
         let sortPushed: Bool
         /// The backend applies the whole predicate exactly (returns no extra records).
         var filterApplied = false
@@ -33,12 +33,15 @@ struct QueryPlanner {
 
     let entity: EntityDescription
     let endpoints: [RemoteEndpoint]
+    /// The bound key paths that lead to a value for every object (every relationship on the way
+    /// and the attribute at the end are required), so a backend's `<>` loses none of them.
+    let neverNil: Set<String>
 
     /// The fetch endpoints, then the get-by-key endpoint as a single-record endpoint on the key.
-    init(entity: EntityDescription, options: RemoteEntityOptions) throws(StoreChainError) {
+    init(entity: EntityDescription, options: RemoteEntityOptions, model: ObjectModel) throws(StoreChainError) {
         self.entity = entity
         // A filter grammar is a parameter and binding for each field and lookup.
-        var endpoints = options.fetch.map { $0.filter?.expand($0) ?? $0 }
+        var endpoints = options.fetch.map { endpoint in endpoint.filters.reduce(endpoint) { $1.expand($0) } }
         if let get = options.get {
             let template = try RequestTemplate(get)
             if let variable = template.pathVariables.first {
@@ -46,6 +49,16 @@ struct QueryPlanner {
             }
         }
         self.endpoints = endpoints
+        let keyPaths = Set(endpoints.flatMap { $0.bind.values.map(\.keyPath) })
+        self.neverNil = keyPaths.filter { keyPath in
+            guard
+                let resolved = try? ResolvedKeyPath(
+                    keyPath.split(separator: ".").map(String.init), from: entity, in: model),
+                let attribute = resolved.attribute
+            else { return false }
+            return !attribute.isOptional
+                && resolved.steps.allSatisfy { !$0.relationship.isOptional && !$0.relationship.isToMany }
+        }
     }
 
     /// The best plan for a (validated) predicate and sort.
@@ -67,7 +80,8 @@ struct QueryPlanner {
                 sort.isEmpty || (sort.count == 1 && sort[0].keyPath == entity.key && sort[0].ascending)
             plan.filterApplied =
                 predicate == nil
-                || (Self.isConjunction(predicate) && plan.bindingsExact && Set(plan.pushed) == Set(conjuncts))
+                || (Self.isConjunction(predicate) && plan.bindingsExact
+                    && Set(plan.pushed) == Set(conjuncts.map(\.predicate)))
             return plan
         }
         let considered = endpoints.isEmpty ? "it declares no fetch or get endpoints" : reasons.joined(separator: "; ")
@@ -95,19 +109,17 @@ struct QueryPlanner {
         case failure(String)
     }
 
-    private func evaluate(_ endpoint: RemoteEndpoint, conjuncts: [Comparison], sort: [FetchSortDescriptor])
+    private func evaluate(_ endpoint: RemoteEndpoint, conjuncts: [Conjunct], sort: [FetchSortDescriptor])
         throws(StoreChainError) -> Outcome
     {
         let template = try RequestTemplate(endpoint.request)
         let reserved = Set(Self.pagingVariables(endpoint.paging) + [endpoint.sort?.variable].compactMap { $0 })
-        var values: [String: String] = [:]
-        var pushed: [Comparison] = []
-        var exact = true
+        var bound: [(variable: String, conjunct: Conjunct, value: String, exact: Bool, required: Bool)] = []
         for variable in template.variables where !reserved.contains(variable) {
             let binding = endpoint.bind[variable] ?? ParameterBinding(variable)
             let required = binding.required || template.pathVariables.contains(variable)
             guard
-                let (conjunct, value) = conjuncts.lazy.compactMap({ Self.bind(binding, to: $0).map { ($0.0, $0.1) } })
+                let (conjunct, value) = conjuncts.lazy.compactMap({ bind(binding, to: $0).map { ($0.0, $0.1) } })
                     .first
             else {
                 if required {
@@ -116,10 +128,24 @@ struct QueryPlanner {
                 }
                 continue
             }
-            values[variable] = value
-            if !pushed.contains(conjunct) { pushed.append(conjunct) }
-            exact = exact && Self.isExact(binding, conjunct)
+            bound.append((variable, conjunct, value, Self.isExact(binding, conjunct), required))
         }
+        // The backend applies every parameter sent, so a conjunct one variable pushes exactly
+        // needs no other (a looser lookup, or a second exact one) beside it.
+        let exactly = Set(bound.filter(\.exact).map(\.conjunct))
+        var values: [String: String] = [:]
+        var pushed: [Conjunct] = []
+        var servedExactly: Set<Conjunct> = []
+        for variable in bound {
+            let needed =
+                variable.required
+                || (variable.exact ? !servedExactly.contains(variable.conjunct) : !exactly.contains(variable.conjunct))
+            guard needed else { continue }
+            values[variable.variable] = variable.value
+            if variable.exact { servedExactly.insert(variable.conjunct) }
+            if !pushed.contains(variable.conjunct) { pushed.append(variable.conjunct) }
+        }
+        let exact = pushed.allSatisfy { exactly.contains($0) }
         var sortPushed = false
         var tiesInKeyOrder = true
         if let sortBinding = endpoint.sort, let push = sortBinding.pushed(for: sort, key: entity.key) {
@@ -127,7 +153,9 @@ struct QueryPlanner {
             sortPushed = push.ordered
             tiesInKeyOrder = push.tiesInKeyOrder
         }
-        var plan = Plan(endpoint: endpoint, template: template, values: values, pushed: pushed, sortPushed: sortPushed)
+        var plan = Plan(
+            endpoint: endpoint, template: template, values: values, pushed: pushed.map(\.predicate),
+            sortPushed: sortPushed)
         plan.pushedSortTiesInKeyOrder = tiesInKeyOrder
         plan.bindingsExact = exact
         return .success(plan)
@@ -140,80 +168,6 @@ struct QueryPlanner {
         case .offset(let offset, let limit, _)?: [offset, limit]
         case .link?, nil: []
         }
-    }
-
-    /// The top-level conjuncts of a predicate (the comparisons joined by AND).
-    static func conjuncts(of predicate: FetchPredicate?) -> [Comparison] {
-        switch predicate {
-        case .comparison(let comparison)?: [comparison]
-        case .and(let operands)?: operands.flatMap { conjuncts(of: $0) }
-        default: []
-        }
-    }
-
-    /// Whether a predicate is comparisons joined by AND (so its conjuncts are all of it).
-    static func isConjunction(_ predicate: FetchPredicate?) -> Bool {
-        switch predicate {
-        case .comparison?: true
-        case .and(let operands)?: operands.allSatisfy { isConjunction($0) }
-        default: false
-        }
-    }
-
-    /// Whether the backend's filter for `binding` matches exactly what `conjunct` does.
-    static func isExact(_ binding: ParameterBinding, _ conjunct: Comparison) -> Bool {
-        guard binding.caseInsensitive == conjunct.options.contains(.caseInsensitive) else { return false }
-        return switch binding.operation {
-        case .equal: conjunct.op == .equal
-        case .beginsWith: conjunct.op == .beginsWith
-        case .contains: conjunct.op == .contains
-        case .atLeast: conjunct.op == .greaterOrEqual
-        case .atMost: conjunct.op == .lessOrEqual
-        case .oneOf: conjunct.op == .equal || conjunct.op == .in
-        }
-    }
-
-    /// The value a binding takes from a conjunct, when the backend's filter is at least as
-    /// permissive as the comparison (so nothing that matches is lost).
-    static func bind(_ binding: ParameterBinding, to conjunct: Comparison) -> (Comparison, String)? {
-        guard conjunct.modifier == .direct, case .keyPath(let components) = conjunct.lhs,
-            components.joined(separator: ".") == binding.keyPath,
-            !conjunct.options.contains(.diacriticInsensitive),
-            binding.caseInsensitive || !conjunct.options.contains(.caseInsensitive)
-        else { return nil }
-        let op = conjunct.op
-        func constant(_ operand: Operand) -> String? {
-            guard case .constant(let value) = operand, !value.isNull else { return nil }
-            return parameterText(value)
-        }
-        func element(_ index: Int) -> String? {
-            guard case .array(let elements) = conjunct.rhs, elements.count > index else { return nil }
-            return constant(elements[index])
-        }
-        let value: String?
-        switch binding.operation {
-        case .equal: value = op == .equal ? constant(conjunct.rhs) : nil
-        case .beginsWith: value = [.beginsWith, .equal].contains(op) ? constant(conjunct.rhs) : nil
-        case .contains: value = [.contains, .beginsWith, .endsWith, .equal].contains(op) ? constant(conjunct.rhs) : nil
-        case .atLeast:
-            value =
-                [.greaterOrEqual, .greater, .equal].contains(op)
-                ? constant(conjunct.rhs) : (op == .between ? element(0) : nil)
-        case .atMost:
-            value =
-                [.lessOrEqual, .less, .equal].contains(op)
-                ? constant(conjunct.rhs) : (op == .between ? element(1) : nil)
-        case .oneOf:
-            if op == .equal {
-                value = constant(conjunct.rhs)
-            } else if op == .in, case .array(let elements) = conjunct.rhs {
-                let texts = elements.compactMap(constant)
-                value = texts.count == elements.count && !texts.isEmpty ? texts.joined(separator: ",") : nil
-            } else {
-                value = nil
-            }
-        }
-        return value.map { (conjunct, $0) }
     }
 
     /// A value as a URL parameter: dates in ISO-8601, others as their plain text.

@@ -105,20 +105,27 @@ extension RemoteEndpoint {
         case request, bind, sort, paging, records, single, keyOrdered, filter
     }
 
-    /// `"GET /bands"`, or `{ request: "GET /bands?page={page}", paging: …, bind: …, sort: … }`.
+    /// `"GET /bands"`, or `{ request: "GET /bands?page={page}", paging: …, bind: …, sort: … }`;
+    /// `filter` is one grammar or a list of them.
     public init(from decoder: any Decoder) throws {
         if let request = try? decoder.singleValueContainer().decode(String.self) {
             self.init(request)
             return
         }
         let container = try decoder.container(keyedBy: Keys.self)
+        let filters: [FilterGrammar]
+        if (try? container.nestedUnkeyedContainer(forKey: .filter)) != nil {
+            filters = try container.decode([FilterGrammar].self, forKey: .filter)
+        } else {
+            filters = try container.decodeIfPresent(FilterGrammar.self, forKey: .filter).map { [$0] } ?? []
+        }
         self.init(
             try container.decode(String.self, forKey: .request),
             bind: try container.decodeIfPresent([String: ParameterBinding].self, forKey: .bind) ?? [:],
             sort: try container.decodeIfPresent(SortBinding.self, forKey: .sort),
             paging: try container.decodeIfPresent(Paging.self, forKey: .paging),
             pagingFacts: try container.decodeIfPresent(PagingFacts.self, forKey: .paging) ?? .init(),
-            filter: try container.decodeIfPresent(FilterGrammar.self, forKey: .filter),
+            filters: filters,
             records: try container.decodeIfPresent(String.self, forKey: .records),
             single: try container.decodeIfPresent(Bool.self, forKey: .single) ?? false,
             keyOrdered: try container.decodeIfPresent(Bool.self, forKey: .keyOrdered) ?? false)
@@ -166,17 +173,25 @@ extension ParameterBinding {
     }
 
     /// `name` (equality on that key path), or `{ key-path: name, operation: begins-with,
-    /// case-insensitive: true, required: true }`.
+    /// case-insensitive: true, required: true }`; `case-insensitive: ascii` for a backend that
+    /// folds ASCII letters only.
     public init(from decoder: any Decoder) throws {
         if let keyPath = try? decoder.singleValueContainer().decode(String.self) {
             self.init(keyPath)
             return
         }
         let container = try decoder.container(keyedBy: Keys.self)
+        var caseInsensitive = false
+        var caseFolding = CaseFolding.unicode
+        if let flag = try? container.decodeIfPresent(Bool.self, forKey: .caseInsensitive) {
+            caseInsensitive = flag
+        } else if let folding = try container.decodeIfPresent(CaseFolding.self, forKey: .caseInsensitive) {
+            (caseInsensitive, caseFolding) = (true, folding)
+        }
         self.init(
             try container.decode(String.self, forKey: .keyPath),
             try container.decodeIfPresent(Operation.self, forKey: .operation) ?? .equal,
-            caseInsensitive: try container.decodeIfPresent(Bool.self, forKey: .caseInsensitive) ?? false,
+            caseInsensitive: caseInsensitive, caseFolding: caseFolding,
             required: try container.decodeIfPresent(Bool.self, forKey: .required) ?? false)
     }
 }

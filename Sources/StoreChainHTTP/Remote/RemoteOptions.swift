@@ -147,9 +147,10 @@ public struct RemoteEndpoint: Sendable, Hashable, Decodable {
     /// Where its answers say how the listing goes on (next link, more-pages flag, total):
     /// written beside the paging style's options in files.
     public var pagingFacts: PagingFacts
-    /// How the backend spells a comparison for any of its fields, declared once: a query
-    /// parameter and binding for each field and lookup, beside those of `bind`.
-    public var filter: FilterGrammar?
+    /// How the backend spells comparisons for its fields, each grammar declared once for the
+    /// fields that take its lookups: a query parameter and binding for each field and lookup,
+    /// beside those of `bind`.
+    public var filters: [FilterGrammar]
     /// Where the records are in this endpoint's response, when not where the entity says.
     public var records: String?
     /// The response is one record, not a list (a get-by-key endpoint).
@@ -161,10 +162,10 @@ public struct RemoteEndpoint: Sendable, Hashable, Decodable {
     /// An endpoint at `request` with its bindings, sort and paging.
     public init(
         _ request: String, bind: [String: ParameterBinding] = [:], sort: SortBinding? = nil, paging: Paging? = nil,
-        pagingFacts: PagingFacts = .init(), filter: FilterGrammar? = nil, records: String? = nil, single: Bool = false,
+        pagingFacts: PagingFacts = .init(), filters: [FilterGrammar] = [], records: String? = nil, single: Bool = false,
         keyOrdered: Bool = false
     ) {
-        self.filter = filter
+        self.filters = filters
         self.keyOrdered = keyOrdered
         self.request = request
         self.bind = bind
@@ -182,19 +183,49 @@ public struct ParameterBinding: Sendable, Hashable, Decodable {
     public enum Operation: String, Sendable, Hashable, CaseIterable, Decodable {
         /// `key == value`.
         case equal
+        /// `key != value`. Pushed only where the key path cannot be nil: a backend's SQL `<>`
+        /// leaves out the records without a value, which `!=` keeps.
+        case notEqual
         /// The value is a prefix (`BEGINSWITH`).
         case beginsWith
+        /// The value is a suffix (`ENDSWITH`).
+        case endsWith
         /// The value is a substring (`CONTAINS`).
         case contains
         /// Values at least this (`>=`, `>`, the low end of `BETWEEN`).
         case atLeast
         /// Values at most this (`<=`, `<`, the high end of `BETWEEN`).
         case atMost
+        /// Values above this (`>`).
+        case greater
+        /// Values below this (`<`).
+        case less
         /// One of a comma-separated list (`IN`, or `==` one value).
         case oneOf
+        /// None of a comma-separated list (`NOT … IN`, or `!=` one value); pushed only where the
+        /// key path cannot be nil, as `notEqual`.
+        case notOneOf
+        /// A flag: `true` for `key == nil`, `false` for `key != nil` (django-filter's `isnull`).
+        /// Bind it only where the backend reads the value, not just the parameter's presence.
+        case isNull
 
         public init(from decoder: any Decoder) throws {
             self = try ConfigurationDecoding.enumCase(Self.self, from: decoder, what: "binding operation")
+        }
+    }
+
+    /// Which letters a backend's case-insensitive match folds.
+    public enum CaseFolding: String, Sendable, Hashable, CaseIterable, Decodable {
+        /// Every letter, as Unicode lowercases them.
+        case unicode
+        /// ASCII letters only (SQLite's `LIKE`, behind many small backends): a `[c]` comparison
+        /// is pushed only where its value is ASCII and holds no letter another folds to (`i`,
+        /// `k`), so the backend's folding cannot change the answer; and it is taken as done
+        /// exactly only without `%` and `_`, which an unescaped `LIKE` reads as wildcards.
+        case ascii
+
+        public init(from decoder: any Decoder) throws {
+            self = try ConfigurationDecoding.enumCase(Self.self, from: decoder, what: "case folding")
         }
     }
 
@@ -204,17 +235,21 @@ public struct ParameterBinding: Sendable, Hashable, Decodable {
     public var operation: Operation
     /// The backend ignores case when it matches, so it also serves `[c]` comparisons.
     public var caseInsensitive: Bool
+    /// Which letters the backend folds when it ignores case.
+    public var caseFolding: CaseFolding
     /// The endpoint cannot be used without this variable (a search term). Path variables are
     /// always required.
     public var required: Bool
 
     /// A binding of `keyPath` by `operation`.
     public init(
-        _ keyPath: String, _ operation: Operation = .equal, caseInsensitive: Bool = false, required: Bool = false
+        _ keyPath: String, _ operation: Operation = .equal, caseInsensitive: Bool = false,
+        caseFolding: CaseFolding = .unicode, required: Bool = false
     ) {
         self.keyPath = keyPath
         self.operation = operation
         self.caseInsensitive = caseInsensitive
+        self.caseFolding = caseFolding
         self.required = required
     }
 }

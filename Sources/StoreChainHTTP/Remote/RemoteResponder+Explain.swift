@@ -40,7 +40,13 @@ extension RemoteResponder: FetchExplaining {
         let paths = related.neededKeyPaths(request, entity: plan.entity)
         return FetchExplanation(
             endpoint: queryPlan.endpoint.request,
-            pushed: queryPlan.pushed.map { narrowing?.describe($0) ?? $0.description },
+            pushed: queryPlan.pushed.map { pushed in
+                if case .comparison(let comparison) = pushed, let narrowed = narrowing?.describe(comparison) {
+                    narrowed
+                } else {
+                    pushed.format
+                }
+            },
             inMemory: inMemory,
             exact: queryPlan.filterApplied && queryPlan.orderApplied, paging: style, pageSize: size,
             follows: paths.map { $0.joined(separator: ".") },

@@ -54,7 +54,8 @@ public final class RemoteResponder: UpstreamCounting {
         if let problem = Self.problems(in: options, model: model).first { throw problem }
         var planners: [String: QueryPlanner] = [:]
         for (name, entityOptions) in options.entities {
-            planners[name] = try QueryPlanner(entity: try model.requireEntity(name), options: entityOptions)
+            planners[name] = try QueryPlanner(
+                entity: try model.requireEntity(name), options: entityOptions, model: model)
         }
         self.planners = planners
         let authorization: String?
@@ -86,7 +87,7 @@ public final class RemoteResponder: UpstreamCounting {
             problems += found
             guard found.isEmpty, let entity = model.entity(named: name) else { continue }
             do throws(StoreChainError) {
-                _ = try QueryPlanner(entity: entity, options: entityOptions)
+                _ = try QueryPlanner(entity: entity, options: entityOptions, model: model)
             } catch {
                 problems.append(error.located(.init(path: "entities.\(name)")))
             }

@@ -2,7 +2,7 @@ from rest_framework import serializers, viewsets
 
 from .models import Album, Artist, Track
 
-TEXT = ["exact", "istartswith", "icontains", "startswith", "contains"]
+TEXT = ["exact", "istartswith", "iendswith", "icontains", "startswith", "endswith", "contains"]
 NUMBER = ["exact", "gte", "lte", "gt", "lt", "in", "isnull"]
 
 
