@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """StoreChain against stock third-party server software: Django REST Framework with django-filter,
-and Datasette, each serving the same generated catalog (Tests/Interop/catalog.py) on loopback,
+the same project as JSON:API (Django REST Framework JSON:API), and Datasette, each serving the same
+generated catalog (Tests/Interop/catalog.py) on loopback,
 through the pipelines kept in Examples/Interop. Every query of Tests/Interop/queries.py runs cold
 through `storechain query` against each backend and is compared with the answer computed from the
 catalog's SQLite file. Prints, per backend, the requests the queries cost (counted by the client
@@ -35,7 +36,8 @@ import queries  # noqa: E402
 # Warnings the client logged (a cache that could not be written, say), shown at the end.
 WARNINGS = []
 
-PACKAGES = ["Django==5.2.19", "djangorestframework==3.18.3", "django-filter==26.2", "datasette==0.65.5"]
+PACKAGES = ["Django==5.2.19", "djangorestframework==3.18.3", "django-filter==26.2",
+            "djangorestframework-jsonapi==8.1.0", "inflection==0.5.1", "datasette==0.65.5"]
 
 
 def venv():
@@ -183,7 +185,7 @@ def main():
     servers = start_servers(python, database)
     failures = []
     try:
-        for name in ("catalog.model.yml", "drf.pipeline.yml", "datasette.pipeline.yml"):
+        for name in ("catalog.model.yml", "drf.pipeline.yml", "jsonapi.pipeline.yml", "datasette.pipeline.yml"):
             # Copies in the run's folder, edited below into the variants.
             shutil.copy(os.path.join(ROOT, "Examples", "Interop", name), work)
         # The Django pipeline without its paging facts: pages end by guess, and a page past the
@@ -195,13 +197,13 @@ def main():
             copy.write(plain)
         # And each pipeline without its disk cache: every query is then cold in a process of its
         # own, so windows, counts and key paths are answered from the backend, not the caches.
-        for backend in ("drf", "datasette"):
+        for backend in ("drf", "jsonapi", "datasette"):
             with open(os.path.join(work, f"{backend}.pipeline.yml")) as source:
                 uncached = re.sub(r"\n  - disk-cache:[^\n]*", "", source.read())
             with open(os.path.join(work, f"{backend}-uncached.pipeline.yml"), "w") as copy:
                 copy.write(uncached)
-        runs = [("drf", "drf"), ("datasette", "datasette"), ("drf-plain", "drf"), ("drf-uncached", "drf"),
-                ("datasette-uncached", "datasette")]
+        runs = [("drf", "drf"), ("jsonapi", "drf"), ("datasette", "datasette"), ("drf-plain", "drf"),
+                ("drf-uncached", "drf"), ("jsonapi-uncached", "drf"), ("datasette-uncached", "datasette")]
         for pipeline_name, backend in runs:
             server, url = servers[backend]
             pipeline = os.path.join(work, f"{pipeline_name}.pipeline.yml")
@@ -227,7 +229,7 @@ def main():
     if failures:
         print("\n".join(failures))
         raise SystemExit(f"{len(failures)} problem(s) against stock servers")
-    print("interop: every answer right against Django REST Framework and Datasette")
+    print("interop: every answer right against Django REST Framework, its JSON:API form and Datasette")
 
 
 def check(binary, pipeline, server, url, backend, data, failures):

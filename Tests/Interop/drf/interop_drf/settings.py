@@ -6,7 +6,7 @@ import os
 SECRET_KEY = "interop-only"
 DEBUG = False
 ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
-INSTALLED_APPS = ["rest_framework", "django_filters", "interop_drf"]
+INSTALLED_APPS = ["rest_framework", "rest_framework_json_api", "django_filters", "interop_drf"]
 ROOT_URLCONF = "interop_drf.urls"
 DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": os.environ["INTEROP_CATALOG"]}}
 DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
