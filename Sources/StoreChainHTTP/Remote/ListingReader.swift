@@ -89,7 +89,9 @@ struct ListingReader: Sendable {
             let body = try exchange.json(response, from: url)
             let source = RemoteError.redacted(url)
             let records = try mapper.records(in: body, at: plan.endpoint.single ? nil : recordsPath, source: source)
-            try map(records, entity: entity, recordsPath: recordsPath, source: source, into: &loaded, seen: &seen)
+            try map(
+                records, entity: entity, recordsPath: recordsPath, source: source, including: body, into: &loaded,
+                seen: &seen)
             let signals = try facts.signals(in: response, body: body, source: source)
             let before = start
             start += records.count
@@ -153,13 +155,14 @@ struct ListingReader: Sendable {
     /// 404 for a page number past the end, PostgREST 416 for a range.
     static let pastTheEnd: Set<Int> = [404, 416]
 
-    /// Maps one page's records into `loaded`, once per object; bad records are skipped and
-    /// counted when the options say so.
+    /// Maps one page's records into `loaded`, once per object, and the records included beside
+    /// them in `body`; bad records are skipped and counted when the options say so.
     func map(
         _ records: [JSONValue], entity: EntityDescription, recordsPath: String?, source: String,
-        into loaded: inout Listing,
+        including body: JSONValue?, into loaded: inout Listing,
         seen: inout Set<ObjectID>
     ) throws(StoreChainError) {
+        if let body { loaded.embedded += try mapper.includedNodes(in: body, source: source) }
         for (index, record) in records.enumerated() {
             do {
                 let (node, embedded) = try mapper.node(

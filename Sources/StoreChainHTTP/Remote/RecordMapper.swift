@@ -6,9 +6,23 @@ import StoreChain
 struct RecordMapper: Sendable {
     let model: ObjectModel
     let entities: [String: RemoteEntityOptions]
+    /// Where a response's included records are, if the backend sends them.
+    var included: IncludedResources? = nil
 
     func options(for entity: String) -> RemoteEntityOptions {
         entities[entity] ?? RemoteEntityOptions()
+    }
+
+    /// The foreign key at `field`: `.null` where the path runs into an explicit null on the way
+    /// (JSON:API's `"data": null` linkage of an empty to-one), nil where the record lacks it.
+    static func foreignKey(at field: String, in record: JSONValue) -> JSONValue? {
+        if let value = JSONPath.value(at: field, in: record) { return value }
+        var prefix = Substring(field)
+        while let dot = prefix.lastIndex(of: ".") {
+            prefix = prefix[..<dot]
+            if case .null? = JSONPath.value(at: String(prefix), in: record) { return .null }
+        }
+        return nil
     }
 
     /// The records in a response body: at `path` (or the body itself), an array or one object.
@@ -72,7 +86,7 @@ struct RecordMapper: Sendable {
             switch mapping {
             case .endpoint: continue
             case .foreignKey(let field):
-                guard let json = JSONPath.value(at: field, in: record) else { continue }
+                guard let json = Self.foreignKey(at: field, in: record) else { continue }
                 func reference(_ json: JSONValue) throws(StoreChainError) -> ObjectID? {
                     do {
                         let value = try Value.coerce(json, to: keyType)

@@ -7,7 +7,7 @@ import StoreChain
 
 extension RemoteOptions {
     private enum Keys: String, CodingKey {
-        case baseURL, headers, auth, timeout, maxPages, badRecords, entities, changes
+        case baseURL, headers, auth, timeout, maxPages, badRecords, entities, changes, included
     }
 
     private struct Auth: Decodable {
@@ -40,7 +40,8 @@ extension RemoteOptions {
             timeoutSeconds: try container.decodeIfPresent(TimeSpan.self, forKey: .timeout)?.duration.timeInterval ?? 30,
             maxPages: try container.decodeIfPresent(Int.self, forKey: .maxPages) ?? 1_000,
             badRecords: try container.decodeIfPresent(BadRecordPolicy.self, forKey: .badRecords) ?? .fail,
-            changes: try container.decodeIfPresent(RemoteChangesOptions.self, forKey: .changes))
+            changes: try container.decodeIfPresent(RemoteChangesOptions.self, forKey: .changes),
+            included: try container.decodeIfPresent(IncludedResources.self, forKey: .included))
         bearerToken = auth?.bearer
     }
 }

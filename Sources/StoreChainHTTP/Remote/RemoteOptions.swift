@@ -31,6 +31,8 @@ public struct RemoteOptions: Sendable, Hashable, Decodable {
     public var entities: [String: RemoteEntityOptions]
     /// The backend's change feed, when it has one (`ChangeFeedHandler` follows it).
     public var changes: RemoteChangesOptions?
+    /// Related records the backend sends beside the primary ones (JSON:API's `included`).
+    public var included: IncludedResources?
 
     /// What to do with a record that cannot be mapped.
     public enum BadRecordPolicy: String, Sendable, Hashable, CaseIterable, Decodable {
@@ -46,9 +48,10 @@ public struct RemoteOptions: Sendable, Hashable, Decodable {
     public init(
         baseURL: URL, entities: [String: RemoteEntityOptions], headers: [String: String] = [:],
         bearerTokenVariable: String? = nil, timeoutSeconds: Double = 30, maxPages: Int = 1_000,
-        badRecords: BadRecordPolicy = .fail, changes: RemoteChangesOptions? = nil
+        badRecords: BadRecordPolicy = .fail, changes: RemoteChangesOptions? = nil, included: IncludedResources? = nil
     ) {
         self.changes = changes
+        self.included = included
         self.baseURL = baseURL
         self.entities = entities
         self.headers = headers

@@ -115,7 +115,8 @@ extension RemoteResponder {
         var loaded = ListingReader.Listing()
         var seen: Set<ObjectID> = []
         try listings.map(
-            records, entity: destination, recordsPath: recordsPath, source: location, into: &loaded, seen: &seen)
+            records, entity: destination, recordsPath: recordsPath, source: location, including: body,
+            into: &loaded, seen: &seen)
         var next: PageRequest.Position?
         let signals = try facts.signals(in: response, body: body, source: location)
         if !records.isEmpty, signals.hasMore != false, let link = signals.next {

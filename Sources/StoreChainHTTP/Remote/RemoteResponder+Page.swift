@@ -78,7 +78,8 @@ extension RemoteResponder {
         var loaded = ListingReader.Listing()
         var seen: Set<ObjectID> = []
         try listings.map(
-            records, entity: plan.entity, recordsPath: recordsPath, source: source, into: &loaded, seen: &seen)
+            records, entity: plan.entity, recordsPath: recordsPath, source: source, including: body,
+            into: &loaded, seen: &seen)
         if style == .link { size = records.count }
         let signals =
             pastTheEnd

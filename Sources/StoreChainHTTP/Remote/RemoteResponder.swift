@@ -50,7 +50,7 @@ public final class RemoteResponder: UpstreamCounting {
         self.options = options
         self.cacheNamespace =
             "remote \(RemoteError.redacted(options.baseURL)) #\(Fingerprint.hex(of: (options.baseURL, options.entities)))"
-        self.mapper = RecordMapper(model: model, entities: options.entities)
+        self.mapper = RecordMapper(model: model, entities: options.entities, included: options.included)
         if let problem = Self.problems(in: options, model: model).first { throw problem }
         var planners: [String: QueryPlanner] = [:]
         for (name, entityOptions) in options.entities {
@@ -93,6 +93,15 @@ public final class RemoteResponder: UpstreamCounting {
             }
         }
         if let changes = options.changes { problems += changesProblems(changes, model: model) }
+        for (type, entity) in (options.included?.types ?? [:]).sorted(by: { $0.key < $1.key })
+        where model.entity(named: entity) == nil {
+            problems.append(
+                StoreChainError(
+                    .invalidPipeline,
+                    "included records of type '\(type)' are said to be '\(entity)', which the model lacks",
+                    at: .init(path: "included.types.\(type)"),
+                    suggestion: Suggestion.didYouMean(entity, in: model.entities.map(\.name))))
+        }
         return problems
     }
 

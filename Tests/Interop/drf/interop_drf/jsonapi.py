@@ -1,6 +1,7 @@
 """The same catalog as a stock JSON:API (Django REST Framework JSON:API): resource objects with
 `attributes` and `relationships`, `page[number]` pagination (50 a page, `links.next`,
-`meta.pagination.count`, 404 past the last), `filter[field.lookup]` filters that answer 400 to a
+`meta.pagination.count`, 404 past the last), related resources included on request
+(`include=album,album.artist`: a compound document), `filter[field.lookup]` filters that answer 400 to a
 filter the resource does not declare, and `sort=-year,title`. Nothing here is tailored to
 StoreChain."""
 from rest_framework import viewsets
@@ -22,12 +23,16 @@ class ArtistSerializer(serializers.ModelSerializer):
 
 
 class AlbumSerializer(serializers.ModelSerializer):
+    included_serializers = {"artist": ArtistSerializer}
+
     class Meta:
         model = Album
         fields = ["title", "year", "artist"]
 
 
 class TrackSerializer(serializers.ModelSerializer):
+    included_serializers = {"album": AlbumSerializer}
+
     class Meta:
         model = Track
         fields = ["name", "composer", "milliseconds", "album"]
