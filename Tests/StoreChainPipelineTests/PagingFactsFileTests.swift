@@ -55,6 +55,8 @@ import Testing
                                     paging: { offset: { size: 100, has-more: { header: X-More }, total: { header: Content-Range } } }
                                   - request: GET /bands/?_next={cursor}
                                     paging: { cursor: { variable: cursor, next: next, total: filtered_table_rows_count } }
+                                  - request: GET /bands/?limit={limit}&starting_after={after}
+                                    paging: { cursor: { variable: after, next: { last-record: id }, limit: limit, has-more: has_more } }
                                 relationships:
                                   albums:
                                     endpoint:
@@ -68,7 +70,9 @@ import Testing
                 PagingFacts(hasMore: .header("X-More"), total: .header("Content-Range")),
                 // A cursor's `next` is the cursor, not a link.
                 PagingFacts(total: .body("filtered_table_rows_count")),
+                PagingFacts(hasMore: .body("has_more")),
             ])
+        #expect(band.fetch.map(\.paging?.cursorPlace) == [nil, nil, .body("next"), .lastRecord("id")])
         #expect(
             band.relationships["albums"]
                 == .endpoint(
@@ -126,5 +130,12 @@ import Testing
         #expect(errors.first?.message == "a relationship's endpoint pages by following next links only", "\(errors)")
         #expect(errors.first?.location?.line == 11, "\(errors)")
         #expect(errors.first?.suggestion?.contains("paging: { link: { next: … } }") == true, "\(errors)")
+    }
+}
+
+extension Paging {
+    /// Where a cursor-paged endpoint's next cursor is; `nil` for other styles.
+    fileprivate var cursorPlace: CursorPlace? {
+        if case .cursor(_, let next, _, _) = self { next } else { nil }
     }
 }

@@ -113,9 +113,11 @@ struct ListingReader: Sendable {
                 }
                 // On from the records received: a backend that caps the limit sends fewer.
                 values[offset] = String((Int(values[offset] ?? "") ?? 0) + records.count)
-            case .cursor(let variable, let next, _, _)?:
-                guard signals.hasMore != false, !records.isEmpty,
-                    let cursor = try nextCursor(in: body, at: next, source: source)
+            case .cursor(let variable, let next, let limit, let size)?:
+                guard
+                    let cursor = try nextCursor(
+                        at: next, in: body, records: records, recordsPath: recordsPath, signals: signals,
+                        size: limit == nil ? nil : size, source: source)
                 else { return loaded }
                 values[variable] = cursor
             case .link?, nil:
@@ -177,20 +179,38 @@ struct ListingReader: Sendable {
         }
     }
 
-    /// The next page's cursor at `path` in a page's body: a string or an integer; missing, null
-    /// or empty means the last page.
+    /// The next page's cursor, from a page of `records` (found at `recordsPath` in `body`), or
+    /// `nil` when it is the last: a more-pages flag that is false, an empty page, no cursor at
+    /// `place` (missing, null or empty); for a cursor that is the last record's key and no flag
+    /// declared, also a page shorter than the `size` asked.
     ///
-    /// - Throws: `.badRecord` naming the URL and JSON path when the cursor is another kind of value.
-    func nextCursor(in body: JSONValue, at path: String, source: String) throws(StoreChainError) -> String? {
-        switch JSONPath.value(at: path, in: body) {
+    /// - Throws: `.badRecord` naming the URL and JSON path when the cursor is neither a string
+    ///   nor an integer.
+    func nextCursor(
+        at place: Paging.CursorPlace, in body: JSONValue, records: [JSONValue], recordsPath: String?,
+        signals: PagingFacts.Signals, size: Int?, source: String
+    ) throws(StoreChainError) -> String? {
+        guard signals.hasMore != false, let last = records.last else { return nil }
+        let value: JSONValue?
+        let path: String
+        switch place {
+        case .body(let cursorPath):
+            value = JSONPath.value(at: cursorPath, in: body)
+            path = "$.\(cursorPath)"
+        case .lastRecord(let field):
+            if signals.hasMore == nil, let size, records.count < size { return nil }
+            value = JSONPath.value(at: field, in: last)
+            path = "$" + (recordsPath.map { ".\($0)" } ?? "") + "[\(records.count - 1)].\(field)"
+        }
+        switch value {
         case nil, .null?: return nil
         case .string(let cursor)?: return cursor.isEmpty ? nil : cursor
         case .integer(let number)?: return String(number)
         case let other?:
             throw StoreChainError(
                 .badRecord, "the next-page cursor is \(other.typeName), not a string or an integer",
-                at: .init(file: source, path: "$.\(path)"),
-                suggestion: "point the endpoint's cursor path at the field that holds the next cursor")
+                at: .init(file: source, path: path),
+                suggestion: "point the endpoint's cursor option at the field that holds the next cursor")
         }
     }
 

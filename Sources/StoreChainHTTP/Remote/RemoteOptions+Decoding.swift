@@ -203,7 +203,8 @@ extension Paging {
     }
 
     /// `link`, `{ pages: { page: page, per-page: per_page, size: 100, first: 1 } }`,
-    /// `{ cursor: { variable: cursor, next: next_cursor, limit: limit, size: 100 } }` or
+    /// `{ cursor: { variable: cursor, next: next_cursor, limit: limit, size: 100 } }` (`next: {
+    /// last-record: id }` for a cursor that is the last record's key) or
     /// `{ offset: { offset: offset, limit: limit, size: 50 } }`.
     public init(from decoder: any Decoder) throws {
         if let text = try? decoder.singleValueContainer().decode(String.self) {
@@ -232,12 +233,26 @@ extension Paging {
         case "cursor":
             self = .cursor(
                 variable: try container.decodeIfPresent(String.self, forKey: .variable) ?? "cursor",
-                next: try container.decode(String.self, forKey: .next),
+                next: try container.decode(CursorPlace.self, forKey: .next),
                 limit: try container.decodeIfPresent(String.self, forKey: .limit), size: size)
         default:
             self = .offset(
                 offset: try container.decodeIfPresent(String.self, forKey: .offset) ?? "offset",
                 limit: try container.decodeIfPresent(String.self, forKey: .limit) ?? "limit", size: size)
         }
+    }
+}
+
+extension Paging.CursorPlace: Decodable {
+    /// A JSON path in the body (`next_cursor`), or `{ last-record: id }`.
+    public init(from decoder: any Decoder) throws {
+        if let path = try? decoder.singleValueContainer().decode(String.self) {
+            self = .body(path)
+            return
+        }
+        let (variant, key, container) = try ConfigurationDecoding.variant(
+            of: decoder, among: ["body", "last-record"], what: "place of the next cursor")
+        let path = try container.decode(String.self, forKey: key)
+        self = variant == "body" ? .body(path) : .lastRecord(path)
     }
 }

@@ -300,13 +300,27 @@ public enum Paging: Sendable, Hashable, Decodable {
     /// (`PagingFacts.next`) is followed when present; a stated total or more-pages flag says
     /// where the listing ends, else a short page ends it.
     case pages(page: String, perPage: String, size: Int, first: Int)
-    /// An opaque cursor: the next cursor is at `next` in the body; `{cursor}` is empty at first.
-    case cursor(variable: String, next: String, limit: String?, size: Int)
+    /// A cursor: the next page's is where `next` says (a field of the body, Datasette's `next`;
+    /// or of the page's last record, Stripe's `starting_after`); `{cursor}` is empty at first.
+    case cursor(variable: String, next: CursorPlace, limit: String?, size: Int)
     /// Offset and limit variables.
     case offset(offset: String, limit: String, size: Int)
     /// Follow the next page's link: the `Link` header's `rel="next"` URL, or where
     /// `PagingFacts.next` says.
     case link
+
+    /// Where a cursor-paged endpoint's answer holds the cursor of the page after it.
+    public enum CursorPlace: Sendable, Hashable, ExpressibleByStringLiteral {
+        /// A JSON path in the body (`next`, `meta.next_cursor`): an opaque token the backend
+        /// sends.
+        case body(String)
+        /// A field of the page's last record (`id`): the next page starts after that record
+        /// (Stripe's `starting_after`, keyset paging).
+        case lastRecord(String)
+
+        /// A JSON path in the body.
+        public init(stringLiteral path: String) { self = .body(path) }
+    }
 
     /// Pages are asked for by position (a page number or an offset), so the one after a full
     /// page may be past the end of the listing.

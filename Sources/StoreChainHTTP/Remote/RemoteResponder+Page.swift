@@ -87,7 +87,8 @@ extension RemoteResponder {
             : try queryPlan.endpoint.pagingFacts.signals(in: response, body: body, source: source)
         let total = signals.total
         var next = try nextPage(
-            signals, body: body, from: url, paging: paging, start: start, size: size, records: records.count)
+            signals, body: body, from: url, paging: paging, start: start, size: size, records: records,
+            recordsPath: recordsPath)
         if case .offset = paging, next != nil, records.count < size {
             // A backend that caps the limit: its pages are as large as it sends, and the next
             // starts after the records received.
@@ -191,15 +192,18 @@ extension RemoteResponder {
     /// Where the page after this one is, or `nil` when this is the last.
     private func nextPage(
         _ signals: PagingFacts.Signals, body: JSONValue?, from url: URL, paging: Paging, start: Int, size: Int,
-        records: Int
+        records: [JSONValue], recordsPath: String?
     ) throws(StoreChainError) -> PageRequest.Position? {
-        guard records > 0, let body else { return nil }
+        guard !records.isEmpty, let body else { return nil }
         switch paging {
         case .pages, .offset:
-            return signals.continues(afterRecords: records, from: start, size: size) ? .record(start + size) : nil
-        case .cursor(_, let next, _, _):
-            guard signals.hasMore != false else { return nil }
-            return try listings.nextCursor(in: body, at: next, source: RemoteError.redacted(url)).map { .token($0) }
+            return signals.continues(afterRecords: records.count, from: start, size: size)
+                ? .record(start + size) : nil
+        case .cursor(_, let next, let limit, _):
+            return try listings.nextCursor(
+                at: next, in: body, records: records, recordsPath: recordsPath, signals: signals,
+                size: limit == nil ? nil : size, source: RemoteError.redacted(url)
+            ).map { .token($0) }
         case .link:
             // Resolved against this page: a body's link may be relative to it.
             guard let link = signals.next else { return nil }
