@@ -30,6 +30,25 @@ import Testing
         #expect(url.absoluteString == expected)
     }
 
+    /// Template text is sent as written where a URL can hold it; a character it cannot hold (a
+    /// space, `|`, brackets, a `%` that starts no escape, non-ASCII) is percent-encoded, as any
+    /// HTTP client would send it. Before, such a literal in a query value or the path made
+    /// Foundation stop the process ("Attempting to set percentEncodedQuery with invalid
+    /// characters").
+    @Test(arguments: [
+        ("GET /albums?fields=title|year", "https://api.example/v2/albums?fields=title%7Cyear"),
+        ("GET /search?q=two words&page={page}", "https://api.example/v2/search?q=two%20words&page=2"),
+        ("GET /albums?page[number]={page}", "https://api.example/v2/albums?page%5Bnumber%5D=2"),
+        ("GET /albums?filter=name eq 'Café'", "https://api.example/v2/albums?filter=name%20eq%20'Caf%C3%A9'"),
+        ("GET /albums?q=100%&x=%41", "https://api.example/v2/albums?q=100%25&x=%41"),
+        ("GET /a b/{id}/c|d", "https://api.example/v2/a%20b/3/c%7Cd"),
+        ("GET /albums?$top=5&@odata.count=true;x=y,z", "https://api.example/v2/albums?$top=5&@odata.count=true;x=y,z"),
+    ])
+    func literalTextIsSentAsWrittenWhereAURLCanHoldIt(_ text: String, _ expected: String) throws {
+        let url = try RequestTemplate(text).url(base: base, values: ["id": "3", "page": "2"])
+        #expect(url.absoluteString == expected)
+    }
+
     @Test(arguments: [
         ("../admin", "https://api.example/v2/bands/..%2Fadmin?q=x"),
         ("a/b?c=d&e", "https://api.example/v2/bands/a%2Fb%3Fc%3Dd%26e?q=x"),

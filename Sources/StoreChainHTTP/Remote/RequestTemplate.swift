@@ -4,11 +4,13 @@ import StoreChain
 /// A request template: `GET /bands/{id}/albums?sort={sort}&format=json`.
 ///
 /// Path variables are required; query variables are left out when they have no value. Every
-/// value is percent-encoded, so no value can change the path or add parameters.
+/// value is percent-encoded, so no value can change the path or add parameters. The template's
+/// own text is sent as written, except the characters a URL cannot hold there (a space, `|`,
+/// brackets, a `%` that starts no escape, non-ASCII), which are percent-encoded.
 public struct RequestTemplate: Sendable, Hashable, CustomStringConvertible {
     /// A piece of a path segment or query value.
     public enum Part: Sendable, Hashable {
-        /// Text sent as written.
+        /// Text sent as written (what a URL cannot hold percent-encoded).
         case literal(String)
         /// `{name}`, replaced by the variable's value, percent-encoded.
         case variable(String)
@@ -105,7 +107,7 @@ public struct RequestTemplate: Sendable, Hashable, CustomStringConvertible {
             var text = ""
             for part in segment {
                 switch part {
-                case .literal(let literal): text += literal
+                case .literal(let literal): text += Self.escape(literal, keeping: Self.pathCharacters)
                 case .variable(let name):
                     guard let value = values[name] else {
                         throw StoreChainError(.invalidRequest, "no value for {\(name)} in '\(self.text)'")
@@ -122,7 +124,7 @@ public struct RequestTemplate: Sendable, Hashable, CustomStringConvertible {
             var complete = true
             for part in value {
                 switch part {
-                case .literal(let literal): text += literal
+                case .literal(let literal): text += Self.escape(literal, keeping: Self.queryCharacters)
                 case .variable(let variable):
                     guard let value = values[variable] else {
                         complete = false
@@ -131,7 +133,7 @@ public struct RequestTemplate: Sendable, Hashable, CustomStringConvertible {
                     text += Self.encode(value)
                 }
             }
-            if complete { items.append(Self.encode(name) + "=" + text) }
+            if complete { items.append(Self.escape(name, keeping: Self.queryCharacters) + "=" + text) }
         }
         var components = URLComponents()
         components.scheme = base.scheme
@@ -152,4 +154,37 @@ public struct RequestTemplate: Sendable, Hashable, CustomStringConvertible {
 
     private static let unreserved = CharacterSet(
         charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// What RFC 3986 lets a path segment hold as it is: unreserved characters, sub-delimiters,
+    /// `:` and `@` (`pchar`).
+    private static let pathCharacters = unreserved.union(CharacterSet(charactersIn: "!$&'()*+,;=:@"))
+    /// What a query may hold as it is: a path segment's characters, `/` and `?`.
+    private static let queryCharacters = pathCharacters.union(CharacterSet(charactersIn: "/?"))
+
+    /// `text` as written, but for the characters outside `kept` (a `%` that starts no escape
+    /// among them), percent-encoded as UTF-8.
+    static func escape(_ text: String, keeping kept: CharacterSet) -> String {
+        let scalars = Array(text.unicodeScalars)
+        var escaped = ""
+        var index = 0
+        while index < scalars.count {
+            let scalar = scalars[index]
+            if scalar == "%", index + 2 < scalars.count, scalars[index + 1].properties.isASCIIHexDigit,
+                scalars[index + 2].properties.isASCIIHexDigit
+            {
+                escaped.unicodeScalars.append(contentsOf: scalars[index...(index + 2)])
+                index += 3
+                continue
+            }
+            if kept.contains(scalar) {
+                escaped.unicodeScalars.append(scalar)
+            } else {
+                for byte in String(scalar).utf8 {
+                    escaped += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+                }
+            }
+            index += 1
+        }
+        return escaped
+    }
 }
