@@ -163,4 +163,43 @@ extension SortGrammarTests {
                 == (try Self.expected("-milliseconds", limit: 4, offset: 11)))
         #expect(transport.requests.map(Self.query) == [["page": "2", "ordering": "-milliseconds"]])
     }
+
+    /// `explain` says why a sort is done in memory, naming what the endpoint lacks.
+    @Test(arguments: [
+        (
+            SortBinding(variable: "ordering", separator: ",", fields: ["milliseconds": "milliseconds", "id": "id"]),
+            "-milliseconds,name", "the sort grammar of {ordering} has no field for 'name'"
+        ),
+        (
+            SortBinding(variable: "ordering", values: ["-milliseconds": "-milliseconds"]), "-milliseconds,name",
+            "{ordering} has a value for '-milliseconds' only, not for '-milliseconds,name'"
+        ),
+        (
+            SortBinding(variable: "ordering", values: ["name": "name"]), "milliseconds",
+            "{ordering} has no value for 'milliseconds'"
+        ),
+        (
+            SortBinding(variable: "ordering", separator: ",", fields: ["name": "name", "id": "id"]), "name[c]",
+            "'name[c]' ignores case, which no sort variable says it does"
+        ),
+        (SortBinding(variable: "ordering", separator: ",", fields: ["name": "name", "id": "id"]), "name", nil),
+    ])
+    func explainSaysWhyASortIsDoneInMemory(_ sort: SortBinding, _ keys: String, _ reason: String?) async throws {
+        let transport = Self.backend()
+        var endpoint = RemoteEndpoint(
+            "GET /tracks/?page={page}&ordering={ordering}", sort: sort,
+            paging: .pages(page: "page", perPage: "page_size", size: 10, first: 1))
+        endpoint.pagingFacts = PagingFacts(next: .body("next"), total: .body("count"))
+        let remote = try RemoteResponder(
+            model: try Self.model(),
+            options: RemoteOptions(
+                baseURL: URL(string: "https://api.example")!,
+                entities: ["Track": RemoteEntityOptions(records: "results", fetch: [endpoint])]),
+            transport: transport, environment: [:])
+        let descriptors = try keys.split(separator: ",").map { try FetchSortDescriptor(parsing: String($0)) }
+        let explanation = try await remote.explain(FetchRequest(entity: "Track", sortDescriptors: descriptors))
+        let line = explanation.inMemory.first { $0.hasPrefix("sort: ") }
+        #expect(line == reason.map { "sort: \(descriptors.map(\.description).joined(separator: ", ")) (\($0))" })
+        #expect(transport.requests.isEmpty)
+    }
 }

@@ -22,8 +22,11 @@ extension RemoteResponder: FetchExplaining {
         if let predicate = request.predicate, !queryPlan.filterApplied {
             inMemory.append("filter: \(predicate.format)")
         }
-        if !request.sortDescriptors.isEmpty, !queryPlan.sortPushed {
-            inMemory.append("sort: " + request.sortDescriptors.map(\.description).joined(separator: ", "))
+        if !request.sortDescriptors.isEmpty, !queryPlan.orderApplied {
+            let why =
+                queryPlan.endpoint.sort?.whyNotPushed(request.sortDescriptors, key: plan.entity.key)
+                ?? "\(queryPlan.endpoint.request) takes no sort"
+            inMemory.append("sort: " + request.sortDescriptors.map(\.description).joined(separator: ", ") + " (\(why))")
         }
         if request.fetchOffset > 0 || request.fetchLimit != nil {
             inMemory.append(

@@ -35,4 +35,26 @@ extension SortBinding {
         }
         return nil
     }
+
+    /// Why `sort` is not pushed in the order it asks, for `explain`: a sort that ignores case, a
+    /// key the grammar has no field for, a sort the written-out values do not name, or values that
+    /// order by the first key only. `nil` when it is pushed whole.
+    func whyNotPushed(_ sort: [FetchSortDescriptor], key: String) -> String? {
+        if let folded = sort.first(where: \.caseInsensitive) {
+            return "'\(folded.description)' ignores case, which no sort variable says it does"
+        }
+        if pushed(for: sort, key: key)?.ordered == true { return nil }
+        if separator != nil {
+            let missing = sort.map(\.keyPath).filter { fields[$0] == nil }
+            if !missing.isEmpty {
+                return "the sort grammar of {\(variable)} has no field for "
+                    + missing.map { "'\($0)'" }.joined(separator: ", ")
+            }
+        }
+        let whole = sort.map(\.description).joined(separator: ",")
+        if let first = sort.first, values[first.description] != nil {
+            return "{\(variable)} has a value for '\(first.description)' only, not for '\(whole)'"
+        }
+        return "{\(variable)} has no value for '\(whole)'"
+    }
 }
