@@ -99,4 +99,44 @@ import Testing
             "\(String(describing: error))")
         #expect(error?.location?.path == "$.data[0].ref", "\(String(describing: error))")
     }
+
+    /// A backend that sends fewer records than the limit asked (Stripe caps `limit` at 100; this
+    /// one at 30) to an endpoint that declares no `has-more`: its first page is short, and was
+    /// taken for the last, answering 30 bands of 75. Its body says `has_more: true`, so the
+    /// guessed end is now a located error naming that path; declared, the flag reads on.
+    @Test(arguments: [false, true])
+    func aShortPageWhoseBodySaysThereIsMoreIsNeverTakenForTheLast(behindAPager: Bool) async throws {
+        var endpoint = Self.endpoint(flag: false)
+        endpoint.paging = .cursor(variable: "starting_after", next: .lastRecord("id"), limit: "limit", size: 100)
+        let handlers: [any StoreHandler] = behindAPager ? [PaginationHandler(model: try BodyPagingTests.model())] : []
+        let chain = Chain(
+            handlers: handlers,
+            terminal: try BodyPagingTests.remote(endpoint, transport: Self.backend(), records: "data"))
+        let error = await #expect(throws: StoreChainError.self) { try await chain.fetch(try BodyPagingTests.all()) }
+        #expect(error?.code == .incompleteData, "\(String(describing: error))")
+        #expect(error?.location?.path == "$.has_more", "\(String(describing: error))")
+
+        endpoint.pagingFacts = PagingFacts(hasMore: .body("has_more"))
+        let declared = Chain(
+            handlers: handlers,
+            terminal: try BodyPagingTests.remote(endpoint, transport: Self.backend(), records: "data"))
+        #expect(BodyPagingTests.keys(try await declared.fetch(try BodyPagingTests.all())) == Array(1...75))
+    }
+
+    /// A stated total says where a listing read after its last records ends.
+    @Test func aStatedTotalEndsTheListing() async throws {
+        let transport = StubTransport { request in
+            let after = BodyPagingTests.query(request, "starting_after") ?? 0
+            let keys = after < 45 ? Array((after + 1)...min(45, after + 20)) : []
+            let data = keys.map { #"{"id": \#($0), "name": "Band \#($0)"}"# }
+            return .json(#"{"total": 45, "data": [\#(data.joined(separator: ", "))]}"#)
+        }
+        var endpoint = Self.endpoint(flag: false)
+        endpoint.paging = .cursor(variable: "starting_after", next: .lastRecord("id"), limit: "limit", size: 100)
+        endpoint.pagingFacts = PagingFacts(total: .body("total"))
+        let chain = Chain(
+            handlers: [], terminal: try BodyPagingTests.remote(endpoint, transport: transport, records: "data"))
+        #expect(BodyPagingTests.keys(try await chain.fetch(try BodyPagingTests.all())) == Array(1...45))
+        #expect(Self.queries(transport) == ["limit=100", "limit=100&starting_after=20", "limit=100&starting_after=40"])
+    }
 }

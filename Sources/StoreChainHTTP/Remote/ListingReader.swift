@@ -117,8 +117,12 @@ struct ListingReader: Sendable {
                 guard
                     let cursor = try nextCursor(
                         at: next, in: body, records: records, recordsPath: recordsPath, signals: signals,
-                        size: limit == nil ? nil : size, source: source)
-                else { return loaded }
+                        readBefore: before, size: limit == nil ? nil : size, source: source)
+                else {
+                    return try ended(
+                        loaded, records: start, guessed: plan.endpoint.paging?.guessesEnd == true && !signals.isStated,
+                        body: body, plan: plan, source: source)
+                }
                 values[variable] = cursor
             case .link?, nil:
                 // An endpoint declared without paging still pages when it says so: a response
@@ -141,8 +145,7 @@ struct ListingReader: Sendable {
         }
     }
 
-    /// A listing paged by position that ended at `body`'s page; an end guessed from a short
-    /// page is checked against what the body says (a backend capping the page size).
+    /// A listing that ended at `body`'s page; an end guessed from a short page is checked against what the body says (a backend capping the page size).
     private func ended(
         _ loaded: Listing, records: Int, guessed: Bool, body: JSONValue, plan: QueryPlanner.Plan, source: String
     ) throws(StoreChainError) -> Listing {
@@ -179,16 +182,17 @@ struct ListingReader: Sendable {
         }
     }
 
-    /// The next page's cursor, from a page of `records` (found at `recordsPath` in `body`), or
-    /// `nil` when it is the last: a more-pages flag that is false, an empty page, no cursor at
-    /// `place` (missing, null or empty); for a cursor that is the last record's key and no flag
-    /// declared, also a page shorter than the `size` asked.
+    /// The next page's cursor, from a page of `records` (found at `recordsPath` in `body`, after
+    /// `readBefore` records), or `nil` when it is the last: a more-pages flag that is false, an
+    /// empty page, no cursor at `place` (missing, null or empty); for a cursor that is the last
+    /// record's key, also a stated total reached or, where nothing is stated, a page shorter than
+    /// the `size` asked (`Paging.guessesEnd`).
     ///
     /// - Throws: `.badRecord` naming the URL and JSON path when the cursor is neither a string
     ///   nor an integer.
     func nextCursor(
         at place: Paging.CursorPlace, in body: JSONValue, records: [JSONValue], recordsPath: String?,
-        signals: PagingFacts.Signals, size: Int?, source: String
+        signals: PagingFacts.Signals, readBefore: Int, size: Int?, source: String
     ) throws(StoreChainError) -> String? {
         guard signals.hasMore != false, let last = records.last else { return nil }
         let value: JSONValue?
@@ -198,7 +202,10 @@ struct ListingReader: Sendable {
             value = JSONPath.value(at: cursorPath, in: body)
             path = "$.\(cursorPath)"
         case .lastRecord(let field):
-            if signals.hasMore == nil, let size, records.count < size { return nil }
+            // Without a limit asked, a page of any size may have a successor.
+            guard signals.continues(afterRecords: records.count, from: readBefore, size: size ?? 1) else {
+                return nil
+            }
             value = JSONPath.value(at: field, in: last)
             path = "$" + (recordsPath.map { ".\($0)" } ?? "") + "[\(records.count - 1)].\(field)"
         }

@@ -330,4 +330,14 @@ public enum Paging: Sendable, Hashable, Decodable {
         case .cursor, .link: false
         }
     }
+
+    /// Where no fact states the listing's end, a short page is taken for its last: pages asked
+    /// for by position, and cursors read from the last record (an opaque cursor or a link says
+    /// where the listing goes on by being there).
+    var guessesEnd: Bool {
+        switch self {
+        case .pages, .offset, .cursor(_, .lastRecord, _, _): true
+        case .cursor, .link: false
+        }
+    }
 }

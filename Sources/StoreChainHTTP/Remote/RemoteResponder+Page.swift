@@ -95,7 +95,7 @@ extension RemoteResponder {
             size = records.count
             next = .record(start + size)
         }
-        if next == nil, paging.pagesByPosition, !signals.isStated, let body {
+        if next == nil, paging.guessesEnd, !signals.isStated, let body {
             try UndeclaredPaging.checkGuessedEnd(
                 body, records: start + records.count, endpoint: queryPlan.endpoint.request, source: source)
         }
@@ -201,7 +201,7 @@ extension RemoteResponder {
                 ? .record(start + size) : nil
         case .cursor(_, let next, let limit, _):
             return try listings.nextCursor(
-                at: next, in: body, records: records, recordsPath: recordsPath, signals: signals,
+                at: next, in: body, records: records, recordsPath: recordsPath, signals: signals, readBefore: start,
                 size: limit == nil ? nil : size, source: RemoteError.redacted(url)
             ).map { .token($0) }
         case .link:

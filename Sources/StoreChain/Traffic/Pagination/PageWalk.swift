@@ -100,6 +100,10 @@ struct PageWalk {
             default: .all
             }
         while let last = pages.last, let position = last.info.page?.next, !isFull(mode) {
+            // A listing read by continuation ends where its stated total is reached.
+            if case .token = position, let total, last.start + (last.info.page?.records ?? last.nodes.count) >= total {
+                break
+            }
             if case .record(let start) = position, last.info.page?.style.isRandomAccess == true,
                 !isResidual(mode)
             {
