@@ -210,14 +210,7 @@ import Testing
     }
 
     @Test func aRelationshipEndpointFollowsTheNextLinkItsBodyHolds() async throws {
-        let model = try ObjectModel([
-            EntityDescription(
-                "Band", key: "id", attributes: [AttributeDescription("id", .integer)],
-                relationships: [RelationshipDescription("albums", .toMany(ordered: true), "Album", inverse: "band")]),
-            EntityDescription(
-                "Album", key: "id", attributes: [AttributeDescription("id", .integer)],
-                relationships: [RelationshipDescription("band", .toOne, "Band", inverse: "albums", optional: true)]),
-        ])
+        let model = try RelationshipPagingTests.model()
         let transport = StubTransport { request in
             let page = Self.query(request, "page") ?? 1
             let keys = Array(((page - 1) * 50 + 1)...min(57, page * 50))

@@ -28,15 +28,7 @@ enum EndpointProblems {
                 problems.append(problem.located(.init(path: "\(path).bind.\(variable)")))
             }
         }
-        for variable in requiredPagingVariables(endpoint.paging) where !variables.contains(variable) {
-            problems.append(
-                StoreChainError(
-                    .invalidRequest, "the paging variable {\(variable)} is not in '\(endpoint.request)'",
-                    at: .init(path: "\(path).paging"),
-                    suggestion: "add {\(variable)} to the request where the backend takes it, or name in the paging "
-                        + "options the variable the request has"
-                        + (Suggestion.closest(to: variable, in: variables).map { " (did you mean '\($0)'?)" } ?? "")))
-        }
+        problems += pagingProblems(endpoint.paging, of: template, at: "\(path).paging")
         if let sort = endpoint.sort {
             if !variables.contains(sort.variable) {
                 problems.append(
@@ -97,6 +89,20 @@ enum EndpointProblems {
     }
 
     /// The variables of a paging style the template must have (a page size it may leave out).
+    /// The paging variables of `paging` that `template` (an endpoint's or a relationship's, whose
+    /// `paging` is at `path`) does not have: pages asked for with them would all be the first.
+    static func pagingProblems(_ paging: Paging?, of template: RequestTemplate, at path: String) -> [StoreChainError] {
+        let variables = template.variables
+        return requiredPagingVariables(paging).filter { !variables.contains($0) }.map { variable in
+            StoreChainError(
+                .invalidRequest, "the paging variable {\(variable)} is not in '\(template.text)'",
+                at: .init(path: path),
+                suggestion: "add {\(variable)} to the request where the backend takes it, or name in the paging "
+                    + "options the variable the request has"
+                    + (Suggestion.closest(to: variable, in: variables).map { " (did you mean '\($0)'?)" } ?? ""))
+        }
+    }
+
     private static func requiredPagingVariables(_ paging: Paging?) -> [String] {
         switch paging {
         case .pages(let page, _, _, _)?: [page]

@@ -201,7 +201,7 @@ struct RelatedLoader: Sendable {
             let destination = model.entity(named: relationship.destination)
         else { return [:] }
         var result: [ObjectID: RelationshipValue] = [:]
-        if case .endpoint(let text, _)? = mapper.options(for: entity.name).relationships[name] {
+        if case .endpoint(let text, _, _)? = mapper.options(for: entity.name).relationships[name] {
             if owners.count > 1,
                 let members = try await cachedMembers(
                     of: owners, through: relationship, destination: destination, context: context, serving: parent)

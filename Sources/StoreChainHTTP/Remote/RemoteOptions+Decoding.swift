@@ -75,21 +75,17 @@ extension RemoteRelationship {
     }
 
     /// `{ foreign-key: band_id }`, `{ embedded: albums }`, `{ endpoint: "GET /bands/{id}/albums" }`
-    /// or `{ endpoint: { request: "GET /albums/{id}/tracks/", paging: { link: { next: next } } } }`.
+    /// or `{ endpoint: { request: "GET /albums/{id}/tracks/?page={page}", paging: { pages: { page: page,
+    /// size: 50, next: next } } } }` (any paging style a fetch endpoint takes).
     public init(from decoder: any Decoder) throws {
         let (variant, key, container) = try ConfigurationDecoding.variant(
             of: decoder, among: ["foreign-key", "embedded", "endpoint"], what: "relationship mapping")
         if variant == "endpoint", (try? container.decode(String.self, forKey: key)) == nil {
             let endpoint = try container.nestedContainer(keyedBy: EndpointKeys.self, forKey: key)
-            let paging = try endpoint.decodeIfPresent(Paging.self, forKey: .paging)
-            guard paging == nil || paging == .link else {
-                throw StoreChainError(
-                    .invalidPipeline, "a relationship's endpoint pages by following next links only",
-                    suggestion: "write paging: { link: { next: … } } with where the next page's link is")
-            }
             self = .endpoint(
                 try endpoint.decode(String.self, forKey: .request),
-                paging: try endpoint.decodeIfPresent(PagingFacts.self, forKey: .paging) ?? PagingFacts())
+                paging: try endpoint.decodeIfPresent(PagingFacts.self, forKey: .paging) ?? PagingFacts(),
+                style: try endpoint.decodeIfPresent(Paging.self, forKey: .paging) ?? .link)
             return
         }
         let value = try container.decode(String.self, forKey: key)

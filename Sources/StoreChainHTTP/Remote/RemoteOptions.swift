@@ -130,9 +130,10 @@ public enum RemoteRelationship: Sendable, Hashable, Decodable {
     /// learned from it are returned too.
     case embedded(String)
     /// The relationship has its own endpoint, such as `GET /bands/{id}/albums`, with `{id}` the
-    /// owner's key; its pages follow the next link `paging` says where to find (by default the
-    /// `Link` header's).
-    case endpoint(String, paging: PagingFacts = PagingFacts())
+    /// owner's key. Its pages are asked for as `style` says, as a fetch endpoint's are: by default
+    /// by following the next link; `paging` says where its answers state the next link, a
+    /// more-pages flag or the total (by default the `Link` and `X-Total-Count` headers).
+    case endpoint(String, paging: PagingFacts = PagingFacts(), style: Paging = .link)
 }
 
 /// A fetch endpoint: a request template and how its variables bind to the fetch request.

@@ -75,7 +75,7 @@ extension RemoteResponder: FetchExplaining {
                 defer { entity = destination }
                 guard seen.insert("\(entity.name).\(name)").inserted else { continue }
                 switch mapper.options(for: entity.name).relationships[name] {
-                case .endpoint(let text, _)?:
+                case .endpoint(let text, _, _)?:
                     reads.append(
                         try await endpointRead(
                             relationship, of: entity, destination: destination, endpoint: text, context: context,

@@ -84,15 +84,15 @@ extension RemoteResponder {
     }
 
     /// Reads one page of a relationship's own list (`StoreRequest.relationshipPage`): the
-    /// page's objects in the backend's order, and where the next page is (the next link its
-    /// paging facts name, `Link: rel="next"` by default, as an absolute URL on the backend's
-    /// host).
+    /// page's objects in the backend's order, and where the next page is, as the relationship's
+    /// paging style says (by default the next link its paging facts name, `Link: rel="next"`
+    /// unless declared, as an absolute URL on the backend's host).
     func relationshipPage(_ page: PageRequest, of owner: ObjectID, _ name: String, context: RequestContext)
         async throws -> StoreResponse
     {
         let entity = try model.requireEntity(owner.entity)
         guard let relationship = entity.relationship(named: name),
-            case .endpoint(let text, let facts)? = mapper.options(for: entity.name).relationships[name]
+            case .endpoint(let text, let facts, let paging)? = mapper.options(for: entity.name).relationships[name]
         else {
             // No endpoint of its own: no pages; the whole relationship answers.
             return try await relationshipFault(owner, name, context: context)
@@ -102,26 +102,34 @@ extension RemoteResponder {
         guard let key = owner.key, let variable = template.pathVariables.first else {
             throw StoreChainError(.invalidRequest, "\(owner) has no key to read its '\(name)' from '\(text)'")
         }
-        let url =
-            switch page.position {
-            case .record: try template.url(base: options.baseURL, values: [variable: QueryPlanner.parameterText(key)])
-            case .token(let link): try listings.resolve(link, against: options.baseURL)
-            }
-        let response = try await exchange.send(template.method, url, context: context)
+        let address = try pageAddress(
+            page.position, size: page.size, paging: paging, template: template, endpoint: text,
+            values: [variable: QueryPlanner.parameterText(key)])
+        let response = try await exchange.send(
+            template.method, address.url, context: context,
+            accepting: address.mayBePastTheEnd ? ListingReader.pastTheEnd : [])
+        // A page past the last (asked for after a full page): the list ended before it.
+        let pastTheEnd = ListingReader.pastTheEnd.contains(response.status)
         let recordsPath = mapper.options(for: destination.name).records
-        let location = RemoteError.redacted(url)
-        let body = try exchange.json(response, from: url)
-        let records = try mapper.records(in: body, at: recordsPath, source: location)
+        let location = RemoteError.redacted(address.url)
+        let body = pastTheEnd ? nil : try exchange.json(response, from: address.url)
+        let records =
+            try body.map { body throws(StoreChainError) in
+                try mapper.records(in: body, at: recordsPath, source: location)
+            } ?? []
         var loaded = ListingReader.Listing()
         var seen: Set<ObjectID> = []
         try listings.map(
             records, entity: destination, recordsPath: recordsPath, source: location, including: body,
             into: &loaded, seen: &seen)
-        var next: PageRequest.Position?
-        let signals = try facts.signals(in: response, body: body, source: location)
-        if !records.isEmpty, signals.hasMore != false, let link = signals.next {
-            next = .token(try listings.resolve(link, against: url).absoluteString)
-        } else if facts == PagingFacts() {
+        let signals =
+            pastTheEnd
+            ? PagingFacts.Signals(nextIsStated: true)
+            : try facts.signals(in: response, body: body, source: location)
+        let (next, size) = try following(
+            signals, body: body, from: address.url, paging: paging, start: address.start, size: address.size,
+            records: records, recordsPath: recordsPath, endpoint: text)
+        if next == nil, paging == .link, facts == PagingFacts(), let body {
             // Declared without paging: more announced in the body fails.
             try UndeclaredPaging.check(
                 body, records: records.count, isWholeListing: page.position == .record(0), endpoint: text,
@@ -130,8 +138,8 @@ extension RemoteResponder {
         let ids = loaded.nodes.map(\.id)
         var info = HTTPMetadata.info(from: response, answeredBy: self.name)
         info.page = PageInfo(
-            style: .link, size: records.count, start: 0, records: records.count, next: next, total: signals.total,
-            endpoint: text)
+            style: address.style, size: size, start: address.start, records: records.count, next: next,
+            total: signals.total, endpoint: text)
         return StoreResponse(
             .relationship(relationship.isToMany ? .toMany(ids) : .toOne(ids.first)),
             related: loaded.embedded + loaded.nodes, info: info)

@@ -163,6 +163,16 @@ public final class RemoteResponder: UpstreamCounting {
                 problems.append(error.located(.init(path: location)))
             }
         }
+        for (relationship, mapping) in options.relationships.sorted(by: { $0.key < $1.key }) {
+            guard case .endpoint(let text, _, let style) = mapping else { continue }
+            let location = "\(path).relationships.\(relationship).endpoint"
+            do throws(StoreChainError) {
+                problems += EndpointProblems.pagingProblems(
+                    style, of: try RequestTemplate(text), at: "\(location).paging")
+            } catch {
+                problems.append(error.located(.init(path: location)))
+            }
+        }
         for (index, endpoint) in options.fetch.enumerated() {
             problems += EndpointProblems.problems(
                 of: endpoint, at: "\(path).fetch[\(index)]", entity: entity, model: model)
