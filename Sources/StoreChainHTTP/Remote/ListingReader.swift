@@ -40,35 +40,27 @@ struct ListingReader: Sendable {
         firstDocumentOnly: Bool = false, context: RequestContext
     ) async throws -> Listing {
         var loaded = Listing()
-        var values = plan.values
-        var nextURL: URL?
         var seen: Set<ObjectID> = []
         let recordsPath = plan.endpoint.records ?? mapper.options(for: entity.name).records
-        switch plan.endpoint.paging {
-        case .pages(let page, let perPage, let size, let first)?:
-            values[page] = String(first)
-            values[perPage] = String(size)
-        case .offset(let offset, let limit, let size)?:
-            values[offset] = "0"
-            values[limit] = String(size)
-        case .cursor(_, _, let limit, let size)?:
-            if let limit { values[limit] = String(size) }
-        case .link?, nil: break
-        }
-        let facts = plan.endpoint.pagingFacts
-        var start = 0
+        // An endpoint declared without paging still pages when it says so (a next link): a
+        // response that announces a next page is never the whole answer.
+        let paging = plan.endpoint.paging ?? .link
+        var position = PageRequest.Position.record(0)
+        var read = 0
         while true {
             try Task.checkCancellation()
             try checkPageCount(loaded.pages, of: plan.endpoint.request)
-            let url = try nextURL ?? plan.template.url(base: options.baseURL, values: values)
-            let pastFirst = loaded.pages > 0 && plan.endpoint.paging?.pagesByPosition == true
+            let address = try pageAddress(
+                position, size: nil, paging: paging, template: plan.template, endpoint: plan.endpoint.request,
+                values: plan.values)
+            let url = address.url
             let response = try await exchange.send(
                 plan.template.method, url, ifChangedSince: loaded.pages == 0 ? validators : nil, context: context,
-                accepting: plan.endpoint.single ? [404] : pastFirst ? Self.pastTheEnd : [])
+                accepting: plan.endpoint.single ? [404] : address.mayBePastTheEnd ? Self.pastTheEnd : [])
             loaded.pages += 1
             loaded.exchanges += 1 + response.redirects
             // A page past the last (asked for after a full page): the listing ended before it.
-            if pastFirst, Self.pastTheEnd.contains(response.status) { return loaded }
+            if address.mayBePastTheEnd, Self.pastTheEnd.contains(response.status) { return loaded }
             var last = HTTPMetadata.info(from: response, answeredBy: name)
             // Past the first page the rules combine without validators: one page's validators
             // are not the whole listing's.
@@ -92,68 +84,28 @@ struct ListingReader: Sendable {
             try map(
                 records, entity: entity, recordsPath: recordsPath, source: source, including: body, into: &loaded,
                 seen: &seen)
-            let signals = try facts.signals(in: response, body: body, source: source)
-            let before = start
-            start += records.count
-            switch plan.endpoint.paging {
-            case .pages(let page, _, let size, _)?:
-                // Count pages even while following links, so a page without a link goes on from
-                // the right number (and never re-reads the linked page).
-                values[page] = String((Int(values[page] ?? "") ?? 0) + 1)
-                guard signals.continues(afterRecords: records.count, from: before, size: size) else {
-                    return try ended(
-                        loaded, records: start, guessed: !signals.isStated, body: body, plan: plan, source: source)
+            let signals = try plan.endpoint.pagingFacts.signals(in: response, body: body, source: source)
+            // Pages by position go on from where this one starts; continuations from the records read.
+            let (next, _) = try following(
+                signals, body: body, from: url, paging: paging,
+                start: paging.pagesByPosition ? address.start : read, size: address.size, records: records,
+                recordsPath: recordsPath, endpoint: plan.endpoint.request)
+            read += records.count
+            guard let next else {
+                if plan.endpoint.paging == nil, !plan.endpoint.single {
+                    // A next page announced only in the body cannot be followed, and fails.
+                    try UndeclaredPaging.check(
+                        body, records: records.count, isWholeListing: loaded.pages == 1,
+                        endpoint: plan.endpoint.request, source: source)
                 }
-                nextURL = nil
-                if let link = signals.next { nextURL = try resolve(link, against: url) }
-            case .offset(let offset, _, let size)?:
-                guard signals.continues(afterRecords: records.count, from: before, size: size) else {
-                    return try ended(
-                        loaded, records: start, guessed: !signals.isStated, body: body, plan: plan, source: source)
-                }
-                // On from the records received: a backend that caps the limit sends fewer.
-                values[offset] = String((Int(values[offset] ?? "") ?? 0) + records.count)
-            case .cursor(let variable, let next, let limit, let size)?:
-                guard
-                    let cursor = try nextCursor(
-                        at: next, in: body, records: records, recordsPath: recordsPath, signals: signals,
-                        readBefore: before, size: limit == nil ? nil : size, source: source)
-                else {
-                    return try ended(
-                        loaded, records: start, guessed: plan.endpoint.paging?.guessesEnd == true && !signals.isStated,
-                        body: body, plan: plan, source: source)
-                }
-                values[variable] = cursor
-            case .link?, nil:
-                // An endpoint declared without paging still pages when it says so: a response
-                // that announces a next page is never the whole answer. One that says so only in
-                // its body cannot be followed, and fails.
-                guard let link = signals.next else {
-                    if plan.endpoint.paging == nil, !plan.endpoint.single {
-                        try UndeclaredPaging.check(
-                            body, records: records.count, isWholeListing: loaded.pages == 1,
-                            endpoint: plan.endpoint.request, source: source)
-                    }
-                    return loaded
-                }
-                if firstDocumentOnly {
-                    loaded.announcesNextPage = true
-                    return loaded
-                }
-                nextURL = try resolve(link, against: url)
+                return loaded
             }
+            if firstDocumentOnly, plan.endpoint.paging == nil {
+                loaded.announcesNextPage = true
+                return loaded
+            }
+            position = next
         }
-    }
-
-    /// A listing that ended at `body`'s page; an end guessed from a short page is checked against what the body says (a backend capping the page size).
-    private func ended(
-        _ loaded: Listing, records: Int, guessed: Bool, body: JSONValue, plan: QueryPlanner.Plan, source: String
-    ) throws(StoreChainError) -> Listing {
-        if guessed {
-            try UndeclaredPaging.checkGuessedEnd(
-                body, records: records, endpoint: plan.endpoint.request, source: source)
-        }
-        return loaded
     }
 
     /// The statuses of a page asked for past a listing's last (by position, after a full page): Django REST Framework answers
@@ -179,45 +131,6 @@ struct ListingReader: Sendable {
                 guard options.badRecords == .skip, error.code == .badRecord else { throw error }
                 loaded.skipped += 1
             }
-        }
-    }
-
-    /// The next page's cursor, from a page of `records` (found at `recordsPath` in `body`, after
-    /// `readBefore` records), or `nil` when it is the last: a more-pages flag that is false, an
-    /// empty page, no cursor at `place` (missing, null or empty); for a cursor that is the last
-    /// record's key, also a stated total reached or, where nothing is stated, a page shorter than
-    /// the `size` asked (`Paging.guessesEnd`).
-    ///
-    /// - Throws: `.badRecord` naming the URL and JSON path when the cursor is neither a string
-    ///   nor an integer.
-    func nextCursor(
-        at place: Paging.CursorPlace, in body: JSONValue, records: [JSONValue], recordsPath: String?,
-        signals: PagingFacts.Signals, readBefore: Int, size: Int?, source: String
-    ) throws(StoreChainError) -> String? {
-        guard signals.hasMore != false, let last = records.last else { return nil }
-        let value: JSONValue?
-        let path: String
-        switch place {
-        case .body(let cursorPath):
-            value = JSONPath.value(at: cursorPath, in: body)
-            path = "$.\(cursorPath)"
-        case .lastRecord(let field):
-            // Without a limit asked, a page of any size may have a successor.
-            guard signals.continues(afterRecords: records.count, from: readBefore, size: size ?? 1) else {
-                return nil
-            }
-            value = JSONPath.value(at: field, in: last)
-            path = "$" + (recordsPath.map { ".\($0)" } ?? "") + "[\(records.count - 1)].\(field)"
-        }
-        switch value {
-        case nil, .null?: return nil
-        case .string(let cursor)?: return cursor.isEmpty ? nil : cursor
-        case .integer(let number)?: return String(number)
-        case let other?:
-            throw StoreChainError(
-                .badRecord, "the next-page cursor is \(other.typeName), not a string or an integer",
-                at: .init(file: source, path: path),
-                suggestion: "point the endpoint's cursor option at the field that holds the next cursor")
         }
     }
 

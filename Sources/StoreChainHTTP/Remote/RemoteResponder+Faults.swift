@@ -102,7 +102,7 @@ extension RemoteResponder {
         guard let key = owner.key, let variable = template.pathVariables.first else {
             throw StoreChainError(.invalidRequest, "\(owner) has no key to read its '\(name)' from '\(text)'")
         }
-        let address = try pageAddress(
+        let address = try listings.pageAddress(
             page.position, size: page.size, paging: paging, template: template, endpoint: text,
             values: [variable: QueryPlanner.parameterText(key)])
         let response = try await exchange.send(
@@ -126,7 +126,7 @@ extension RemoteResponder {
             pastTheEnd
             ? PagingFacts.Signals(nextIsStated: true)
             : try facts.signals(in: response, body: body, source: location)
-        let (next, size) = try following(
+        let (next, size) = try listings.following(
             signals, body: body, from: address.url, paging: paging, start: address.start, size: address.size,
             records: records, recordsPath: recordsPath, endpoint: text)
         if next == nil, paging == .link, facts == PagingFacts(), let body {

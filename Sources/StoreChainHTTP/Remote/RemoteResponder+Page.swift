@@ -9,7 +9,7 @@ extension RemoteResponder {
         _ page: PageRequest, paging: Paging, request: FetchRequest, plan: FetchPlan, queryPlan: QueryPlanner.Plan,
         context: RequestContext
     ) async throws -> StoreResponse {
-        let address = try pageAddress(
+        let address = try listings.pageAddress(
             page.position, size: page.size, paging: paging, template: queryPlan.template,
             endpoint: queryPlan.endpoint.request, values: queryPlan.values)
         let response = try await exchange.send(
@@ -24,64 +24,6 @@ extension RemoteResponder {
         return try await answerPage(
             response, from: address.url, style: address.style, paging: paging, start: address.start, size: address.size,
             request: request, plan: plan, queryPlan: queryPlan, context: context)
-    }
-
-    /// Where one page of a listing is.
-    struct PageAddress {
-        var url: URL
-        var style: PageInfo.Style
-        /// The records a page holds as asked (0 for a link, whose pages are as the backend sends).
-        var size: Int
-        /// The listing's record the page starts at (0 for pages after a continuation).
-        var start: Int
-        /// Asked for by position after the first page: the backend may answer that it is past
-        /// the listing's last (`ListingReader.pastTheEnd`).
-        var mayBePastTheEnd: Bool
-    }
-
-    /// The page at `position` (of `size` records, the style's own size when `nil`) of a listing
-    /// paged as `paging`, whose template's other variables take `values`.
-    func pageAddress(
-        _ position: PageRequest.Position, size asked: Int?, paging: Paging, template: RequestTemplate,
-        endpoint: String, values: [String: String]
-    ) throws(StoreChainError) -> PageAddress {
-        var values = values
-        var link: URL?
-        let style: PageInfo.Style
-        var size: Int
-        var start = 0
-        switch (paging, position) {
-        case (.pages(let variable, let perPage, let defaultSize, let first), .record(let record)):
-            style = .pageNumber
-            size = max(1, asked ?? defaultSize)
-            start = record / size * size
-            values[variable] = String(first + record / size)
-            values[perPage] = String(size)
-        case (.offset(let offset, let limit, let defaultSize), .record(let record)):
-            style = .offset
-            size = max(1, asked ?? defaultSize)
-            start = record
-            values[offset] = String(record)
-            values[limit] = String(size)
-        case (.cursor(let variable, _, let limit, let defaultSize), let position):
-            style = .cursor
-            size = limit == nil ? defaultSize : max(1, asked ?? defaultSize)
-            if let limit { values[limit] = String(size) }
-            if case .token(let cursor) = position { values[variable] = cursor }
-        case (.link, let position):
-            style = .link
-            size = 0
-            if case .token(let next) = position { link = try listings.resolve(next, against: options.baseURL) }
-        case (.pages, .token(let token)), (.offset, .token(let token)):
-            throw StoreChainError(
-                .invalidRequest, "'\(endpoint)' pages by position, not by the token '\(token)'",
-                suggestion: "ask for a page of an offset or page-number endpoint by record position")
-        }
-        let url: URL
-        if let link { url = link } else { url = try template.url(base: options.baseURL, values: values) }
-        return PageAddress(
-            url: url, style: style, size: size,
-            start: start, mayBePastTheEnd: start > 0 && paging.pagesByPosition)
     }
 
     /// One page's answer from the backend's response: its records that match the whole
@@ -113,7 +55,7 @@ extension RemoteResponder {
             : try queryPlan.endpoint.pagingFacts.signals(in: response, body: body, source: source)
         let total = signals.total
         let next: PageRequest.Position?
-        (next, size) = try following(
+        (next, size) = try listings.following(
             signals, body: body, from: url, paging: paging, start: start, size: size, records: records,
             recordsPath: recordsPath, endpoint: queryPlan.endpoint.request)
 
@@ -204,43 +146,5 @@ extension RemoteResponder {
             return nil
         }
         return (page - first) * size
-    }
-
-    /// Where the page after one of `records` (from `start`, asked of `size`) is, `nil` when it is
-    /// the last, and the size its pages are: a backend that caps the limit sends pages as large as
-    /// it sends, and a link's pages are as large as the backend makes them. An end guessed from a
-    /// short page is checked against what the body says (`UndeclaredPaging.checkGuessedEnd`).
-    func following(
-        _ signals: PagingFacts.Signals, body: JSONValue?, from url: URL, paging: Paging, start: Int, size: Int,
-        records: [JSONValue], recordsPath: String?, endpoint: String
-    ) throws(StoreChainError) -> (next: PageRequest.Position?, size: Int) {
-        var next: PageRequest.Position?
-        var size = size
-        if !records.isEmpty, let body {
-            switch paging {
-            case .pages, .offset:
-                if signals.continues(afterRecords: records.count, from: start, size: size) {
-                    // A backend that caps the limit: the next page starts after the records received.
-                    if case .offset = paging, records.count < size { size = records.count }
-                    next = .record(start + size)
-                }
-            case .cursor(_, let place, let limit, _):
-                next = try listings.nextCursor(
-                    at: place, in: body, records: records, recordsPath: recordsPath, signals: signals,
-                    readBefore: start, size: limit == nil ? nil : size, source: RemoteError.redacted(url)
-                ).map { .token($0) }
-            case .link:
-                // Resolved against this page: a body's link may be relative to it.
-                if signals.hasMore != false, let link = signals.next {
-                    next = .token(try listings.resolve(link, against: url).absoluteString)
-                }
-            }
-        }
-        if paging == .link { size = records.count }
-        if next == nil, paging.guessesEnd, !signals.isStated, let body {
-            try UndeclaredPaging.checkGuessedEnd(
-                body, records: start + records.count, endpoint: endpoint, source: RemoteError.redacted(url))
-        }
-        return (next, size)
     }
 }
