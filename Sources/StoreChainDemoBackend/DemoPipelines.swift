@@ -58,7 +58,7 @@ public enum DemoPipelines {
                   - request: GET /bands/search?name={name}
                     bind: { name: { key-path: name, operation: begins-with, case-insensitive: true, required: true } }
                   - request: GET /bands?page={page}&per_page={per_page}&sort={sort}
-                    sort: { variable: sort, values: { name: name, -name: -name, founded: founded, -founded: -founded }, ties-in-key-order: true }
+                    sort: { variable: sort, values: { name: name, -name: -name, founded: founded, -founded: -founded }, ties-in-key-order: true, nils: smallest }
                     paging: { pages: { page: page, per-page: per_page, size: 100 } }
                     key-ordered: true
                 get: GET /bands/{id}

@@ -33,8 +33,9 @@ struct QueryPlanner {
 
     let entity: EntityDescription
     let endpoints: [RemoteEndpoint]
-    /// The bound key paths that lead to a value for every object (every relationship on the way
-    /// and the attribute at the end are required), so a backend's `<>` loses none of them.
+    /// The bound and sortable key paths that lead to a value for every object (every
+    /// relationship on the way and the attribute at the end are required), so a backend's `<>`
+    /// loses none of them and its order has no nils to place.
     let neverNil: Set<String>
 
     /// The fetch endpoints, then the get-by-key endpoint as a single-record endpoint on the key.
@@ -49,7 +50,10 @@ struct QueryPlanner {
             }
         }
         self.endpoints = endpoints
-        let keyPaths = Set(endpoints.flatMap { $0.bind.values.map(\.keyPath) })
+        let keyPaths = Set(
+            endpoints.flatMap { endpoint in
+                endpoint.bind.values.map(\.keyPath) + (endpoint.sort?.keyPaths ?? [])
+            })
         self.neverNil = keyPaths.filter { keyPath in
             guard
                 let resolved = try? ResolvedKeyPath(
@@ -59,6 +63,11 @@ struct QueryPlanner {
             return !attribute.isOptional
                 && resolved.steps.allSatisfy { !$0.relationship.isOptional && !$0.relationship.isToMany }
         }
+    }
+
+    /// The key paths of `sort` that may be nil for some object.
+    func nilable(_ sort: [FetchSortDescriptor]) -> Set<String> {
+        Set(sort.map(\.keyPath).filter { !neverNil.contains($0) })
     }
 
     /// The best plan for a (validated) predicate and sort.
@@ -148,7 +157,9 @@ struct QueryPlanner {
         let exact = pushed.allSatisfy { exactly.contains($0) }
         var sortPushed = false
         var tiesInKeyOrder = true
-        if let sortBinding = endpoint.sort, let push = sortBinding.pushed(for: sort, key: entity.key) {
+        if let sortBinding = endpoint.sort,
+            let push = sortBinding.pushed(for: sort, key: entity.key, nilable: nilable(sort))
+        {
             values[sortBinding.variable] = push.value
             sortPushed = push.ordered
             tiesInKeyOrder = push.tiesInKeyOrder

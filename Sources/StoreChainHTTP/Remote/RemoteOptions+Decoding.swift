@@ -131,12 +131,14 @@ extension RemoteEndpoint {
 
 extension SortBinding {
     private enum Keys: String, CodingKey {
-        case variable, values, separator, descendingPrefix, fields, tiesInKeyOrder
+        case variable, values, separator, descendingPrefix, ascending, descending, fields, tiesInKeyOrder, nils
     }
 
     /// `{ variable: sort, values: { name: name, -name: -name }, ties-in-key-order: true }`, or a grammar: `{ variable:
     /// ordering, separator: ",", descending-prefix: "-", fields: [name, year, id] }` (or `fields:
-    /// { year: release_year }` where the backend's names differ).
+    /// { year: release_year }` where the backend's names differ); `ascending: "{field}.asc"` and
+    /// `descending: "{field}.desc"` where the direction is not a prefix; `nils: smallest` (SQLite,
+    /// MySQL) or `largest` (PostgreSQL) for where the backend sorts records without a value.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Keys.self)
         var fields: [String: String] = [:]
@@ -157,10 +159,20 @@ extension SortBinding {
                 .invalidPipeline, "a sort grammar needs 'fields': the attributes the backend sorts by",
                 suggestion: "list them, such as fields: [name, year, id]; the backend may ignore others")
         }
+        let ascending = try container.decodeIfPresent(String.self, forKey: .ascending) ?? "{field}"
+        let descending = try container.decodeIfPresent(String.self, forKey: .descending)
+        for (name, pattern) in [("ascending", ascending), ("descending", descending ?? "{field}")]
+        where !pattern.contains("{field}") {
+            throw StoreChainError(
+                .invalidPipeline, "the sort's \(name) key '\(pattern)' does not say where the field goes",
+                suggestion: "write {field} in it, such as {field}.desc or \"{field} desc\"")
+        }
         self.init(
             variable: try container.decode(String.self, forKey: .variable), values: values, separator: separator,
             descendingPrefix: try container.decodeIfPresent(String.self, forKey: .descendingPrefix) ?? "-",
-            fields: fields, tiesInKeyOrder: try container.decodeIfPresent(Bool.self, forKey: .tiesInKeyOrder) ?? false)
+            ascending: ascending, descending: descending, fields: fields,
+            tiesInKeyOrder: try container.decodeIfPresent(Bool.self, forKey: .tiesInKeyOrder) ?? false)
+        nils = try container.decodeIfPresent(NilOrder.self, forKey: .nils)
     }
 }
 

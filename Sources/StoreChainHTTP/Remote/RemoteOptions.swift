@@ -259,9 +259,10 @@ public struct ParameterBinding: Sendable, Hashable, Decodable {
 }
 
 /// A variable that orders results on the backend: a value for each sort written out
-/// (`values`), or the backend's sort grammar declared once (`separator`, `descendingPrefix`,
-/// `fields`), which orders by any number of keys and always ends with the key, so ties come back
-/// in key order.
+/// (`values`), or the backend's sort grammar declared once (`separator`, how a key is written
+/// each way, `fields`), which orders by any number of keys and always ends with the key, so ties
+/// come back in key order: Django's `-year,id`, PostgREST's `year.desc,id.asc`, OData's
+/// `year desc,id`.
 public struct SortBinding: Sendable, Hashable, Decodable {
     /// The template variable that takes the sort (`{ordering}`).
     public var variable: String
@@ -270,28 +271,52 @@ public struct SortBinding: Sendable, Hashable, Decodable {
     public var values: [String: String]
     /// With a grammar, what joins the keys of a sort (`,` for `-year,title,id`).
     public var separator: String?
-    /// With a grammar, what marks a descending key (`-`).
+    /// With a grammar, what marks a descending key (`-`), where `descending` is not given.
     public var descendingPrefix: String
+    /// With a grammar, how an ascending key is written, `{field}` standing for its name there
+    /// (`{field}`; PostgREST's `{field}.asc`).
+    public var ascending: String
+    /// With a grammar, how a descending key is written (`{field}.desc`, `{field} desc`); `nil`
+    /// for `descendingPrefix` before the name.
+    public var descending: String?
     /// With a grammar, each attribute the backend sorts by → its name there; attributes not
     /// listed are sorted in memory.
     public var fields: [String: String]
+    /// Where the backend puts records without a value in the order it returns; `nil` when not
+    /// declared. A sort of a key path that may be nil is taken for the fetch's order only where
+    /// they come as a fetch has them, `smallest`.
+    public var nils: NilOrder?
     /// The backend lists records that sort equal under a written-out value in ascending key
     /// order (a grammar, or a value ending with the key, says so by itself). Without it, a
     /// window's ends are read to the end of their group of equal records.
     public var tiesInKeyOrder: Bool
 
     /// A sort variable and the value it takes for each sort descriptor; with `separator`, the
-    /// sort grammar over `fields` too.
+    /// sort grammar over `fields` too, each key written as `ascending` or `descending` says.
     public init(
         variable: String, values: [String: String] = [:], separator: String? = nil, descendingPrefix: String = "-",
-        fields: [String: String] = [:], tiesInKeyOrder: Bool = false
+        ascending: String = "{field}", descending: String? = nil, fields: [String: String] = [:],
+        tiesInKeyOrder: Bool = false
     ) {
         self.variable = variable
         self.values = values
         self.separator = separator
         self.descendingPrefix = descendingPrefix
+        self.ascending = ascending
+        self.descending = descending
         self.fields = fields
         self.tiesInKeyOrder = tiesInKeyOrder
+    }
+}
+
+extension SortBinding {
+    /// Where a backend sorts records without a value.
+    public enum NilOrder: String, Sendable, Hashable, Decodable {
+        /// Before every value ascending, after every value descending, as a fetch sorts them:
+        /// SQLite, MySQL, and a grammar that says so itself (PostgREST's `.asc.nullsfirst`).
+        case smallest
+        /// After every value ascending, before every value descending: PostgreSQL and Oracle.
+        case largest
     }
 }
 

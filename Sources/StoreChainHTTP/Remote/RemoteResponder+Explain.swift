@@ -24,7 +24,8 @@ extension RemoteResponder: FetchExplaining {
         }
         if !request.sortDescriptors.isEmpty, !queryPlan.orderApplied {
             let why =
-                queryPlan.endpoint.sort?.whyNotPushed(request.sortDescriptors, key: plan.entity.key)
+                queryPlan.endpoint.sort?.whyNotPushed(
+                    request.sortDescriptors, key: plan.entity.key, nilable: planner.nilable(request.sortDescriptors))
                 ?? "\(queryPlan.endpoint.request) takes no sort"
             inMemory.append("sort: " + request.sortDescriptors.map(\.description).joined(separator: ", ") + " (\(why))")
         }
