@@ -40,7 +40,7 @@ public enum DemoRemoteOptions {
                 sort: SortBinding(
                     variable: "sort",
                     values: ["name": "name", "-name": "-name", "founded": "founded", "-founded": "-founded"],
-                    tiesInKeyOrder: true),
+                    tiesInKeyOrder: true, nils: .smallest),
                 paging: .pages(page: "page", perPage: "per_page", size: 100, first: 1), keyOrdered: true),
         ]
         band.get = "GET /bands/{id}"

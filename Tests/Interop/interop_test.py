@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """StoreChain against stock third-party server software: Django REST Framework with django-filter,
-the same project as JSON:API (Django REST Framework JSON:API), and Datasette, each serving the same
-generated catalog (Tests/Interop/catalog.py) on loopback,
+the same project as JSON:API (Django REST Framework JSON:API) and over PostgreSQL (whose ORDER BY
+puts NULLs last), and Datasette, each serving the same generated catalog (Tests/Interop/catalog.py)
+on loopback,
 through the pipelines kept in Examples/Interop. Every query of Tests/Interop/queries.py runs cold
 through `storechain query` against each backend and is compared with the answer computed from the
 catalog's SQLite file. Prints, per backend, the requests the queries cost (counted by the client
@@ -9,7 +10,8 @@ and in the server's own access log) and fails on any wrong answer, error, redire
 the client did not count.
 
 The servers come from PyPI into a virtual environment of the suite's own (INTEROP_VENV, by
-default .build/interop-venv), created on first use.
+default .build/interop-venv), created on first use; the PostgreSQL run starts a throwaway cluster
+with Scripts/postgres.sh (Debian's `postgresql`, which .ci/run installs).
 
     python3 Tests/Interop/interop_test.py .build/debug/storechain
 
@@ -37,7 +39,8 @@ import queries  # noqa: E402
 WARNINGS = []
 
 PACKAGES = ["Django==5.2.19", "djangorestframework==3.18.3", "django-filter==26.2",
-            "djangorestframework-jsonapi==8.1.0", "inflection==0.5.1", "datasette==0.65.5"]
+            "djangorestframework-jsonapi==8.1.0", "inflection==0.5.1", "datasette==0.65.5",
+            "psycopg==3.2.10", "psycopg-binary==3.2.10"]
 
 
 def venv():
@@ -113,19 +116,36 @@ class Server:
             self.process.kill()
 
 
+def postgres_catalog(python, database):
+    """A throwaway PostgreSQL cluster (stopped when this process ends) holding the catalog; its URL."""
+    started = subprocess.run(["bash", os.path.join(ROOT, "Scripts", "postgres.sh"), "start", "--stop-with",
+                              str(os.getpid())], capture_output=True, text=True)
+    if started.returncode != 0:
+        raise SystemExit(f"PostgreSQL did not start: {started.stderr}")
+    url = re.search(r"STORECHAIN_POSTGRES_URL=(\S+)", started.stdout).group(1)
+    subprocess.run([python, os.path.join(HERE, "postgres_catalog.py"), database, url], check=True)
+    return url
+
+
+def django(name, python, env):
+    port = free_port()
+    server = Server(name, [python, "-m", "django", "runserver", "--noreload", "--nothreading",
+                           f"127.0.0.1:{port}"], port, env, re.compile(r'"(GET [^"]*) HTTP/1\.1" (\d{3})'))
+    return server, f"http://127.0.0.1:{port}"
+
+
 def start_servers(python, database):
     env = dict(os.environ, INTEROP_CATALOG=database, DJANGO_SETTINGS_MODULE="interop_drf.settings",
                PYTHONPATH=os.path.join(HERE, "drf"))
-    drf_port = free_port()
-    drf = Server("Django REST Framework", [python, "-m", "django", "runserver", "--noreload", "--nothreading",
-                                           f"127.0.0.1:{drf_port}"], drf_port, env,
-                 re.compile(r'"(GET [^"]*) HTTP/1\.1" (\d{3})'))
+    drf = django("Django REST Framework", python, env)
+    postgres = django("Django REST Framework over PostgreSQL", python,
+                      dict(env, INTEROP_POSTGRES_URL=postgres_catalog(python, database)))
     datasette_port = free_port()
     datasette_bin = os.path.join(os.path.dirname(python), "datasette")
     datasette = Server("Datasette", [datasette_bin, "serve", database, "--host", "127.0.0.1", "--port",
                                      str(datasette_port)], datasette_port, os.environ.copy(),
                        re.compile(r'"(GET [^"]*) HTTP/1\.1" (\d{3})'))
-    return {"drf": (drf, f"http://127.0.0.1:{drf_port}"), "datasette": (datasette, f"http://127.0.0.1:{datasette_port}")}
+    return {"drf": drf, "drf-postgres": postgres, "datasette": (datasette, f"http://127.0.0.1:{datasette_port}")}
 
 
 def run_query(binary, pipeline, url, query):
@@ -195,15 +215,24 @@ def main():
                                                                                      "cache/drf-plain.sqlite")
         with open(os.path.join(work, "drf-plain.pipeline.yml"), "w") as copy:
             copy.write(plain)
+        # The Django pipeline over PostgreSQL, which sorts NULLs last: `nils: largest`, so a sort by
+        # the years some albums lack is done in memory (pushed as the fetch's order, its windows
+        # would hold the wrong albums).
+        with open(os.path.join(work, "drf.pipeline.yml")) as source:
+            postgres = source.read().replace("nils: smallest", "nils: largest").replace("cache/drf.sqlite",
+                                                                                      "cache/drf-postgres.sqlite")
+        with open(os.path.join(work, "drf-postgres.pipeline.yml"), "w") as copy:
+            copy.write(postgres)
         # And each pipeline without its disk cache: every query is then cold in a process of its
         # own, so windows, counts and key paths are answered from the backend, not the caches.
-        for backend in ("drf", "jsonapi", "datasette"):
+        for backend in ("drf", "jsonapi", "datasette", "drf-postgres"):
             with open(os.path.join(work, f"{backend}.pipeline.yml")) as source:
                 uncached = re.sub(r"\n  - disk-cache:[^\n]*", "", source.read())
             with open(os.path.join(work, f"{backend}-uncached.pipeline.yml"), "w") as copy:
                 copy.write(uncached)
         runs = [("drf", "drf"), ("jsonapi", "drf"), ("datasette", "datasette"), ("drf-plain", "drf"),
-                ("drf-uncached", "drf"), ("jsonapi-uncached", "drf"), ("datasette-uncached", "datasette")]
+                ("drf-uncached", "drf"), ("jsonapi-uncached", "drf"), ("datasette-uncached", "datasette"),
+                ("drf-postgres", "drf-postgres"), ("drf-postgres-uncached", "drf-postgres")]
         for pipeline_name, backend in runs:
             server, url = servers[backend]
             pipeline = os.path.join(work, f"{pipeline_name}.pipeline.yml")
@@ -229,7 +258,8 @@ def main():
     if failures:
         print("\n".join(failures))
         raise SystemExit(f"{len(failures)} problem(s) against stock servers")
-    print("interop: every answer right against Django REST Framework, its JSON:API form and Datasette")
+    print("interop: every answer right against Django REST Framework (over SQLite and PostgreSQL), its JSON:API "
+          "form and Datasette")
 
 
 def check(binary, pipeline, server, url, backend, data, failures):

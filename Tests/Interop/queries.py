@@ -69,6 +69,11 @@ QUERIES = [
     ("Artist", None, "id", 5, 500, False, lambda a: True),
     ("Album", 'artist.name BEGINSWITH "Mi"', "title", None, 0, False, lambda al: al["artist"]["name"].startswith("Mi")),
     ("Album", "year == nil", None, None, 0, True, lambda al: al["year"] is None),
+    # An OR of equalities of one key path: pushed as a one-of (`year__in`), counted by the backend.
+    ("Album", "year == 1994 OR year == 2001 OR year == 2010", "-year", 4, 1, False,
+     lambda al: al["year"] in (1994, 2001, 2010)),
+    ("Album", "year == 1994 OR year == 2001 OR year == 2010", None, None, 0, True,
+     lambda al: al["year"] in (1994, 2001, 2010)),
     ("Album", "year BETWEEN {1990, 1999}", "-year,title", 10, 0, False,
      lambda al: al["year"] is not None and 1990 <= al["year"] <= 1999),
     ("Album", 'title CONTAINS "straße"', None, None, 0, False, lambda al: "straße" in al["title"]),

@@ -46,6 +46,7 @@ import Testing
                 case ("exact", let value?): return "\(value)" == text
                 case ("ne", let value?): return "\(value)" != text
                 case ("notin", let value?): return !text.components(separatedBy: ",").contains("\(value)")
+                case ("in", let value?): return text.components(separatedBy: ",").contains("\(value)")
                 case ("endswith", let value as String): return value.hasSuffix(text)
                 case ("icontains", let value as String): return asciiLowercased(value).contains(asciiLowercased(text))
                 case ("gt", let value as Int): return value > Int(text) ?? .max
@@ -107,6 +108,32 @@ import Testing
         (keys, query) = try await Self.run([Self.djangoFilter], #"title == "Album 2" AND year >= 1992"#)
         #expect(query == ["title__exact": "Album 2"])
         #expect(keys == [2])
+    }
+
+    /// An OR of equalities of one key path is a one-of: pushed as `year__in`, its count the
+    /// backend's. Before, no OR was pushed at all: every record was read and filtered in memory.
+    @Test func anOrOfEqualitiesOfOneKeyPathIsPushedAsOneOf() async throws {
+        let grammar = FilterGrammar(
+            parameter: "{field}__{lookup}", lookups: [.init(.equal, "exact"), .init(.oneOf, "in")],
+            fields: ["id": "id", "title": "title", "year": "year"])
+        var (keys, query) = try await Self.run([grammar], "year == 1992 OR (year == 1995 OR year IN {1996})")
+        #expect(query == ["year__in": "1992,1995,1996"])
+        #expect(keys == [2, 5, 6])
+
+        (keys, query) = try await Self.run([grammar], #"id > 1 AND (title == "Album 2" OR title == "Album 4")"#)
+        #expect(query == ["title__in": "Album 2,Album 4"])
+        #expect(keys == [2, 4])
+
+        // Not a one-of: two key paths, a nil (which `IN` on the backend would not match), a
+        // quantifier; read whole and filtered in memory.
+        for (format, expected) in [
+            (#"year == 1992 OR title == "Album 4""#, [2, 4]), ("year == nil OR year == 1992", [2, 7]),
+            ("year == 1992 OR year > 1995", [2, 6]),
+        ] {
+            (keys, query) = try await Self.run([grammar], format)
+            #expect(query.isEmpty, "\(format)")
+            #expect(keys == expected, "\(format)")
+        }
     }
 
     @Test func notEqualIsPushedOnlyWhereTheKeyPathAlwaysHasAValue() async throws {

@@ -74,4 +74,36 @@ import Testing
         #expect(problems.first?.location?.path == "included.types.bands")
         #expect(problems.first?.suggestion == "did you mean 'Band'?")
     }
+
+    /// A to-many relationship's linkage (`relationships.albums.data[*].id`): the list of the
+    /// related keys, so the relationship is known from the fetch and its fault sends nothing.
+    @Test func aToManyLinkageIsTheListOfItsKeys() async throws {
+        let transport = StubTransport { _ in
+            .json(
+                #"{"data": [{"type": "bands", "id": "7", "attributes": {"name": "Low"}, "relationships": "#
+                    + #"{"albums": {"data": [{"type": "albums", "id": "2"}, {"type": "albums", "id": "1"}]}}}, "#
+                    + #"{"type": "bands", "id": "8", "attributes": {"name": "Lush"}, "relationships": "#
+                    + #"{"albums": {"data": []}}}]}"#)
+        }
+        var band = RemoteEntityOptions(
+            records: "data", attributes: ["name": "attributes.name"],
+            relationships: ["albums": .foreignKey("relationships.albums.data[*].id")])
+        band.fetch = [RemoteEndpoint("GET /bands")]
+        let remote = try RemoteResponder(
+            model: try RemoteFixtures.model(),
+            options: RemoteOptions(baseURL: URL(string: "https://api.example")!, entities: ["Band": band]),
+            transport: transport, environment: [:])
+        let result = try await Chain(handlers: [], terminal: remote).fetch(
+            FetchRequest(entity: "Band", sortDescriptors: [.init("id")]))
+        guard case .objects(let bands) = result else {
+            Issue.record("expected objects, got \(result)")
+            return
+        }
+        #expect(
+            bands.map(\.relationships["albums"]) == [
+                .toMany([ObjectID(entity: "Album", key: .integer(2)), ObjectID(entity: "Album", key: .integer(1))]),
+                .toMany([]),
+            ])
+        #expect(transport.requests.count == 1)
+    }
 }

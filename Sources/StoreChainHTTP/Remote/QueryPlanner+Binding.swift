@@ -28,8 +28,39 @@ extension QueryPlanner {
         case .comparison(let comparison)?: [Conjunct(comparison: comparison, negated: false)]
         case .not(.comparison(let comparison))?: [Conjunct(comparison: comparison, negated: true)]
         case .and(let operands)?: operands.flatMap { conjuncts(of: $0) }
+        case .or(let operands)?: oneOf(operands).map { [$0] } ?? []
         default: []
         }
+    }
+
+    /// `a == 1 OR a == 2 OR a IN {3, 4}` as the one conjunct `a IN {1, 2, 3, 4}`, which a one-of
+    /// binding serves: equalities and memberships of one key path with the same options, against
+    /// values none of which is nil; `nil` for any other OR.
+    static func oneOf(_ operands: [FetchPredicate]) -> Conjunct? {
+        var first: Comparison?
+        var values: [Operand] = []
+        var pending = operands
+        while let operand = pending.popLast() {
+            if case .or(let nested) = operand {
+                pending += nested
+                continue
+            }
+            guard case .comparison(let comparison) = operand, comparison.modifier == .direct,
+                case .keyPath = comparison.lhs,
+                first.map({ $0.lhs == comparison.lhs && $0.options == comparison.options }) ?? true
+            else { return nil }
+            first = first ?? comparison
+            switch (comparison.op, comparison.rhs) {
+            case (.equal, .constant(let value)) where value != .null: values.insert(comparison.rhs, at: 0)
+            case (.in, .array(let elements)):
+                guard elements.allSatisfy({ if case .constant(let value) = $0 { value != .null } else { false } })
+                else { return nil }
+                values.insert(contentsOf: elements, at: 0)
+            default: return nil
+            }
+        }
+        guard let first, operands.count > 1 else { return nil }
+        return Conjunct(comparison: Comparison(first.lhs, .in, .array(values), options: first.options), negated: false)
     }
 
     /// Whether a predicate is conjuncts joined by AND (so its conjuncts are all of it).
@@ -37,6 +68,7 @@ extension QueryPlanner {
         switch predicate {
         case .comparison?, .not(.comparison)?: true
         case .and(let operands)?: operands.allSatisfy { isConjunction($0) }
+        case .or(let operands)?: oneOf(operands) != nil
         default: false
         }
     }

@@ -171,8 +171,8 @@ extension SortBinding {
             variable: try container.decode(String.self, forKey: .variable), values: values, separator: separator,
             descendingPrefix: try container.decodeIfPresent(String.self, forKey: .descendingPrefix) ?? "-",
             ascending: ascending, descending: descending, fields: fields,
-            tiesInKeyOrder: try container.decodeIfPresent(Bool.self, forKey: .tiesInKeyOrder) ?? false)
-        nils = try container.decodeIfPresent(NilOrder.self, forKey: .nils)
+            tiesInKeyOrder: try container.decodeIfPresent(Bool.self, forKey: .tiesInKeyOrder) ?? false,
+            nils: try container.decodeIfPresent(NilOrder.self, forKey: .nils))
     }
 }
 

@@ -292,11 +292,12 @@ public struct SortBinding: Sendable, Hashable, Decodable {
     public var tiesInKeyOrder: Bool
 
     /// A sort variable and the value it takes for each sort descriptor; with `separator`, the
-    /// sort grammar over `fields` too, each key written as `ascending` or `descending` says.
+    /// sort grammar over `fields` too, each key written as `ascending` or `descending` says;
+    /// `nils` where the backend sorts records without a value.
     public init(
         variable: String, values: [String: String] = [:], separator: String? = nil, descendingPrefix: String = "-",
         ascending: String = "{field}", descending: String? = nil, fields: [String: String] = [:],
-        tiesInKeyOrder: Bool = false
+        tiesInKeyOrder: Bool = false, nils: NilOrder? = nil
     ) {
         self.variable = variable
         self.values = values
@@ -306,6 +307,7 @@ public struct SortBinding: Sendable, Hashable, Decodable {
         self.descending = descending
         self.fields = fields
         self.tiesInKeyOrder = tiesInKeyOrder
+        self.nils = nils
     }
 }
 
