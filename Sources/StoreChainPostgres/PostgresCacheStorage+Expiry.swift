@@ -10,7 +10,7 @@ extension PostgresCacheStorage {
     @concurrent public func expire(at now: Date) async throws {
         // Freshness is JSON text whose dates count seconds from 2001 (`JSONEncoder`'s default).
         let at = now.timeIntervalSinceReferenceDate
-        try await modify { connection in
+        try await modify { [self] connection in
             for table in [schema.nodes, schema.queries, schema.collections] {
                 try await connection.query(
                     """

@@ -28,7 +28,7 @@ extension PostgresCacheStorage {
         accessProbe.withLock { $0 }?()
         let scope = "storechain claims \(schema.name)/\(namespace)"
         do {
-            let held = try await connections.withSharedConnection { connection in
+            let held = try await connections.withSharedConnection { [self] connection in
                 try await connection.query(
                     "SELECT pg_try_advisory_lock(hashtext(\(scope)), hashtext(\(key)))", logger: logger
                 ).collect().first?.decode(Bool.self)

@@ -83,7 +83,7 @@ public final class PostgresCacheStorage: CacheStorage {
             }
         }
         if !damaged.isEmpty {
-            try await modify { connection in
+            try await modify { [self, damaged] connection in
                 try await connection.query(
                     "DELETE FROM \(unescaped: schema.queries) WHERE namespace = \(namespace) AND key = ANY(\(damaged))",
                     logger: logger)
@@ -149,7 +149,7 @@ public final class PostgresCacheStorage: CacheStorage {
             }
         }
         if !damaged.isEmpty {
-            try await modify { connection in
+            try await modify { [self, damaged] connection in
                 try await connection.query(
                     """
                     WITH gone AS (DELETE FROM \(unescaped: schema.nodes) WHERE namespace = \(namespace) AND id = ANY(\(damaged))
@@ -176,7 +176,7 @@ public final class PostgresCacheStorage: CacheStorage {
         let removedKeys = Dictionary(
             write.removed.compactMap { id in (try? StoredNode.key(for: id)).map { ($0, id) } },
             uniquingKeysWith: { first, _ in first })
-        let removed = try await modify { connection in
+        let removed = try await modify { [self] connection in
             var removed = Set<ObjectID>()
             guard write.holds else { return removed }
             try await markUse(on: connection)
@@ -258,7 +258,7 @@ public final class PostgresCacheStorage: CacheStorage {
 
     @concurrent public func refresh(_ target: CacheTarget, freshness: Freshness) async throws {
         let text = try RowEncoder.text(freshness)
-        try await modify { connection in
+        try await modify { [self] connection in
             switch target {
             case .query(let key):
                 try await connection.query(
@@ -284,7 +284,7 @@ public final class PostgresCacheStorage: CacheStorage {
 
     /// Erases this namespace's entries (other namespaces in the schema are left alone).
     @concurrent public func clear() async throws {
-        try await modify { connection in
+        try await modify { [self] connection in
             for table in [schema.nodes, schema.queries, schema.collections] {
                 try await connection.query(
                     "DELETE FROM \(unescaped: table) WHERE namespace = \(namespace)", logger: logger)
@@ -297,14 +297,14 @@ public final class PostgresCacheStorage: CacheStorage {
     /// The rows of one statement, read on the shared connection once the tables exist.
     private func read(_ query: PostgresQuery) async throws -> [PostgresRow] {
         try await prepareOnce()
-        return try await connections.withSharedConnection { connection in
+        return try await connections.withSharedConnection { [self] connection in
             try await connection.query(query, logger: logger).collect()
         }
     }
 
     /// Runs `body` in a transaction once the tables exist.
     @discardableResult
-    func modify<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    func modify<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         try await prepareOnce()
         return try await connections.withTransaction(body)
     }
@@ -312,7 +312,7 @@ public final class PostgresCacheStorage: CacheStorage {
     private func prepareOnce() async throws {
         accessProbe.withLock { $0 }?()
         guard !prepared.load(ordering: .acquiring) else { return }
-        try await connections.withTransaction { connection in
+        try await connections.withTransaction { [self] connection in
             try await schema.prepare(on: connection, logger: logger)
         }
         prepared.store(true, ordering: .releasing)
@@ -344,7 +344,7 @@ public final class PostgresCacheStorage: CacheStorage {
     /// Evicts least recently used entries of this namespace until its payloads fit `maxBytes`.
     /// Evicting a node of a complete collection makes the collection incomplete.
     func evict() async throws {
-        try await modify { connection in
+        try await modify { [self] connection in
             var excess = -maxBytes
             for try await bytes in try await connection.query(
                 """

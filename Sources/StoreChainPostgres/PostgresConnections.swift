@@ -12,13 +12,20 @@ import Synchronization
 /// When the server cannot be reached, the first attempt fails with the reason and logs a warning
 /// once; for `retryInterval` after it, every use fails at once without trying (so a cache in
 /// front of it answers from upstream without waiting on the network), then one attempt is made
-/// again. When the server is back, a notice says so.
+/// again. When the server is back, a notice says so. No statement or transaction waits longer
+/// than `answerTimeout` (a real-time guard, not a wait of the chain's clock): PostgresNIO sets no
+/// time limit on a statement, so one whose server stopped answering (a network that dropped, a
+/// connection closed under it) held the request that sent it forever; past the guard the use
+/// fails as with an unreachable server, and the connection is closed. Opening a connection is
+/// bounded by `connectTimeout`.
 final class PostgresConnections: Sendable {
     let address: PostgresAddress
     /// Who uses the connections, for log lines and errors (`postgres-cache at music.yml:7`).
     let user: String
     let connectTimeout: Duration
     let retryInterval: Duration
+    /// The longest a statement or a transaction may take.
+    let answerTimeout: Duration
     private let clock: any StoreClock
     private let logger: Logger
     private let state = Mutex(State())
@@ -40,13 +47,15 @@ final class PostgresConnections: Sendable {
 
     init(
         address: PostgresAddress, user: String, connectTimeout: Duration = .seconds(2),
-        retryInterval: Duration = .seconds(1), clock: any StoreClock = SystemClock(), logger: Logger
+        retryInterval: Duration = .seconds(1), answerTimeout: Duration = .seconds(10),
+        clock: any StoreClock = SystemClock(), logger: Logger
     ) {
         self.clock = clock
         self.address = address
         self.user = user
         self.connectTimeout = connectTimeout
         self.retryInterval = retryInterval
+        self.answerTimeout = answerTimeout
         self.logger = logger
     }
 
@@ -61,17 +70,65 @@ final class PostgresConnections: Sendable {
     /// the connection turns out to be closed (the server restarted), `body` runs once more on a
     /// new one: reads are safe to repeat.
     @discardableResult
-    func withSharedConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    func withSharedConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T)
+        async throws -> T
+    {
         do {
             let connection = try await sharedConnection()
             do {
-                return try await body(connection)
+                return try await answered("a statement", closing: connection) { try await body(connection) }
             } catch  where connection.isClosed {
                 logger.debug("\(user): the shared connection to \(address) closed; opening another")
-                return try await body(try await sharedConnection(replacing: connection))
+                let replacement = try await sharedConnection(replacing: connection)
+                return try await answered("a statement", closing: replacement) { try await body(replacement) }
             }
         } catch {
             throw described(error)
+        }
+    }
+
+    /// Closes `connection`, which no one is to use again: the next use of the shared connection
+    /// opens another.
+    private func forget(_ connection: PostgresConnection) {
+        state.withLock { state in
+            if state.shared === connection { state.shared = nil }
+        }
+        connection.closeInBackground()
+    }
+
+    /// The result of `operation`, or `.sharedState` once it has taken `answerTimeout`, when
+    /// `connection` is closed and the operation is left to end by itself: the caller goes on
+    /// without the server. Cancelling the caller cancels the operation.
+    private func answered<T: Sendable>(
+        _ what: String, closing connection: PostgresConnection, _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let pending = PendingAnswer<T>()
+        let (user, address, timeout) = (user, address, answerTimeout)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                pending.waiter.withLock { $0 = continuation }
+                let guardTask = Task {
+                    // Real time: the guard bounds a hang, whatever clock the chain runs on.
+                    try? await Task.sleep(for: timeout)
+                    guard !Task.isCancelled, let waiting = pending.waiter.withLock({ $0.take() }) else { return }
+                    self.forget(connection)
+                    waiting.resume(
+                        throwing: StoreChainError(
+                            .sharedState, "\(user): PostgreSQL at \(address) did not answer \(what) within \(timeout)",
+                            suggestion: "requests go upstream meanwhile; if it lasts, check the server and the network")
+                    )
+                }
+                pending.work.withLock {
+                    $0 = Task {
+                        let result: Result<T, any Error>
+                        do { result = .success(try await operation()) } catch { result = .failure(error) }
+                        guardTask.cancel()
+                        pending.waiter.withLock { $0.take() }?.resume(with: result)
+                    }
+                }
+            }
+        } onCancel: {
+            pending.work.withLock { $0 }?.cancel()
         }
     }
 
@@ -116,17 +173,26 @@ final class PostgresConnections: Sendable {
     /// Runs `body` in a transaction on a connection no one else uses meanwhile. A connection
     /// found closed when the transaction begins (the server restarted) is replaced once.
     @discardableResult
-    func withTransaction<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    func withTransaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T)
+        async throws -> T
+    {
         var connection = try await lease()
         do {
             do {
-                try await connection.query("BEGIN", logger: logger)
+                try await answered("BEGIN", closing: connection) { [connection, logger] in
+                    _ = try await connection.query("BEGIN", logger: logger)
+                }
             } catch  where connection.isClosed {
                 connection = try await connect()
-                try await connection.query("BEGIN", logger: logger)
+                try await answered("BEGIN", closing: connection) { [connection, logger] in
+                    _ = try await connection.query("BEGIN", logger: logger)
+                }
             }
-            let value = try await body(connection)
-            try await connection.query("COMMIT", logger: logger)
+            let value = try await answered("a transaction", closing: connection) { [connection, logger] in
+                let value = try await body(connection)
+                _ = try await connection.query("COMMIT", logger: logger)
+                return value
+            }
             giveBack(connection)
             return value
         } catch {
@@ -184,6 +250,7 @@ final class PostgresConnections: Sendable {
         configuration.options.connectTimeout = .nanoseconds(
             connectTimeout.components.seconds * 1_000_000_000 + connectTimeout.components.attoseconds / 1_000_000_000)
         do {
+            // `connectTimeout` bounds the start-up as well as the socket's connection.
             let connection = try await PostgresConnection.connect(configuration: configuration, id: id, logger: logger)
             let recovered = state.withLock { state in
                 defer { (state.unreachableUntil, state.lastFailure) = (nil, nil) }
@@ -238,4 +305,10 @@ extension PostgresConnection {
         let closed: EventLoopFuture<Void> = close()
         closed.whenComplete { _ in withExtendedLifetime(self) {} }
     }
+}
+
+/// Who waits for one use of the server, and the task making it: shared by the use and its guard.
+private final class PendingAnswer<T: Sendable>: Sendable {
+    let waiter = Mutex<CheckedContinuation<T, any Error>?>(nil)
+    let work = Mutex<Task<Void, Never>?>(nil)
 }

@@ -42,7 +42,7 @@ public final class PostgresSharedRateLimit: SharedRateLimit {
         // Refusing reserves nothing: the arrival time stays as it was.
         let refuse = refuseAfter?.timeIntervalSince1970 ?? .infinity
         let start = "greatest(greatest(tat, \(now)) - \(tolerance), \(now), paused_until)"
-        let rows = try await connections.withSharedConnection { connection in
+        let rows = try await connections.withSharedConnection { [self] connection in
             try await connection.query(
                 """
                 UPDATE \(unescaped: schema.rateLimits) SET
@@ -63,7 +63,7 @@ public final class PostgresSharedRateLimit: SharedRateLimit {
     public func pause(until date: Date) async throws {
         try await prepareOnce()
         let until = date.timeIntervalSince1970
-        try await connections.withSharedConnection { connection in
+        try await connections.withSharedConnection { [self] connection in
             try await connection.query(
                 """
                 UPDATE \(unescaped: schema.rateLimits) SET paused_until = greatest(paused_until, \(until))
@@ -75,7 +75,7 @@ public final class PostgresSharedRateLimit: SharedRateLimit {
     public func delayNextSlot(until date: Date) async throws {
         try await prepareOnce()
         let until = date.timeIntervalSince1970
-        try await connections.withSharedConnection { connection in
+        try await connections.withSharedConnection { [self] connection in
             try await connection.query(
                 "UPDATE \(unescaped: schema.rateLimits) SET tat = greatest(tat, \(until)) WHERE key = \(key)",
                 logger: logger)
@@ -85,7 +85,7 @@ public final class PostgresSharedRateLimit: SharedRateLimit {
     /// Creates the table and this key's row if they are missing.
     private func prepareOnce() async throws {
         guard !prepared.load(ordering: .acquiring) else { return }
-        try await connections.withTransaction { connection in
+        try await connections.withTransaction { [self] connection in
             try await schema.create(on: connection, logger: logger)
             try await connection.query(
                 """
