@@ -49,17 +49,24 @@ import Testing
         }
     }
 
-    static func chain(_ sort: SortBinding, transport: StubTransport) throws -> Chain {
+    /// The remote over `request` (10 a page, `count` and `next` in the body), sorting by `sort`.
+    static func remote(
+        _ sort: SortBinding, transport: StubTransport, request: String = "GET /albums/?page={page}&ordering={ordering}"
+    ) throws -> RemoteResponder {
         var endpoint = RemoteEndpoint(
-            "GET /albums/?page={page}&ordering={ordering}", sort: sort,
-            paging: .pages(page: "page", perPage: "page_size", size: 10, first: 1))
+            request, sort: sort, paging: .pages(page: "page", perPage: "page_size", size: 10, first: 1))
         endpoint.pagingFacts = PagingFacts(next: .body("next"), total: .body("count"))
         let options = RemoteOptions(
             baseURL: URL(string: "https://api.example")!,
             entities: ["Album": RemoteEntityOptions(records: "results", fetch: [endpoint])])
-        let model = try model()
-        let remote = try RemoteResponder(model: model, options: options, transport: transport, environment: [:])
-        return Chain(handlers: [PaginationHandler(model: model)], terminal: remote)
+        return try RemoteResponder(model: try model(), options: options, transport: transport, environment: [:])
+    }
+
+    static func chain(_ sort: SortBinding, transport: StubTransport, request: String? = nil) throws -> Chain {
+        let remote =
+            try request.map { try Self.remote(sort, transport: transport, request: $0) }
+            ?? Self.remote(sort, transport: transport)
+        return Chain(handlers: [PaginationHandler(model: try model())], terminal: remote)
     }
 
     static func window(_ sort: String, limit: Int, offset: Int = 0) throws -> FetchRequest {
@@ -102,16 +109,7 @@ import Testing
     func explainSaysWhereNilsGo(_ nils: SortBinding.NilOrder?, _ reason: String) async throws {
         var grammar = SortBinding(variable: "ordering", separator: ",", fields: ["id": "id", "year": "year"])
         grammar.nils = nils
-        var endpoint = RemoteEndpoint(
-            "GET /albums/?page={page}&ordering={ordering}", sort: grammar,
-            paging: .pages(page: "page", perPage: "page_size", size: 10, first: 1))
-        endpoint.pagingFacts = PagingFacts(next: .body("next"), total: .body("count"))
-        let remote = try RemoteResponder(
-            model: try Self.model(),
-            options: RemoteOptions(
-                baseURL: URL(string: "https://api.example")!,
-                entities: ["Album": RemoteEntityOptions(records: "results", fetch: [endpoint])]),
-            transport: Self.backend(), environment: [:])
+        let remote = try Self.remote(grammar, transport: Self.backend())
         let explanation = try await remote.explain(try Self.window("-year", limit: 3))
         #expect(
             explanation.inMemory.contains("sort: -year ('year' may be nil, and \(reason))"), "\(explanation.inMemory)")
@@ -146,18 +144,8 @@ import Testing
             descending: "{field}.desc.nullslast", fields: ["id": "id", "year": "year"])
         grammar.nils = .smallest
         let transport = StubTransport { _ in .json(#"{"count": 0, "next": null, "results": []}"#) }
-        var endpoint = RemoteEndpoint(
-            "GET /albums?order={order}&page={page}", sort: grammar,
-            paging: .pages(page: "page", perPage: "page_size", size: 10, first: 1))
-        endpoint.pagingFacts = PagingFacts(next: .body("next"), total: .body("count"))
-        let remote = try RemoteResponder(
-            model: try Self.model(),
-            options: RemoteOptions(
-                baseURL: URL(string: "https://api.example")!,
-                entities: ["Album": RemoteEntityOptions(records: "results", fetch: [endpoint])]),
-            transport: transport, environment: [:])
-        _ = try await Chain(handlers: [PaginationHandler(model: try Self.model())], terminal: remote).fetch(
-            try Self.window("-year", limit: 3))
+        _ = try await Self.chain(grammar, transport: transport, request: "GET /albums?order={order}&page={page}")
+            .fetch(try Self.window("-year", limit: 3))
         #expect(transport.requests.first?.url.query == "order=year.desc.nullslast%2Cid.asc.nullsfirst&page=1")
     }
 }

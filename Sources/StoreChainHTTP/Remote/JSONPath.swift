@@ -10,7 +10,8 @@ enum JSONPath {
 
     /// The value at `path`, or `nil` when any step is missing.
     static func value(at path: String, in json: JSONValue) -> JSONValue? {
-        if path.contains("[*]") { return value(at: components(path)[...], in: json) }
+        // A byte scan: this runs for every mapped field of every record.
+        if path.utf8.contains(UInt8(ascii: "*")) { return value(at: components(path)[...], in: json) }
         var current = json
         for component in components(path) {
             guard case .object(let members) = current, let next = members[component] else { return nil }
