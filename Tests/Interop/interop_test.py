@@ -15,7 +15,7 @@ with Scripts/postgres.sh (Debian's `postgresql`, which .ci/run installs).
 
     python3 Tests/Interop/interop_test.py .build/debug/storechain
 
-INTEROP_VERBOSE=1 prints each query's requests; INTEROP_SEED picks another catalog, and
+INTEROP_VERBOSE=1 prints each query's requests; INTEROP_ONLY=odata,odata-uncached runs those pipelines only; INTEROP_SEED picks another catalog, and
 INTEROP_SCALE=chinook makes it as large as the Chinook sample (Scripts/interop.sh runs both).
 """
 import json
@@ -40,7 +40,7 @@ WARNINGS = []
 
 PACKAGES = ["Django==5.2.19", "djangorestframework==3.18.3", "django-filter==26.2",
             "djangorestframework-jsonapi==8.1.0", "inflection==0.5.1", "datasette==0.65.5",
-            "psycopg==3.2.10", "psycopg-binary==3.2.10"]
+            "psycopg==3.2.10", "psycopg-binary==3.2.10", "odata-query==0.10.0", "sly==0.4"]
 
 
 def venv():
@@ -205,7 +205,8 @@ def main():
     servers = start_servers(python, database)
     failures = []
     try:
-        for name in ("catalog.model.yml", "drf.pipeline.yml", "jsonapi.pipeline.yml", "datasette.pipeline.yml"):
+        for name in ("catalog.model.yml", "drf.pipeline.yml", "jsonapi.pipeline.yml", "odata.pipeline.yml",
+                     "datasette.pipeline.yml"):
             # Copies in the run's folder, edited below into the variants.
             shutil.copy(os.path.join(ROOT, "Examples", "Interop", name), work)
         # The Django pipeline without its paging facts: pages end by guess, and a page past the
@@ -225,15 +226,19 @@ def main():
             copy.write(postgres)
         # And each pipeline without its disk cache: every query is then cold in a process of its
         # own, so windows, counts and key paths are answered from the backend, not the caches.
-        for backend in ("drf", "jsonapi", "datasette", "drf-postgres"):
+        for backend in ("drf", "jsonapi", "odata", "datasette", "drf-postgres"):
             with open(os.path.join(work, f"{backend}.pipeline.yml")) as source:
                 uncached = re.sub(r"\n  - disk-cache:[^\n]*", "", source.read())
             with open(os.path.join(work, f"{backend}-uncached.pipeline.yml"), "w") as copy:
                 copy.write(uncached)
-        runs = [("drf", "drf"), ("jsonapi", "drf"), ("datasette", "datasette"), ("drf-plain", "drf"),
-                ("drf-uncached", "drf"), ("jsonapi-uncached", "drf"), ("datasette-uncached", "datasette"),
+        runs = [("drf", "drf"), ("jsonapi", "drf"), ("odata", "drf"), ("datasette", "datasette"), ("drf-plain", "drf"),
+                ("drf-uncached", "drf"), ("jsonapi-uncached", "drf"), ("odata-uncached", "drf"),
+                ("datasette-uncached", "datasette"),
                 ("drf-postgres", "drf-postgres"), ("drf-postgres-uncached", "drf-postgres")]
+        only = os.environ.get("INTEROP_ONLY")
         for pipeline_name, backend in runs:
+            if only and pipeline_name not in only.split(","):
+                continue
             server, url = servers[backend]
             pipeline = os.path.join(work, f"{pipeline_name}.pipeline.yml")
             before = len(server.requests())

@@ -38,4 +38,41 @@ import Testing
         #expect(query == ["year_released": "lte.1994"])
         #expect(keys == [1, 2, 3, 4])
     }
+
+    /// OData's `$filter`: every comparison a part of one expression.
+    static let odata = FilterGrammar(
+        expression: .init(parameter: "$filter", null: "null"),
+        lookups: [
+            .init(.equal, "{field} eq {value}"), .init(.notEqual, "{field} ne {value}"),
+            .init(.atLeast, "{field} ge {value}"), .init(.beginsWith, "startswith({field},{value})"),
+            .init(.oneOf, "{field} in ({value})"),
+        ],
+        fields: ["id": "ID", "title": "Title", "year": "Year"])
+
+    @Test func anExpressionGrammarWritesEveryPushedComparisonIntoOneParameter() async throws {
+        var (keys, query) = try await Self.run(
+            Self.odata, #"title BEGINSWITH "Album" AND year >= 1993 AND id IN {2, 4, 5}"#)
+        #expect(query == ["$filter": "startswith(Title,'Album') and Year ge 1993 and ID in (2,4,5)"])
+        // The stub ignores the expression: what comes back is re-checked in memory.
+        #expect(keys == [4, 5])
+
+        // Strings are quoted with the quote doubled inside; nil is the backend's null.
+        (keys, query) = try await Self.run(Self.odata, #"title == "Album 'one'" OR title == "Album 3""#)
+        #expect(query == ["$filter": "Title in ('Album ''one''','Album 3')"])
+        #expect(keys == [3])
+        (keys, query) = try await Self.run(Self.odata, "year == nil")
+        #expect(query == ["$filter": "Year eq null"])
+        #expect(keys == [7])
+        (keys, query) = try await Self.run(Self.odata, "year != nil AND id >= 6")
+        #expect(query == ["$filter": "Year ne null and ID ge 6"])
+        #expect(keys == [6])
+
+        // What the grammar cannot write is left out of the expression, and done in memory.
+        (keys, query) = try await Self.run(Self.odata, #"title CONTAINS "3" AND year >= 1992"#)
+        #expect(query == ["$filter": "Year ge 1992"])
+        #expect(keys == [3])
+        (keys, query) = try await Self.run(Self.odata, #"title CONTAINS "3""#)
+        #expect(query["$filter"] == nil)
+        #expect(keys == [3])
+    }
 }

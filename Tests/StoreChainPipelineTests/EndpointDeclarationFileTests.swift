@@ -101,6 +101,24 @@ import Testing
             ])
         #expect(grammar.fields == ["title": "title", "band.id": "band"])
 
+        // OData's one expression for every comparison.
+        let odata = try Pipeline.parse(
+            pipeline(
+                """
+                              expression: $filter
+                              null: "null"
+                              lookups: { equal: "{field} eq {value}", "contains[c]": "contains(tolower({field}),tolower({value}))" }
+                              fields: { title: Title }
+                """), source: "filter.yml", directory: folder)
+        let expression = try #require(
+            (odata.terminal as? RemoteResponder)?.options.entities["Album"]?.fetch.first?.filters.first)
+        #expect(expression.expression == .init(parameter: "$filter", and: " and ", quote: "'", null: "null"))
+        #expect(
+            Set(expression.lookups) == [
+                .init(.equal, "{field} eq {value}"),
+                .init(.contains, "contains(tolower({field}),tolower({value}))", caseInsensitive: true),
+            ])
+
         for (filter, message, line) in [
             (
                 """
@@ -126,6 +144,13 @@ import Testing
                                 lookups: { at-least: gte, less: lt, is-null: isnull }
                                 fields: [yeer]
                 """, "the filter field 'yeer' reads 'yeer' of Album", 17
+            ),
+            (
+                """
+                              expression: $filter
+                              lookups: { equal: "{field} eq" }
+                              fields: [title]
+                """, "the expression pattern '{field} eq' does not say where the field and the value go", 12
             ),
         ] {
             let failure = #expect(throws: ValidationFailure.self) {

@@ -102,9 +102,10 @@ extension QueryPlanner {
         }
     }
 
-    /// The value a binding takes from a conjunct, when the backend's filter keeps at least what
-    /// the conjunct does (so nothing that matches is lost).
-    func bind(_ binding: ParameterBinding, to conjunct: Conjunct) -> (Conjunct, String)? {
+    /// The values a binding takes from a conjunct, when the backend's filter keeps at least what
+    /// the conjunct does (so nothing that matches is lost): one value, or the list a one-of or
+    /// not-one-of sends; an is-null binding takes `true` or `false`.
+    func bind(_ binding: ParameterBinding, to conjunct: Conjunct) -> (Conjunct, [Value])? {
         let comparison = conjunct.comparison
         guard comparison.modifier == .direct, case .keyPath(let components) = comparison.lhs,
             components.joined(separator: ".") == binding.keyPath
@@ -115,15 +116,16 @@ extension QueryPlanner {
             guard !conjunct.negated, case .constant(let value) = comparison.rhs, value.isNull, folds.isEmpty else {
                 return nil
             }
-            return comparison.op == .equal ? (conjunct, "true") : comparison.op == .notEqual ? (conjunct, "false") : nil
+            return comparison.op == .equal
+                ? (conjunct, [.bool(true)]) : comparison.op == .notEqual ? (conjunct, [.bool(false)]) : nil
         case .notEqual, .notOneOf:
             // The backend leaves out what it finds equal, so it may fold no more than the
             // comparison; and its SQL `<>` leaves out the records without a value too.
             guard let excluded = conjunct.excluded, binding.operation == .notOneOf || excluded.count == 1,
                 neverNil.contains(binding.keyPath), !binding.caseInsensitive || folds.contains(.caseInsensitive)
             else { return nil }
-            let texts = excluded.compactMap(Self.constantText)
-            return texts.count == excluded.count && !texts.isEmpty ? (conjunct, texts.joined(separator: ",")) : nil
+            let values = excluded.compactMap(Self.constant)
+            return values.count == excluded.count && !values.isEmpty ? (conjunct, values) : nil
         default:
             break
         }
@@ -136,12 +138,12 @@ extension QueryPlanner {
             guard [.equal, .in, .beginsWith, .endsWith, .contains].contains(op), Self.foldsAlikeInASCII(comparison.rhs)
             else { return nil }
         }
-        let rhs = Self.constantText(comparison.rhs)
-        func element(_ index: Int) -> String? {
+        let rhs = Self.constant(comparison.rhs)
+        func element(_ index: Int) -> Value? {
             guard case .array(let elements) = comparison.rhs, elements.count > index else { return nil }
-            return Self.constantText(elements[index])
+            return Self.constant(elements[index])
         }
-        let value: String?
+        let value: Value?
         switch binding.operation {
         case .equal: value = op == .equal ? rhs : nil
         case .beginsWith: value = [.beginsWith, .equal].contains(op) ? rhs : nil
@@ -153,23 +155,20 @@ extension QueryPlanner {
             value = [.greaterOrEqual, .greater, .equal].contains(op) ? rhs : (op == .between ? element(0) : nil)
         case .atMost: value = [.lessOrEqual, .less, .equal].contains(op) ? rhs : (op == .between ? element(1) : nil)
         case .oneOf:
-            if op == .equal {
-                value = rhs
-            } else if op == .in, case .array(let elements) = comparison.rhs {
-                let texts = elements.compactMap(Self.constantText)
-                value = texts.count == elements.count && !texts.isEmpty ? texts.joined(separator: ",") : nil
-            } else {
-                value = nil
+            if op == .in, case .array(let elements) = comparison.rhs {
+                let values = elements.compactMap(Self.constant)
+                return values.count == elements.count && !values.isEmpty ? (conjunct, values) : nil
             }
+            value = op == .equal ? rhs : nil
         case .notEqual, .notOneOf, .isNull: value = nil
         }
-        return value.map { (conjunct, $0) }
+        return value.map { (conjunct, [$0]) }
     }
 
-    /// A constant operand's text as a URL parameter; nil for nil and for anything not a constant.
-    static func constantText(_ operand: Operand) -> String? {
+    /// A constant operand's value; nil for nil and for anything not a constant.
+    static func constant(_ operand: Operand) -> Value? {
         guard case .constant(let value) = operand, !value.isNull else { return nil }
-        return parameterText(value)
+        return value
     }
 
     /// Whether a string holds `%` or `_`, which a backend's `LIKE` reads as wildcards unless it

@@ -122,22 +122,26 @@ struct QueryPlanner {
         throws(StoreChainError) -> Outcome
     {
         let template = try RequestTemplate(endpoint.request)
-        let reserved = Set(Self.pagingVariables(endpoint.paging) + [endpoint.sort?.variable].compactMap { $0 })
-        var bound: [(variable: String, conjunct: Conjunct, value: String, exact: Bool, required: Bool)] = []
-        for variable in template.variables where !reserved.contains(variable) {
+        let parts = endpoint.expressionParts
+        let reserved = Set(
+            Self.pagingVariables(endpoint.paging) + [endpoint.sort?.variable].compactMap { $0 }
+                + parts.values.map(\.expression))
+        // The template's own variables, then the parts of its filter expressions.
+        let variables =
+            template.variables.filter { !reserved.contains($0) }
+            + parts.keys.sorted { ($0.count, $0) < ($1.count, $1) }
+        var bound: [(variable: String, conjunct: Conjunct, values: [Value], exact: Bool, required: Bool)] = []
+        for variable in variables {
             let binding = endpoint.bind[variable] ?? ParameterBinding(variable)
             let required = binding.required || template.pathVariables.contains(variable)
-            guard
-                let (conjunct, value) = conjuncts.lazy.compactMap({ bind(binding, to: $0).map { ($0.0, $0.1) } })
-                    .first
-            else {
+            guard let (conjunct, values) = conjuncts.lazy.compactMap({ bind(binding, to: $0) }).first else {
                 if required {
                     return .failure(
                         "{\(variable)} needs a comparison on '\(binding.keyPath)' (\(binding.operation.rawValue))")
                 }
                 continue
             }
-            bound.append((variable, conjunct, value, Self.isExact(binding, conjunct), required))
+            bound.append((variable, conjunct, values, Self.isExact(binding, conjunct), required))
         }
         // The backend applies every parameter sent, so a conjunct one variable pushes exactly
         // needs no other (a looser lookup, or a second exact one) beside it.
@@ -145,14 +149,25 @@ struct QueryPlanner {
         var values: [String: String] = [:]
         var pushed: [Conjunct] = []
         var servedExactly: Set<Conjunct> = []
+        var written: [String: [(conjunct: Int, text: String)]] = [:]
         for variable in bound {
             let needed =
                 variable.required
                 || (variable.exact ? !servedExactly.contains(variable.conjunct) : !exactly.contains(variable.conjunct))
             guard needed else { continue }
-            values[variable.variable] = variable.value
+            if let part = parts[variable.variable] {
+                written[part.expression, default: []].append(
+                    (conjuncts.firstIndex(of: variable.conjunct) ?? 0, part.written(variable.values)))
+            } else {
+                values[variable.variable] = variable.values.map(Self.parameterText).joined(separator: ",")
+            }
             if variable.exact { servedExactly.insert(variable.conjunct) }
             if !pushed.contains(variable.conjunct) { pushed.append(variable.conjunct) }
+        }
+        // Each expression's parts in the predicate's order.
+        for (expression, texts) in written {
+            let and = parts.values.first { $0.expression == expression }?.spelling.and ?? " and "
+            values[expression] = texts.sorted { $0.conjunct < $1.conjunct }.map(\.text).joined(separator: and)
         }
         let exact = pushed.allSatisfy { exactly.contains($0) }
         var sortPushed = false

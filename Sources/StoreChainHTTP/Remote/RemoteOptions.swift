@@ -162,6 +162,9 @@ public struct RemoteEndpoint: Sendable, Hashable, Decodable {
     /// Without a sort variable the endpoint lists records in key order, so a pager can read
     /// only the pages an unsorted window needs.
     public var keyOrdered: Bool
+    /// The parts of filter expressions (`FilterGrammar.Expression`) by their variables, which
+    /// stand for a part of the expression's variable, not for a parameter of the request.
+    var expressionParts: [String: FilterGrammar.Part] = [:]
 
     /// An endpoint at `request` with its bindings, sort and paging.
     public init(

@@ -1,7 +1,7 @@
 from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
-from . import jsonapi
+from . import jsonapi, odata
 from .views import AlbumViewSet, ArtistViewSet, TrackViewSet
 
 router = DefaultRouter()
@@ -13,4 +13,10 @@ jsonapi_router = DefaultRouter()
 jsonapi_router.register("artists", jsonapi.ArtistViewSet, basename="jsonapi-artist")
 jsonapi_router.register("albums", jsonapi.AlbumViewSet, basename="jsonapi-album")
 jsonapi_router.register("tracks", jsonapi.TrackViewSet, basename="jsonapi-track")
-urlpatterns = router.urls + [path("jsonapi/", include(jsonapi_router.urls))]
+# And as OData collections, under /odata/.
+urlpatterns = router.urls + [
+    path("jsonapi/", include(jsonapi_router.urls)),
+    path("odata/Artists", odata.artists),
+    path("odata/Albums", odata.albums),
+    path("odata/Tracks", odata.tracks),
+]
