@@ -110,6 +110,11 @@ QUERIES = [
     ("Track", "composer != nil", "id", 5, 40, False, lambda t: t["composer"] is not None),
     # Django's `contains` is LIKE on SQLite, which ignores ASCII case: its count is not this one's.
     ("Track", 'name CONTAINS "A"', None, None, 0, True, lambda t: "A" in t["name"]),
+    # ORs across key paths: sent whole where the filter grammar has OR (OData), else in memory.
+    ("Track", "composer == nil OR milliseconds < 61000", None, None, 0, True,
+     lambda t: t["composer"] is None or t["milliseconds"] < 61000),
+    ("Album", "year == nil OR year >= 2015 OR artist.id == 3", "-id", 5, 0, False,
+     lambda al: al["year"] is None or al["year"] >= 2015 or al["artist_id"] == 3),
     ("Artist", 'name BEGINSWITH[c] "b"', "name", 3, 1, False, lambda a: c(a["name"]).startswith("b")),
     ("Album", 'title CONTAINS[c] "ro"', "id", 4, 0, False, lambda al: "ro" in c(al["title"])),
     ("Track", 'album.title CONTAINS[c] "ángel"', "-milliseconds", 3, 2, False, lambda t: "ángel" in c(t["album"]["title"])),

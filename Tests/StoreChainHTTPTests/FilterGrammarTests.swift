@@ -75,4 +75,28 @@ import Testing
         #expect(query["$filter"] == nil)
         #expect(keys == [3])
     }
+
+    @Test func anOrTheExpressionWritesExactlyIsSentWhole() async throws {
+        var grammar = Self.odata
+        grammar.expression?.or = " or "
+        var (keys, query) = try await Self.run(grammar, #"year == nil OR (id >= 5 AND title BEGINSWITH "Album")"#)
+        #expect(query == ["$filter": "(Year eq null or (ID ge 5 and startswith(Title,'Album')))"])
+        #expect(keys == [5, 6, 7])
+
+        // Beside a conjunct; a nil among equalities is no one-of, so it is an OR too.
+        (keys, query) = try await Self.run(grammar, #"id >= 2 AND (year == nil OR year == 1992 OR title == "Album 4")"#)
+        #expect(query == ["$filter": "ID ge 2 and (Year eq null or Year eq 1992 or Title eq 'Album 4')"])
+        #expect(keys == [2, 4, 7])
+
+        // An operand the expression cannot write exactly (no contains pattern): the backend
+        // would keep too little, so the OR is done in memory only.
+        (keys, query) = try await Self.run(grammar, #"year == nil OR title CONTAINS "3""#)
+        #expect(query["$filter"] == nil)
+        #expect(keys == [3, 7])
+
+        // Without `or` in the grammar, likewise.
+        (keys, query) = try await Self.run(Self.odata, "year == nil OR id == 1")
+        #expect(query["$filter"] == nil)
+        #expect(keys == [1, 7])
+    }
 }

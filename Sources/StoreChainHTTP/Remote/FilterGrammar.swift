@@ -17,6 +17,10 @@ public struct FilterGrammar: Sendable, Hashable, Decodable {
         public var parameter: String
         /// What joins two parts (` and `).
         public var and: String
+        /// What joins the operands of an OR (` or `), when the backend has it: an OR of
+        /// comparisons its parts write exactly is then sent whole, in parentheses
+        /// (`(composer eq null or milliseconds lt 60000)`).
+        public var or: String?
         /// What a string value is written between, doubled inside it (`'`: `'O''Brien'`).
         /// Numbers, booleans, dates (ISO-8601) and UUIDs are written bare.
         public var quote: String
@@ -25,9 +29,12 @@ public struct FilterGrammar: Sendable, Hashable, Decodable {
         public var null: String?
 
         /// An expression sent in `parameter`.
-        public init(parameter: String, and: String = " and ", quote: String = "'", null: String? = nil) {
+        public init(
+            parameter: String, and: String = " and ", or: String? = nil, quote: String = "'", null: String? = nil
+        ) {
             self.parameter = parameter
             self.and = and
+            self.or = or
             self.quote = quote
             self.null = null
         }
@@ -122,7 +129,7 @@ public struct FilterGrammar: Sendable, Hashable, Decodable {
     }
 
     private enum Keys: String, CodingKey {
-        case parameter, value, lookups, fields, caseFolding, expression, and, quote, null
+        case parameter, value, lookups, fields, caseFolding, expression, and, or, quote, null
     }
 
     /// `{ parameter: "{field}__{lookup}", lookups: { equal: exact, begins-with: startswith,
@@ -168,6 +175,7 @@ public struct FilterGrammar: Sendable, Hashable, Decodable {
             }
             let expression = Expression(
                 parameter: parameter, and: try container.decodeIfPresent(String.self, forKey: .and) ?? " and ",
+                or: try container.decodeIfPresent(String.self, forKey: .or),
                 quote: try container.decodeIfPresent(String.self, forKey: .quote) ?? "'",
                 null: try container.decodeIfPresent(String.self, forKey: .null))
             self.init(expression: expression, lookups: lookups, fields: fields, caseFolding: caseFolding)

@@ -63,12 +63,23 @@ extension QueryPlanner {
         return Conjunct(comparison: Comparison(first.lhs, .in, .array(values), options: first.options), negated: false)
     }
 
-    /// Whether a predicate is conjuncts joined by AND (so its conjuncts are all of it).
-    static func isConjunction(_ predicate: FetchPredicate?) -> Bool {
+    /// The ORs joined by AND at the top of a predicate that are no one-of (`a == 1 OR b == 2`),
+    /// which a filter expression with OR can take whole.
+    static func disjunctions(of predicate: FetchPredicate?) -> [FetchPredicate] {
+        switch predicate {
+        case .or(let operands)? where oneOf(operands) == nil: [.or(operands)]
+        case .and(let operands)?: operands.flatMap { disjunctions(of: $0) }
+        default: []
+        }
+    }
+
+    /// Whether a predicate is conjuncts joined by AND (so its conjuncts are all of it), or,
+    /// with `orsAllowed`, conjuncts and disjunctions.
+    static func isConjunction(_ predicate: FetchPredicate?, orsAllowed: Bool = false) -> Bool {
         switch predicate {
         case .comparison?, .not(.comparison)?: true
-        case .and(let operands)?: operands.allSatisfy { isConjunction($0) }
-        case .or(let operands)?: oneOf(operands) != nil
+        case .and(let operands)?: operands.allSatisfy { isConjunction($0, orsAllowed: orsAllowed) }
+        case .or(let operands)?: orsAllowed || oneOf(operands) != nil
         default: false
         }
     }

@@ -73,10 +73,11 @@ struct QueryPlanner {
     /// The best plan for a (validated) predicate and sort.
     func plan(predicate: FetchPredicate?, sort: [FetchSortDescriptor]) throws(StoreChainError) -> Plan {
         let conjuncts = Self.conjuncts(of: predicate)
+        let disjunctions = Self.disjunctions(of: predicate)
         var best: (plan: Plan, score: Int)?
         var reasons: [String] = []
         for endpoint in endpoints {
-            switch try evaluate(endpoint, conjuncts: conjuncts, sort: sort) {
+            switch try evaluate(endpoint, conjuncts: conjuncts, disjunctions: disjunctions, sort: sort) {
             case .success(let plan):
                 let score = plan.pushed.count * 10 + (plan.sortPushed ? 1 : 0)
                 if score > (best?.score ?? -1) { best = (plan, score) }
@@ -89,8 +90,8 @@ struct QueryPlanner {
                 sort.isEmpty || (sort.count == 1 && sort[0].keyPath == entity.key && sort[0].ascending)
             plan.filterApplied =
                 predicate == nil
-                || (Self.isConjunction(predicate) && plan.bindingsExact
-                    && Set(plan.pushed) == Set(conjuncts.map(\.predicate)))
+                || (Self.isConjunction(predicate, orsAllowed: true) && plan.bindingsExact
+                    && Set(plan.pushed) == Set(conjuncts.map(\.predicate) + disjunctions))
             return plan
         }
         let considered = endpoints.isEmpty ? "it declares no fetch or get endpoints" : reasons.joined(separator: "; ")
@@ -105,8 +106,12 @@ struct QueryPlanner {
     /// The endpoints that cannot serve a predicate and sort, each with why.
     func rejections(predicate: FetchPredicate?, sort: [FetchSortDescriptor]) -> [String] {
         let conjuncts = Self.conjuncts(of: predicate)
+        let disjunctions = Self.disjunctions(of: predicate)
         return endpoints.compactMap { endpoint in
-            guard case .failure(let reason)? = try? evaluate(endpoint, conjuncts: conjuncts, sort: sort) else {
+            guard
+                case .failure(let reason)? = try? evaluate(
+                    endpoint, conjuncts: conjuncts, disjunctions: disjunctions, sort: sort)
+            else {
                 return nil
             }
             return "\(endpoint.request): \(reason)"
@@ -118,9 +123,9 @@ struct QueryPlanner {
         case failure(String)
     }
 
-    private func evaluate(_ endpoint: RemoteEndpoint, conjuncts: [Conjunct], sort: [FetchSortDescriptor])
-        throws(StoreChainError) -> Outcome
-    {
+    private func evaluate(
+        _ endpoint: RemoteEndpoint, conjuncts: [Conjunct], disjunctions: [FetchPredicate], sort: [FetchSortDescriptor]
+    ) throws(StoreChainError) -> Outcome {
         let template = try RequestTemplate(endpoint.request)
         let parts = endpoint.expressionParts
         let reserved = Set(
@@ -149,14 +154,14 @@ struct QueryPlanner {
         var values: [String: String] = [:]
         var pushed: [Conjunct] = []
         var servedExactly: Set<Conjunct> = []
-        var written: [String: [(conjunct: Int, text: String)]] = [:]
+        var expressions: [String: [(conjunct: Int, text: String)]] = [:]
         for variable in bound {
             let needed =
                 variable.required
                 || (variable.exact ? !servedExactly.contains(variable.conjunct) : !exactly.contains(variable.conjunct))
             guard needed else { continue }
             if let part = parts[variable.variable] {
-                written[part.expression, default: []].append(
+                expressions[part.expression, default: []].append(
                     (conjuncts.firstIndex(of: variable.conjunct) ?? 0, part.written(variable.values)))
             } else {
                 values[variable.variable] = variable.values.map(Self.parameterText).joined(separator: ",")
@@ -164,8 +169,15 @@ struct QueryPlanner {
             if variable.exact { servedExactly.insert(variable.conjunct) }
             if !pushed.contains(variable.conjunct) { pushed.append(variable.conjunct) }
         }
+        // An OR goes whole into an expression that can write it, after the conjuncts.
+        var pushedDisjunctions: [FetchPredicate] = []
+        for (index, disjunction) in disjunctions.enumerated() {
+            guard let (expression, text) = written(disjunction, by: endpoint) else { continue }
+            expressions[expression, default: []].append((conjuncts.count + index, text))
+            pushedDisjunctions.append(disjunction)
+        }
         // Each expression's parts in the predicate's order.
-        for (expression, texts) in written {
+        for (expression, texts) in expressions {
             let and = parts.values.first { $0.expression == expression }?.spelling.and ?? " and "
             values[expression] = texts.sorted { $0.conjunct < $1.conjunct }.map(\.text).joined(separator: and)
         }
@@ -180,7 +192,8 @@ struct QueryPlanner {
             tiesInKeyOrder = push.tiesInKeyOrder
         }
         var plan = Plan(
-            endpoint: endpoint, template: template, values: values, pushed: pushed.map(\.predicate),
+            endpoint: endpoint, template: template, values: values,
+            pushed: pushed.map(\.predicate) + pushedDisjunctions,
             sortPushed: sortPushed)
         plan.pushedSortTiesInKeyOrder = tiesInKeyOrder
         plan.bindingsExact = exact
