@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """StoreChain against stock third-party server software: Django REST Framework with django-filter,
-the same project as JSON:API (Django REST Framework JSON:API) and over PostgreSQL (whose ORDER BY
-puts NULLs last), and Datasette, each serving the same generated catalog (Tests/Interop/catalog.py)
+the same project as JSON:API (Django REST Framework JSON:API), hyperlinked (relationships as URLs),
+as OData collections (`$filter` parsed by odata-query) and over PostgreSQL (whose ORDER BY puts
+NULLs last), and Datasette, each serving the same generated catalog (Tests/Interop/catalog.py)
 on loopback,
 through the pipelines kept in Examples/Interop. Every query of Tests/Interop/queries.py runs cold
 through `storechain query` against each backend and is compared with the answer computed from the
@@ -216,6 +217,15 @@ def main():
                                                                                      "cache/drf-plain.sqlite")
         with open(os.path.join(work, "drf-plain.pipeline.yml"), "w") as copy:
             copy.write(plain)
+        # The Django pipeline against the same API hyperlinked (stock HyperlinkedModelSerializer):
+        # relationships are the related objects' URLs, read through each entity's get endpoint.
+        with open(os.path.join(work, "drf.pipeline.yml")) as source:
+            linked = source.read().replace("${STORECHAIN_DRF_URL}", "${STORECHAIN_DRF_URL}/hyperlinked").replace(
+                "{ foreign-key: ", "{ link: ").replace("cache/drf.sqlite", "cache/hyperlinked.sqlite")
+            linked = re.sub(r"\n      (\w+):\n        records: results\n",
+                            lambda m: f"{m.group(0)}        get: GET /{m.group(1).lower()}s/{{id}}/\n", linked)
+        with open(os.path.join(work, "hyperlinked.pipeline.yml"), "w") as copy:
+            copy.write(linked)
         # The Django pipeline over PostgreSQL, which sorts NULLs last: `nils: largest`, so a sort by
         # the years some albums lack is done in memory (pushed as the fetch's order, its windows
         # would hold the wrong albums).
@@ -226,13 +236,14 @@ def main():
             copy.write(postgres)
         # And each pipeline without its disk cache: every query is then cold in a process of its
         # own, so windows, counts and key paths are answered from the backend, not the caches.
-        for backend in ("drf", "jsonapi", "odata", "datasette", "drf-postgres"):
+        for backend in ("drf", "jsonapi", "odata", "hyperlinked", "datasette", "drf-postgres"):
             with open(os.path.join(work, f"{backend}.pipeline.yml")) as source:
                 uncached = re.sub(r"\n  - disk-cache:[^\n]*", "", source.read())
             with open(os.path.join(work, f"{backend}-uncached.pipeline.yml"), "w") as copy:
                 copy.write(uncached)
-        runs = [("drf", "drf"), ("jsonapi", "drf"), ("odata", "drf"), ("datasette", "datasette"), ("drf-plain", "drf"),
-                ("drf-uncached", "drf"), ("jsonapi-uncached", "drf"), ("odata-uncached", "drf"),
+        runs = [("drf", "drf"), ("jsonapi", "drf"), ("odata", "drf"), ("hyperlinked", "drf"), ("datasette", "datasette"),
+                ("drf-plain", "drf"), ("drf-uncached", "drf"), ("jsonapi-uncached", "drf"), ("odata-uncached", "drf"),
+                ("hyperlinked-uncached", "drf"),
                 ("datasette-uncached", "datasette"),
                 ("drf-postgres", "drf-postgres"), ("drf-postgres-uncached", "drf-postgres")]
         only = os.environ.get("INTEROP_ONLY")
@@ -263,8 +274,8 @@ def main():
     if failures:
         print("\n".join(failures))
         raise SystemExit(f"{len(failures)} problem(s) against stock servers")
-    print("interop: every answer right against Django REST Framework (over SQLite and PostgreSQL), its JSON:API "
-          "form and Datasette")
+    print("interop: every answer right against Django REST Framework (over SQLite and PostgreSQL; as JSON:API, "
+          "hyperlinked and OData) and Datasette")
 
 
 def check(binary, pipeline, server, url, backend, data, failures):

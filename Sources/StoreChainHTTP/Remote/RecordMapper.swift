@@ -8,6 +8,8 @@ struct RecordMapper: Sendable {
     let entities: [String: RemoteEntityOptions]
     /// Where a response's included records are, if the backend sends them.
     var included: IncludedResources? = nil
+    /// The backend's base URL, against which links to objects are read.
+    var baseURL: URL? = nil
 
     func options(for entity: String) -> RemoteEntityOptions {
         entities[entity] ?? RemoteEntityOptions()
@@ -85,14 +87,18 @@ struct RecordMapper: Sendable {
             else { continue }
             switch mapping {
             case .endpoint: continue
-            case .foreignKey(let field):
+            case .foreignKey(let field), .link(let field):
                 guard let json = Self.foreignKey(at: field, in: record) else { continue }
+                let linked = if case .link = mapping { true } else { false }
                 func reference(_ json: JSONValue) throws(StoreChainError) -> ObjectID? {
                     do {
-                        let value = try Value.coerce(json, to: keyType)
+                        var key = json
+                        if linked, case .string(let link) = json { key = try self.key(in: link, of: destination) }
+                        let value = try Value.coerce(key, to: keyType)
                         return value.isNull ? nil : ObjectID(entity: destination.name, key: value)
                     } catch {
-                        throw fail(field, "foreign key '\(field)': \(error.message)", error.suggestion)
+                        throw fail(
+                            field, "\(linked ? "link" : "foreign key") '\(field)': \(error.message)", error.suggestion)
                     }
                 }
                 if relationship.isToMany {
@@ -166,13 +172,57 @@ struct RecordMapper: Sendable {
             JSONPath.set(json, at: field, in: &body)
         }
         for (name, value) in node.relationships.sorted(by: { $0.key < $1.key }) {
-            guard case .foreignKey(let field)? = options.relationships[name] else { continue }
             let ids = value.objectIDs.map { permanentIDs[$0] ?? $0 }
+            let written: [JSONValue]
+            let field: String
+            switch options.relationships[name] {
+            case .foreignKey(let name)?:
+                field = name
+                written = ids.compactMap { $0.key?.jsonValue }
+            case .link(let name)?:
+                field = name
+                written = ids.compactMap { link(to: $0).map(JSONValue.string) }
+            default: continue
+            }
             switch value {
-            case .toOne: JSONPath.set(ids.first?.key?.jsonValue ?? .null, at: field, in: &body)
-            case .toMany: JSONPath.set(.array(ids.compactMap { $0.key?.jsonValue }), at: field, in: &body)
+            case .toOne: JSONPath.set(written.first ?? .null, at: field, in: &body)
+            case .toMany: JSONPath.set(.array(written), at: field, in: &body)
             }
         }
         return body
+    }
+
+    /// The key in a link to an object of `entity`: the value of the path variable of its get
+    /// endpoint, as JSON text (coerced to the key's type by the caller).
+    private func key(in link: String, of entity: EntityDescription) throws(StoreChainError) -> JSONValue {
+        guard let get = options(for: entity.name).get, let template = try? RequestTemplate(get),
+            template.pathVariables.count == 1, let baseURL
+        else {
+            throw StoreChainError(
+                .badRecord, "'\(link)' links to a \(entity.name), which has no get endpoint to read its key from",
+                suggestion:
+                    "declare \(entity.name)'s get endpoint as the backend writes its links (GET /\(entity.name.lowercased())s/{id}/)"
+            )
+        }
+        guard let url = URL(string: link, relativeTo: baseURL),
+            let values = template.pathValues(of: url, base: baseURL),
+            let key = values[template.pathVariables[0]]
+        else {
+            throw StoreChainError(
+                .badRecord, "'\(link)' is not a link to a \(entity.name): it does not match '\(get)' under \(baseURL)",
+                suggestion:
+                    "write \(entity.name)'s get endpoint as the backend writes its links, or map the field as a foreign-key"
+            )
+        }
+        return .string(key)
+    }
+
+    /// The link to an object: the URL of its get endpoint (which validation requires of a
+    /// linked destination); nil for an object without a key.
+    private func link(to id: ObjectID) -> String? {
+        guard let key = id.key, let baseURL, let get = options(for: id.entity).get,
+            let template = try? RequestTemplate(get), let variable = template.pathVariables.first
+        else { return nil }
+        return (try? template.url(base: baseURL, values: [variable: QueryPlanner.parameterText(key)]))?.absoluteString
     }
 }

@@ -137,12 +137,13 @@ struct RelatedLoader: Sendable {
         let planner = try planners.planner(for: entity.name)
         let list = FetchPredicate.comparison(Comparison(.keyPath(keyPath), .in, .array(values.map(Operand.constant))))
         let filter = try CompiledPredicate(list, entity: entity.name, model: model)
-        let listPlan = try planner.plan(predicate: filter.predicate, sort: [])
+        // No endpoint may take the list (an entity read only by its get endpoint).
+        let listPlan = try? planner.plan(predicate: filter.predicate, sort: [])
         var predicates: [FetchPredicate?] = [filter.predicate]
-        var plans = [listPlan]
+        var plans = listPlan.map { [$0] } ?? []
         // The requests the endpoints' own choice is expected to make over every call.
-        var expected = listPlan.pushed.isEmpty ? nil : repeats
-        if listPlan.pushed.isEmpty,
+        var expected = listPlan?.pushed.isEmpty == false ? repeats : nil
+        if listPlan?.pushed.isEmpty ?? true,
             let single = try? planner.plan(
                 predicate: .comparison(Comparison(.keyPath(keyPath), .equal, .constant(values[0]))), sort: []),
             !single.pushed.isEmpty
@@ -151,6 +152,9 @@ struct RelatedLoader: Sendable {
             plans = []
             for case let predicate? in predicates { plans.append(try planner.plan(predicate: predicate, sort: [])) }
             expected = values.count * repeats
+        } else if listPlan == nil {
+            // Neither: the planner says why.
+            plans = [try planner.plan(predicate: filter.predicate, sort: [])]
         }
         if let expected, expected >= Self.listingThreshold {
             if context.cachePolicy != .reload,
@@ -276,7 +280,7 @@ struct RelatedLoader: Sendable {
     /// can be grouped by owner.
     func inverseForeignKey(of relationship: RelationshipDescription, destination: EntityDescription) -> [String]? {
         guard let inverseName = relationship.inverse, let inverse = destination.relationship(named: inverseName),
-            !inverse.isToMany, case .foreignKey? = mapper.options(for: destination.name).relationships[inverseName],
+            !inverse.isToMany, mapper.options(for: destination.name).relationships[inverseName]?.keyInRecord == true,
             let ownerEntity = model.entity(named: inverse.destination)
         else { return nil }
         return [inverseName, ownerEntity.key]

@@ -74,12 +74,13 @@ extension RemoteRelationship {
         case request, paging
     }
 
-    /// `{ foreign-key: band_id }`, `{ embedded: albums }`, `{ endpoint: "GET /bands/{id}/albums" }`
+    /// `{ foreign-key: band_id }`, `{ link: band }`, `{ embedded: albums }`,
+    /// `{ endpoint: "GET /bands/{id}/albums" }`
     /// or `{ endpoint: { request: "GET /albums/{id}/tracks/?page={page}", paging: { pages: { page: page,
     /// size: 50, next: next } } } }` (any paging style a fetch endpoint takes).
     public init(from decoder: any Decoder) throws {
         let (variant, key, container) = try ConfigurationDecoding.variant(
-            of: decoder, among: ["foreign-key", "embedded", "endpoint"], what: "relationship mapping")
+            of: decoder, among: ["foreign-key", "link", "embedded", "endpoint"], what: "relationship mapping")
         if variant == "endpoint", (try? container.decode(String.self, forKey: key)) == nil {
             let endpoint = try container.nestedContainer(keyedBy: EndpointKeys.self, forKey: key)
             self = .endpoint(
@@ -91,6 +92,7 @@ extension RemoteRelationship {
         let value = try container.decode(String.self, forKey: key)
         switch variant {
         case "foreign-key": self = .foreignKey(value)
+        case "link": self = .link(value)
         case "embedded": self = .embedded(value)
         default: self = .endpoint(value)
         }

@@ -126,6 +126,11 @@ public struct RemoteEntityOptions: Sendable, Hashable, Decodable {
 public enum RemoteRelationship: Sendable, Hashable, Decodable {
     /// A field holding the destination's key (to-one) or an array of keys (to-many).
     case foreignKey(String)
+    /// A field holding the URL of the destination object (to-one), or an array of them
+    /// (to-many), as hyperlinked APIs write relationships (Django REST Framework's
+    /// `HyperlinkedModelSerializer`, HAL's `_links`): the key is read from the URL by matching
+    /// the destination's `get` endpoint, and a save writes the URL that endpoint makes.
+    case link(String)
     /// A nested record (to-one) or array of records (to-many) of the destination; the nodes
     /// learned from it are returned too.
     case embedded(String)
@@ -134,6 +139,14 @@ public enum RemoteRelationship: Sendable, Hashable, Decodable {
     /// by following the next link; `paging` says where its answers state the next link, a
     /// more-pages flag or the total (by default the `Link` and `X-Total-Count` headers).
     case endpoint(String, paging: PagingFacts = PagingFacts(), style: Paging = .link)
+
+    /// Each record names its destination objects by key (a foreign key or a link).
+    var keyInRecord: Bool {
+        switch self {
+        case .foreignKey, .link: true
+        case .embedded, .endpoint: false
+        }
+    }
 }
 
 /// A fetch endpoint: a request template and how its variables bind to the fetch request.

@@ -81,7 +81,7 @@ extension RemoteResponder: FetchExplaining {
                         try await endpointRead(
                             relationship, of: entity, destination: destination, endpoint: text, context: context,
                             serving: parent))
-                case .foreignKey?:
+                case .foreignKey?, .link?:
                     reads.append(
                         try await keyedRead(
                             relationship, of: entity, destination: destination, keyPath: [destination.key],

@@ -55,7 +55,7 @@ extension RemoteResponder {
         var source: [ObjectID: Node] = [:]
         var value: RelationshipValue?
         switch mapper.options(for: entity.name).relationships[relationshipName] {
-        case .foreignKey?, .embedded?:
+        case .foreignKey?, .link?, .embedded?:
             let owner = try await objectFault(id, context: context)
             guard let node = try owner.objectNode() else {
                 throw StoreChainError(

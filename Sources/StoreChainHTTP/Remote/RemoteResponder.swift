@@ -50,7 +50,8 @@ public final class RemoteResponder: UpstreamCounting {
         self.options = options
         self.cacheNamespace =
             "remote \(RemoteError.redacted(options.baseURL)) #\(Fingerprint.hex(of: (options.baseURL, options.entities)))"
-        self.mapper = RecordMapper(model: model, entities: options.entities, included: options.included)
+        self.mapper = RecordMapper(
+            model: model, entities: options.entities, included: options.included, baseURL: options.baseURL)
         if let problem = Self.problems(in: options, model: model).first { throw problem }
         var planners: [String: QueryPlanner] = [:]
         for (name, entityOptions) in options.entities {
@@ -83,7 +84,7 @@ public final class RemoteResponder: UpstreamCounting {
         var problems: [StoreChainError] = []
         for name in options.entities.keys.sorted() {
             guard let entityOptions = options.entities[name] else { continue }
-            let found = mappingProblems(entityOptions, named: name, model: model)
+            let found = mappingProblems(entityOptions, named: name, model: model, all: options.entities)
             problems += found
             guard found.isEmpty, let entity = model.entity(named: name) else { continue }
             do throws(StoreChainError) {
@@ -124,9 +125,9 @@ public final class RemoteResponder: UpstreamCounting {
         return problems
     }
 
-    private static func mappingProblems(_ options: RemoteEntityOptions, named name: String, model: ObjectModel)
-        -> [StoreChainError]
-    {
+    private static func mappingProblems(
+        _ options: RemoteEntityOptions, named name: String, model: ObjectModel, all: [String: RemoteEntityOptions]
+    ) -> [StoreChainError] {
         let path = "entities.\(name)"
         guard let entity = model.entity(named: name) else {
             return [
@@ -164,6 +165,21 @@ public final class RemoteResponder: UpstreamCounting {
             }
         }
         for (relationship, mapping) in options.relationships.sorted(by: { $0.key < $1.key }) {
+            if case .link = mapping, let destination = entity.relationship(named: relationship)?.destination {
+                let get = all[destination]?.get
+                if (get.flatMap { try? RequestTemplate($0) }?.pathVariables.count) != 1 {
+                    problems.append(
+                        StoreChainError(
+                            .invalidRequest,
+                            "'\(relationship)' is read from links to \(destination) objects, but \(destination) declares "
+                                + (get.map { "the get endpoint '\($0)', which has no single path variable" }
+                                    ?? "no get endpoint"),
+                            at: .init(path: "\(path).relationships.\(relationship).link"),
+                            suggestion:
+                                "declare \(destination)'s get endpoint as its links are written, such as "
+                                + "get: GET /\(destination.lowercased())s/{id}/"))
+                }
+            }
             guard case .endpoint(let text, _, let style) = mapping else { continue }
             let location = "\(path).relationships.\(relationship).endpoint"
             do throws(StoreChainError) {

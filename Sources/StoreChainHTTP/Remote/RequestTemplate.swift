@@ -157,7 +157,7 @@ public struct RequestTemplate: Sendable, Hashable, CustomStringConvertible {
 
     /// What RFC 3986 lets a path segment hold as it is: unreserved characters, sub-delimiters,
     /// `:` and `@` (`pchar`).
-    private static let pathCharacters = unreserved.union(CharacterSet(charactersIn: "!$&'()*+,;=:@"))
+    static let pathCharacters = unreserved.union(CharacterSet(charactersIn: "!$&'()*+,;=:@"))
     /// What a query may hold as it is: a path segment's characters, `/` and `?`.
     private static let queryCharacters = pathCharacters.union(CharacterSet(charactersIn: "/?"))
 

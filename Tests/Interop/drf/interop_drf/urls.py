@@ -1,7 +1,7 @@
 from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
-from . import jsonapi, odata
+from . import hyperlinked, jsonapi, odata
 from .views import AlbumViewSet, ArtistViewSet, TrackViewSet
 
 router = DefaultRouter()
@@ -13,9 +13,15 @@ jsonapi_router = DefaultRouter()
 jsonapi_router.register("artists", jsonapi.ArtistViewSet, basename="jsonapi-artist")
 jsonapi_router.register("albums", jsonapi.AlbumViewSet, basename="jsonapi-album")
 jsonapi_router.register("tracks", jsonapi.TrackViewSet, basename="jsonapi-track")
+# And hyperlinked (relationships as URLs), under /hyperlinked/.
+hyperlinked_router = DefaultRouter()
+hyperlinked_router.register("artists", hyperlinked.ArtistViewSet, basename="hyperlinked-artist")
+hyperlinked_router.register("albums", hyperlinked.AlbumViewSet, basename="hyperlinked-album")
+hyperlinked_router.register("tracks", hyperlinked.TrackViewSet, basename="hyperlinked-track")
 # And as OData collections, under /odata/.
 urlpatterns = router.urls + [
     path("jsonapi/", include(jsonapi_router.urls)),
+    path("hyperlinked/", include(hyperlinked_router.urls)),
     path("odata/Artists", odata.artists),
     path("odata/Albums", odata.albums),
     path("odata/Tracks", odata.tracks),
