@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """StoreChain against stock third-party server software: Django REST Framework with django-filter,
 the same project as JSON:API (Django REST Framework JSON:API), hyperlinked (relationships as URLs),
+as HAL (drf-hal-json),
 as OData collections (`$filter` parsed by odata-query) and over PostgreSQL (whose ORDER BY puts
 NULLs last), and Datasette, each serving the same generated catalog (Tests/Interop/catalog.py)
 on loopback,
@@ -41,7 +42,7 @@ WARNINGS = []
 
 PACKAGES = ["Django==5.2.19", "djangorestframework==3.18.3", "django-filter==26.2",
             "djangorestframework-jsonapi==8.1.0", "inflection==0.5.1", "datasette==0.65.5",
-            "psycopg==3.2.10", "psycopg-binary==3.2.10", "odata-query==0.10.0", "sly==0.4"]
+            "psycopg==3.2.10", "psycopg-binary==3.2.10", "odata-query==0.10.0", "sly==0.4", "drf-hal-json==0.10.0", "drf-nested-fields==0.9.5"]
 
 
 def venv():
@@ -226,6 +227,14 @@ def main():
                             lambda m: f"{m.group(0)}        get: GET /{m.group(1).lower()}s/{{id}}/\n", linked)
         with open(os.path.join(work, "hyperlinked.pipeline.yml"), "w") as copy:
             copy.write(linked)
+        # And against the same API as HAL (drf-hal-json): records under `_embedded`, the next page
+        # and the relationships under `_links`, served only as application/hal+json.
+        hal = linked.replace("/hyperlinked", "/hal").replace("cache/hyperlinked.sqlite", "cache/hal.sqlite").replace(
+            "records: results", "records: _embedded").replace("next: next", "next: _links.next").replace(
+            "{ link: ", "{ link: _links.").replace("    entities:\n", "    headers: { Accept: application/hal+json }\n"
+                                                  "    entities:\n", 1)
+        with open(os.path.join(work, "hal.pipeline.yml"), "w") as copy:
+            copy.write(hal)
         # The Django pipeline over PostgreSQL, which sorts NULLs last: `nils: largest`, so a sort by
         # the years some albums lack is done in memory (pushed as the fetch's order, its windows
         # would hold the wrong albums).
@@ -236,14 +245,14 @@ def main():
             copy.write(postgres)
         # And each pipeline without its disk cache: every query is then cold in a process of its
         # own, so windows, counts and key paths are answered from the backend, not the caches.
-        for backend in ("drf", "jsonapi", "odata", "hyperlinked", "datasette", "drf-postgres"):
+        for backend in ("drf", "jsonapi", "odata", "hyperlinked", "hal", "datasette", "drf-postgres"):
             with open(os.path.join(work, f"{backend}.pipeline.yml")) as source:
                 uncached = re.sub(r"\n  - disk-cache:[^\n]*", "", source.read())
             with open(os.path.join(work, f"{backend}-uncached.pipeline.yml"), "w") as copy:
                 copy.write(uncached)
-        runs = [("drf", "drf"), ("jsonapi", "drf"), ("odata", "drf"), ("hyperlinked", "drf"), ("datasette", "datasette"),
-                ("drf-plain", "drf"), ("drf-uncached", "drf"), ("jsonapi-uncached", "drf"), ("odata-uncached", "drf"),
-                ("hyperlinked-uncached", "drf"),
+        runs = [("drf", "drf"), ("jsonapi", "drf"), ("odata", "drf"), ("hyperlinked", "drf"), ("hal", "drf"),
+                ("datasette", "datasette"), ("drf-plain", "drf"), ("drf-uncached", "drf"), ("jsonapi-uncached", "drf"),
+                ("odata-uncached", "drf"), ("hyperlinked-uncached", "drf"), ("hal-uncached", "drf"),
                 ("datasette-uncached", "datasette"),
                 ("drf-postgres", "drf-postgres"), ("drf-postgres-uncached", "drf-postgres")]
         only = os.environ.get("INTEROP_ONLY")
@@ -275,7 +284,7 @@ def main():
         print("\n".join(failures))
         raise SystemExit(f"{len(failures)} problem(s) against stock servers")
     print("interop: every answer right against Django REST Framework (over SQLite and PostgreSQL; as JSON:API, "
-          "hyperlinked and OData) and Datasette")
+          "hyperlinked, HAL and OData) and Datasette")
 
 
 def check(binary, pipeline, server, url, backend, data, failures):
