@@ -30,6 +30,7 @@ TARGETS = {
     "Memory cache hit: object fault through the handler": 2.0,
     "Memory cache hit from main actor: object fault through the handler": 1.2,
     "Disk cache hit: object fault through the handler": 1.5,
+    "Disk cache relationship fault: album.tracks from the complete collection": 2.0,
     "Hop: chain of 0 pass-through handlers": 1.1,
     "Hop: chain of 10 pass-through handlers": 2.0,
     "Context 10k: fetch and read through ObjectContext": 1.5,

@@ -10,6 +10,7 @@ let benchmarks: @Sendable () -> Void = {
     chainBenchmarks()
     mappingBenchmarks()
     cacheBenchmarks()
+    relationshipFaultBenchmarks()
     trafficBenchmarks()
     scaleBenchmarks()
     diskWriteBenchmarks()

@@ -13,15 +13,23 @@ import StoreChain
 /// It runs once per row a compiled predicate scans, so it is registered with SQLite's C
 /// interface: it reads the payload and the name where SQLite holds them, where GRDB's
 /// `DatabaseFunction` would copy both into a `Data` and a `String` on every row first.
+///
+/// `storechain_target(payload, compressed, raw_size, name)` is its twin for a to-one
+/// relationship: the key of the object it leads to, so `Track where album.id == 5` is filtered
+/// in SQL without decoding the tracks of other albums.
 enum AttributeFunction {
     static let name = "storechain_attribute"
+    static let targetName = "storechain_target"
 
-    /// Registers the function on a connection.
+    /// Registers both functions on a connection.
     static func install(in db: Database) throws {
-        let code = sqlite3_create_function_v2(
-            db.sqliteConnection, name, 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, call, nil, nil, nil)
-        guard code == SQLITE_OK else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot register \(name)")
+        // The target function is told apart by a non-null user-data pointer, never dereferenced.
+        for (function, userData) in [(name, nil), (targetName, UnsafeMutableRawPointer(bitPattern: 1))] {
+            let code = sqlite3_create_function_v2(
+                db.sqliteConnection, function, 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, userData, call, nil, nil, nil)
+            guard code == SQLITE_OK else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot register \(function)")
+            }
         }
     }
 
@@ -29,7 +37,8 @@ enum AttributeFunction {
     private static let call: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
         context, count, arguments in
         guard let context else { return }
-        guard count == 4, let arguments, let value = value(of: arguments) else {
+        let target = sqlite3_user_data(context) != nil
+        guard count == 4, let arguments, let value = value(of: arguments, target: target) else {
             sqlite3_result_error(context, SQLPredicate.damagedPayload, -1)
             return
         }
@@ -52,8 +61,9 @@ enum AttributeFunction {
     /// SQLite copies a result marked transient before the function returns.
     private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
-    /// The attribute's value, or `nil` when an argument is missing, of the wrong type or damaged.
-    private static func value(of arguments: UnsafeMutablePointer<OpaquePointer?>) -> Value? {
+    /// The attribute's value (or the relationship target's key), or `nil` when an argument is
+    /// missing, of the wrong type or damaged.
+    private static func value(of arguments: UnsafeMutablePointer<OpaquePointer?>, target: Bool) -> Value? {
         let payload = arguments[0]
         let compressed = arguments[1]
         let rawSize = arguments[2]
@@ -71,9 +81,17 @@ enum AttributeFunction {
         let nameBytes = UnsafeRawBufferPointer(
             start: sqlite3_value_text(name), count: Int(sqlite3_value_bytes(name)))
         do {
-            guard isCompressed else { return try NodePayload.attribute(named: nameBytes, in: bytes) }
+            guard isCompressed else {
+                return target
+                    ? try NodePayload.target(named: nameBytes, in: bytes)
+                    : try NodePayload.attribute(named: nameBytes, in: bytes)
+            }
             let inflated = try Zlib.decompress(Data(bytes), originalSize: size)
-            return try NodePayload.attribute(String(decoding: nameBytes, as: UTF8.self), in: inflated)
+            return try inflated.withUnsafeBytes { inflated throws(StoreChainSQLiteError) in
+                target
+                    ? try NodePayload.target(named: nameBytes, in: inflated)
+                    : try NodePayload.attribute(named: nameBytes, in: inflated)
+            }
         } catch {
             return nil
         }

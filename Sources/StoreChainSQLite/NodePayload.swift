@@ -210,6 +210,44 @@ package enum NodePayload {
         }
     }
 
+    /// The key of the object a to-one relationship whose name has the UTF-8 bytes `name` leads
+    /// to (`.null` when it leads nowhere, is to-many or the node has none), without decoding
+    /// the rest of the node.
+    static func target(named name: UnsafeRawBufferPointer, in payload: UnsafeRawBufferPointer)
+        throws(StoreChainSQLiteError) -> Value
+    {
+        try withVerifiedReader(payload) { reader throws(StoreChainSQLiteError) in
+            try reader.skipLengthPrefixed()  // the entity
+            try reader.skipValue()  // the key
+            if try reader.byte() != 0 { try reader.skipLengthPrefixed() }  // the version
+            for _ in 0..<(try reader.count()) {
+                try reader.skipLengthPrefixed()
+                try reader.skipValue()
+            }
+            for _ in 0..<(try reader.count()) {
+                let wanted = try reader.stringEquals(name)
+                guard let kind = RelationshipKind(rawValue: try reader.byte()) else {
+                    throw reader.damage("an unknown relationship kind")
+                }
+                switch kind {
+                case .noTarget:
+                    if wanted { return .null }
+                case .toOne:
+                    try reader.skipLengthPrefixed()  // the target's entity
+                    if wanted { return try reader.value() }
+                    try reader.skipValue()
+                case .toMany:
+                    for _ in 0..<(try reader.count()) {
+                        try reader.skipLengthPrefixed()
+                        try reader.skipValue()
+                    }
+                    if wanted { return .null }
+                }
+            }
+            return .null
+        }
+    }
+
     private static func withVerifiedReader<T>(
         _ payload: Data, _ body: (inout Reader) throws(StoreChainSQLiteError) -> T
     ) throws(StoreChainSQLiteError) -> T {

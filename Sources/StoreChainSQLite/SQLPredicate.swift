@@ -4,8 +4,9 @@ import StoreChain
 
 /// The part of a predicate SQLite can apply, as a `WHERE` condition with bound arguments.
 ///
-/// The condition selects a superset of the matching rows: what cannot be compiled (relationship
-/// key paths, `[c]`/`[d]`, LIKE, MATCHES, aggregates, NOT) is left out, and the whole predicate
+/// The condition selects a superset of the matching rows: what cannot be compiled (key paths
+/// through relationships other than a to-one's key, `album.id`; `[c]`/`[d]`, LIKE, MATCHES,
+/// aggregates, NOT) is left out, and the whole predicate
 /// is evaluated in memory on what SQLite returns. Values are always bound parameters, never
 /// part of the SQL text.
 struct SQLPredicate {
@@ -13,9 +14,10 @@ struct SQLPredicate {
     var arguments: StatementArguments
 
     /// Compiles what it can of `predicate` (with constants already bound to attribute types)
-    /// over `entity`'s attributes; `nil` when nothing can be compiled.
-    init?(_ predicate: FetchPredicate, entity: EntityDescription) {
-        guard let compiled = Self.compile(predicate, entity: entity) else { return nil }
+    /// over `entity`'s attributes and the keys its to-one relationships lead to (those of
+    /// `model`'s entities); `nil` when nothing can be compiled.
+    init?(_ predicate: FetchPredicate, entity: EntityDescription, model: ObjectModel? = nil) {
+        guard let compiled = Self.compile(predicate, entity: entity, model: model) else { return nil }
         self = compiled
     }
 
@@ -24,21 +26,23 @@ struct SQLPredicate {
         self.arguments = arguments
     }
 
-    private static func compile(_ predicate: FetchPredicate, entity: EntityDescription) -> SQLPredicate? {
+    private static func compile(_ predicate: FetchPredicate, entity: EntityDescription, model: ObjectModel?)
+        -> SQLPredicate?
+    {
         switch predicate {
         case .true, .not: return nil
         case .false: return SQLPredicate(sql: "0", arguments: [])
         case .and(let operands):
-            let parts = operands.compactMap { compile($0, entity: entity) }
+            let parts = operands.compactMap { compile($0, entity: entity, model: model) }
             return parts.isEmpty ? nil : join(parts, with: "AND")
         case .or(let operands):
             var parts: [SQLPredicate] = []
             for operand in operands {
-                guard let part = compile(operand, entity: entity) else { return nil }
+                guard let part = compile(operand, entity: entity, model: model) else { return nil }
                 parts.append(part)
             }
             return parts.isEmpty ? nil : join(parts, with: "OR")
-        case .comparison(let comparison): return compile(comparison, entity: entity)
+        case .comparison(let comparison): return compile(comparison, entity: entity, model: model)
         }
     }
 
@@ -49,11 +53,15 @@ struct SQLPredicate {
             sql: parts.map { "(\($0.sql))" }.joined(separator: " \(connective) "), arguments: arguments)
     }
 
-    private static func compile(_ comparison: Comparison, entity: EntityDescription) -> SQLPredicate? {
-        guard comparison.modifier == .direct, comparison.options.isEmpty,
-            case .keyPath(let path) = comparison.lhs, path.count == 1,
-            let attribute = entity.attribute(named: path[0])
+    private static func compile(_ comparison: Comparison, entity: EntityDescription, model: ObjectModel?)
+        -> SQLPredicate?
+    {
+        guard comparison.modifier == .direct, comparison.options.isEmpty, case .keyPath(let path) = comparison.lhs
         else { return nil }
+        if path.count == 2 {
+            return compileTarget(comparison, relationship: path[0], key: path[1], entity: entity, model: model)
+        }
+        guard path.count == 1, let attribute = entity.attribute(named: path[0]) else { return nil }
         let value = "\(AttributeFunction.name)(payload, compressed, raw_size, ?)"
         let name: StatementArguments = [attribute.name]
         switch (comparison.op, comparison.rhs) {
@@ -88,6 +96,36 @@ struct SQLPredicate {
             }
         default: return nil
         }
+    }
+
+    /// `album.id == 5` or `album.id IN {…}`, where `album` is a to-one relationship and `id` its
+    /// destination's key: compared with the key the stored relationship leads to.
+    private static func compileTarget(
+        _ comparison: Comparison, relationship name: String, key: String, entity: EntityDescription,
+        model: ObjectModel?
+    ) -> SQLPredicate? {
+        guard let relationship = entity.relationship(named: name), !relationship.isToMany,
+            let destination = model?.entity(named: relationship.destination), destination.key == key,
+            let keyType = destination.keyAttribute?.type
+        else { return nil }
+        let constants: [Operand]
+        switch (comparison.op, comparison.rhs) {
+        case (.equal, .constant(let value)) where !value.isNull: constants = [comparison.rhs]
+        case (.in, .array(let operands)): constants = operands
+        default: return nil
+        }
+        var values: [any DatabaseValueConvertible] = []
+        for operand in constants {
+            guard case .constant(let constant) = operand, let bound = sqlValue(constant, for: keyType) else {
+                return nil
+            }
+            values.append(bound)
+        }
+        guard !values.isEmpty else { return SQLPredicate(sql: "0", arguments: []) }
+        let marks = Array(repeating: "?", count: values.count).joined(separator: ", ")
+        return SQLPredicate(
+            sql: "\(AttributeFunction.targetName)(payload, compressed, raw_size, ?) IN (\(marks))",
+            arguments: [name] + StatementArguments(values))
     }
 
     /// A constant as SQLite compares it with the stored value of an attribute of `type`; `nil`

@@ -144,7 +144,7 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
         var condition = ""
         var arguments: StatementArguments = [entity]
         if let predicate, let description = model?.entity(named: entity),
-            let compiled = SQLPredicate(predicate, entity: description)
+            let compiled = SQLPredicate(predicate, entity: description, model: model)
         {
             condition = " AND (\(compiled.sql))"
             arguments += compiled.arguments

@@ -42,6 +42,17 @@ import Testing
             #expect(try NodePayload.attribute(name, in: payload) == value, "\(name)")
         }
         #expect(try NodePayload.attribute("missing", in: payload) == .null)
+        // A to-one relationship's target key, read past every attribute and other relationship.
+        func target(_ name: String) throws -> Value {
+            var name = name
+            return try name.withUTF8 { name in
+                try payload.withUnsafeBytes { try NodePayload.target(named: UnsafeRawBufferPointer(name), in: $0) }
+            }
+        }
+        #expect(try target("label") == .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))))
+        #expect(try target("manager") == .null, "a to-one that leads nowhere")
+        #expect(try target("albums") == .null, "a to-many")
+        #expect(try target("missing") == .null)
     }
 
     @Test func nodesDecodedInARowShareTheirAttributeNames() throws {

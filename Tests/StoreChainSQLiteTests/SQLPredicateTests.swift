@@ -45,6 +45,10 @@ import Testing
         ] {
             try await check(format, entity: "Album", in: storage, exact: !format.contains("BETWEEN"))
         }
+        // A to-one's key (`band.id`) is read from the stored relationship, in SQL.
+        for format in ["band.id == 1", "band.id IN {2, 3, 99}", "band.id == 2 AND year >= 2000", "band.id IN {}"] {
+            try await check(format, entity: "Album", in: storage, exact: true)
+        }
         try await check("active == true", entity: "Band", in: storage, exact: true)
         try await check("founded < CAST('2000-01-01', 'NSDate')", entity: "Band", in: storage, exact: true)
         try await check("name == 'Sigur Rós'", entity: "Band", in: storage, exact: true)
@@ -73,6 +77,7 @@ import Testing
                     "price \(pick(["<", ">", "==", "!="])) \(pick(["7.5", "9.99", "10", "nil"]))",
                     "title \(pick(["BEGINSWITH", "CONTAINS", "==", "<"])) '\(pick(["R", "Ta", "Shout", "é", ""]))'",
                     "NOT (id IN {\(10 + Int(random.next() % 25)), 30})",
+                    pick(["band.id == 1", "band.id == 2", "band.id IN {1, 3}", "band.id IN {}"]),
                 ])
                 format += comparison
             }

@@ -126,7 +126,14 @@ extension CacheHandler {
         if value == nil, let inverse = relationship.inverse,
             let collection = try await storage.collection(relationship.destination)
         {
-            let members = try await storage.nodes(of: relationship.destination, matching: nil).filter {
+            // The members whose inverse leads to the owner (a storage may select them by it, as
+            // the disk cache does in SQL, instead of handing back the whole collection).
+            let byOwner = model.entity(named: id.entity).flatMap { owner in
+                id.key.map {
+                    FetchPredicate.comparison(Comparison(.keyPath([inverse, owner.key]), .equal, .constant($0)))
+                }
+            }
+            let members = try await storage.nodes(of: relationship.destination, matching: byOwner).filter {
                 $0.relationships[inverse]?.objectIDs.contains(id) == true
             }
             value = relationship.isToMany ? .toMany(members.map(\.id)) : .toOne(members.first?.id)
