@@ -34,7 +34,9 @@ func relationshipFaultBenchmarks() {
     }
     var write = CacheWrite()
     write.nodes =
-        (0..<albumCount).map { Node(id: ObjectID(entity: "Album", key: .integer($0)), attributes: ["id": .integer($0)]) }
+        (0..<albumCount).map {
+            Node(id: ObjectID(entity: "Album", key: .integer($0)), attributes: ["id": .integer($0)])
+        }
         + (0..<(albumCount * 10)).map { track in
             Node(
                 id: ObjectID(entity: "Track", key: .integer(track)),
