@@ -199,9 +199,7 @@ package enum NodePayload {
         throws(StoreChainSQLiteError) -> Value
     {
         try withVerifiedReader(payload) { reader throws(StoreChainSQLiteError) in
-            try reader.skipLengthPrefixed()  // the entity
-            try reader.skipValue()  // the key
-            if try reader.byte() != 0 { try reader.skipLengthPrefixed() }  // the version
+            try reader.skipHeader()
             for _ in 0..<(try reader.count()) {
                 if try reader.stringEquals(name) { return try reader.value() }
                 try reader.skipValue()
@@ -217,9 +215,7 @@ package enum NodePayload {
         throws(StoreChainSQLiteError) -> Value
     {
         try withVerifiedReader(payload) { reader throws(StoreChainSQLiteError) in
-            try reader.skipLengthPrefixed()  // the entity
-            try reader.skipValue()  // the key
-            if try reader.byte() != 0 { try reader.skipLengthPrefixed() }  // the version
+            try reader.skipHeader()
             for _ in 0..<(try reader.count()) {
                 try reader.skipLengthPrefixed()
                 try reader.skipValue()
@@ -337,6 +333,13 @@ package enum NodePayload {
             }
             guard isIntact else { throw damage("text that is not UTF-8") }
             return text
+        }
+
+        /// Skips the entity, the key and the version, to the attributes.
+        mutating func skipHeader() throws(StoreChainSQLiteError) {
+            try skipLengthPrefixed()  // the entity
+            try skipValue()  // the key
+            if try byte() != 0 { try skipLengthPrefixed() }  // the version
         }
 
         mutating func skipLengthPrefixed() throws(StoreChainSQLiteError) {
