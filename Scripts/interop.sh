@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The interop suite's long form: the queries of Tests/Interop against Django REST Framework (plain
-# and JSON:API) and Datasette over several generated catalogs, small and Chinook-sized. CI runs one small catalog.
+# The interop suite's long form: the queries of Tests/Interop against Django REST Framework (plain,
+# JSON:API, hyperlinked, HAL, OData; over SQLite and PostgreSQL) and Datasette over several
+# generated catalogs, small and Chinook-sized. CI runs one small catalog.
 #
 #     SEEDS="1 2 3" bash Scripts/interop.sh
 set -euo pipefail
