@@ -143,8 +143,10 @@ def main(options: list) -> int:
         tails = {}
         suffix = ".histogram.percentiles.tsv"
         for path in pathlib.Path(out).glob("*" + suffix):
-            # "<run>.<target>.<name>.<metric>.histogram.percentiles.tsv"; names hold no dots.
-            _, _, name, metric = path.name[: -len(suffix)].split(".", 3)
+            # "<run>.<target>.<name>.<metric>.histogram.percentiles.tsv": a name may hold dots
+            # ("album.tracks"), a run, a target and a metric do not.
+            stem, metric = path.name[: -len(suffix)].rsplit(".", 1)
+            _, _, name = stem.split(".", 2)
             name = name.replace("_", " ")
             medians.setdefault(metric, {})[name] = median(path)
             if name.startswith(PERCENTILES) and metric == "wallClock":
