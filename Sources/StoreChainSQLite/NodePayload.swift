@@ -17,7 +17,7 @@ package enum NodePayload {
         case null, string, integer, double, decimal, falseBool, trueBool, date, data, uuid, url, json
     }
 
-    private enum RelationshipKind: UInt8 {
+    enum RelationshipKind: UInt8 {
         case noTarget, toOne, toMany
     }
 
@@ -179,72 +179,7 @@ package enum NodePayload {
         }
     }
 
-    /// The value of attribute `name` in a payload (`.null` when the node has none), without
-    /// decoding the rest of the node.
-    static func attribute(_ name: String, in payload: Data) throws(StoreChainSQLiteError) -> Value {
-        var name = name
-        let result: Result<Value, StoreChainSQLiteError> = name.withUTF8 { name in
-            payload.withUnsafeBytes { payload in
-                Result { () throws(StoreChainSQLiteError) in
-                    try attribute(named: UnsafeRawBufferPointer(name), in: payload)
-                }
-            }
-        }
-        return try result.get()
-    }
-
-    /// The value of the attribute whose name has the UTF-8 bytes `name` in the payload's bytes
-    /// (`.null` when the node has none), without decoding the rest of the node.
-    static func attribute(named name: UnsafeRawBufferPointer, in payload: UnsafeRawBufferPointer)
-        throws(StoreChainSQLiteError) -> Value
-    {
-        try withVerifiedReader(payload) { reader throws(StoreChainSQLiteError) in
-            try reader.skipHeader()
-            for _ in 0..<(try reader.count()) {
-                if try reader.stringEquals(name) { return try reader.value() }
-                try reader.skipValue()
-            }
-            return .null
-        }
-    }
-
-    /// The key of the object a to-one relationship whose name has the UTF-8 bytes `name` leads
-    /// to (`.null` when it leads nowhere, is to-many or the node has none), without decoding
-    /// the rest of the node.
-    static func target(named name: UnsafeRawBufferPointer, in payload: UnsafeRawBufferPointer)
-        throws(StoreChainSQLiteError) -> Value
-    {
-        try withVerifiedReader(payload) { reader throws(StoreChainSQLiteError) in
-            try reader.skipHeader()
-            for _ in 0..<(try reader.count()) {
-                try reader.skipLengthPrefixed()
-                try reader.skipValue()
-            }
-            for _ in 0..<(try reader.count()) {
-                let wanted = try reader.stringEquals(name)
-                guard let kind = RelationshipKind(rawValue: try reader.byte()) else {
-                    throw reader.damage("an unknown relationship kind")
-                }
-                switch kind {
-                case .noTarget:
-                    if wanted { return .null }
-                case .toOne:
-                    try reader.skipLengthPrefixed()  // the target's entity
-                    if wanted { return try reader.value() }
-                    try reader.skipValue()
-                case .toMany:
-                    for _ in 0..<(try reader.count()) {
-                        try reader.skipLengthPrefixed()
-                        try reader.skipValue()
-                    }
-                    if wanted { return .null }
-                }
-            }
-            return .null
-        }
-    }
-
-    private static func withVerifiedReader<T>(
+    static func withVerifiedReader<T>(
         _ payload: Data, _ body: (inout Reader) throws(StoreChainSQLiteError) -> T
     ) throws(StoreChainSQLiteError) -> T {
         let result: Result<T, StoreChainSQLiteError> = payload.withUnsafeBytes { buffer in
@@ -253,7 +188,7 @@ package enum NodePayload {
         return try result.get()
     }
 
-    private static func withVerifiedReader<T>(
+    static func withVerifiedReader<T>(
         _ buffer: UnsafeRawBufferPointer, _ body: (inout Reader) throws(StoreChainSQLiteError) -> T
     ) throws(StoreChainSQLiteError) -> T {
         guard buffer.count >= 5, buffer[0] == version else {
@@ -273,7 +208,7 @@ package enum NodePayload {
     }
 
     /// Reads a payload's bytes; every read is bounds-checked, so damage is an error, not a crash.
-    private struct Reader {
+    struct Reader {
         let buffer: UnsafeRawBufferPointer
         var offset: Int
 
