@@ -10,6 +10,8 @@ struct RecordMapper: Sendable {
     var included: IncludedResources? = nil
     /// The backend's base URL, against which links to objects are read.
     var baseURL: URL? = nil
+    /// Each entity's get endpoint, parsed once: links to its objects are read and written with it.
+    var getTemplates: [String: RequestTemplate] = [:]
 
     func options(for entity: String) -> RemoteEntityOptions {
         entities[entity] ?? RemoteEntityOptions()
@@ -195,9 +197,7 @@ struct RecordMapper: Sendable {
     /// The key in a link to an object of `entity`: the value of the path variable of its get
     /// endpoint, as JSON text (coerced to the key's type by the caller).
     private func key(in link: String, of entity: EntityDescription) throws(StoreChainError) -> JSONValue {
-        guard let get = options(for: entity.name).get, let template = try? RequestTemplate(get),
-            template.pathVariables.count == 1, let baseURL
-        else {
+        guard let template = getTemplates[entity.name], template.pathVariables.count == 1, let baseURL else {
             throw StoreChainError(
                 .badRecord, "'\(link)' links to a \(entity.name), which has no get endpoint to read its key from",
                 suggestion:
@@ -209,7 +209,8 @@ struct RecordMapper: Sendable {
             let key = values[template.pathVariables[0]]
         else {
             throw StoreChainError(
-                .badRecord, "'\(link)' is not a link to a \(entity.name): it does not match '\(get)' under \(baseURL)",
+                .badRecord,
+                "'\(link)' is not a link to a \(entity.name): it does not match '\(template)' under \(baseURL)",
                 suggestion:
                     "write \(entity.name)'s get endpoint as the backend writes its links, or map the field as a foreign-key"
             )
@@ -220,8 +221,8 @@ struct RecordMapper: Sendable {
     /// The link to an object: the URL of its get endpoint (which validation requires of a
     /// linked destination); nil for an object without a key.
     private func link(to id: ObjectID) -> String? {
-        guard let key = id.key, let baseURL, let get = options(for: id.entity).get,
-            let template = try? RequestTemplate(get), let variable = template.pathVariables.first
+        guard let key = id.key, let baseURL, let template = getTemplates[id.entity],
+            let variable = template.pathVariables.first
         else { return nil }
         return (try? template.url(base: baseURL, values: [variable: QueryPlanner.parameterText(key)]))?.absoluteString
     }

@@ -51,7 +51,8 @@ public final class RemoteResponder: UpstreamCounting {
         self.cacheNamespace =
             "remote \(RemoteError.redacted(options.baseURL)) #\(Fingerprint.hex(of: (options.baseURL, options.entities)))"
         self.mapper = RecordMapper(
-            model: model, entities: options.entities, included: options.included, baseURL: options.baseURL)
+            model: model, entities: options.entities, included: options.included, baseURL: options.baseURL,
+            getTemplates: options.entities.compactMapValues { $0.get.flatMap { try? RequestTemplate($0) } })
         if let problem = Self.problems(in: options, model: model).first { throw problem }
         var planners: [String: QueryPlanner] = [:]
         for (name, entityOptions) in options.entities {
