@@ -23,8 +23,12 @@ struct SaveEffect: Sendable {
         if removed.contains(id) || new.contains(id) { return true }
         var changed = changedProperties[id]
         if let before = before[id], let after = after[id] {
-            // Both states known: what differs, exactly.
-            var differences = Set<String>()
+            // Both states known: what differs, exactly, and what the save changed that is not
+            // known after it (a band's `albums` dropped by an album saved for it: unknown before
+            // and after, yet changed).
+            var differences = (changed ?? []).filter {
+                after.attributes.dictionary[$0] == nil && after.relationships[$0] == nil
+            }
             for name in Set(before.attributes.dictionary.keys).union(after.attributes.dictionary.keys)
             where before.attributes.dictionary[name] != after.attributes.dictionary[name] {
                 differences.insert(name)
