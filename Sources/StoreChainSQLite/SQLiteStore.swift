@@ -17,7 +17,7 @@ import StoreChain
 /// let store = try SQLiteStore(path: "Data/music.sqlite", model: model)
 /// let chain = Chain(terminal: store) { MemoryCache(model: model) }
 /// ```
-public final class SQLiteStore: StoreResponder {
+public final class SQLiteStore: StoreResponder, OfflineAnswering {
     /// The schema this code writes and reads.
     public static let schemaVersion = 1
     /// Who answered, in `ResponseInfo`.

@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test(arguments: CacheKind.allCases)
-    func cacheOnlyAnswersFreshOrStaleAndForwardsOnlyWhatItDoesNotHold(_ kind: CacheKind) async throws {
+    func cacheOnlyAnswersFreshOrStaleAndRefusesWhatItDoesNotHold(_ kind: CacheKind) async throws {
         let harness = try CacheHarness.make(kind, ttl: .seconds(60))
         _ = try await harness.fetch(albumsOfBand1)
         await harness.clock.advance(by: .seconds(3_600))
@@ -72,9 +72,12 @@ import Testing
         #expect(stale.cacheStatus == .stale)
         #expect(try stale.fetchResult() == harness.expected(albumsOfBand1))
         #expect(harness.backend.count() == 1)
-        // Not cached here: forwarded, so a cache further down (or the terminal) decides.
-        _ = try await harness.fetch(TestData.fetch("Band"), policy: .cacheOnly)
-        #expect(harness.backend.count() == 2)
+        // Not cached here, and no cache below: refused at the seam below the cache, never sent on.
+        let error = await #expect(throws: StoreChainError.self) {
+            try await harness.fetch(TestData.fetch("Band"), policy: .cacheOnly)
+        }
+        #expect(error?.code == .notCached)
+        #expect(harness.backend.count() == 1)
     }
 
     @Test(arguments: CacheKind.allCases)
@@ -535,10 +538,11 @@ import Testing
         #expect(try await harness.chain.send(.objectFault(album10)).objectNode() == nil)
         var iterator = events.makeAsyncIterator()
         #expect(await iterator.next()?.deleted == [album10])
-        #expect(
+        let error = await #expect(throws: StoreChainError.self, "no longer cached") {
             try await harness.chain.send(
-                .objectFault(album10), context: harness.chain.makeContext(cachePolicy: .cacheOnly)
-            ).cacheStatus == .miss, "no longer cached")
+                .objectFault(album10), context: harness.chain.makeContext(cachePolicy: .cacheOnly))
+        }
+        #expect(error?.code == .notCached)
     }
 
     @Test(arguments: CacheKind.allCases)

@@ -73,14 +73,20 @@ import Testing
         #expect(log.entries.first?.message.contains("answered 503") == true)
     }
 
-    /// A planner's cache-only probe that finds nothing was logged as a failure at warning.
+    /// An app's cache-only request that the caches below cannot answer was logged as a failure
+    /// at warning.
     @Test func aCacheOnlyRequestNothingCachedIsNotAFailure() async throws {
         let terminal = RecordingResponder { request, _ in
             throw StoreChainError(.notCached, "\(request) is not cached, and the cache-only policy forbids asking")
         }
+        let model = try Fixtures.store().model
+        let cached = Chain(
+            handlers: [LoggingHandler(level: .info), MemoryCache(model: model)], terminal: terminal, clock: clock,
+            logger: log.logger())
         var request = try TestData.fetch("Band", where: "country == 'UK'")
         request.cachePolicy = .cacheOnly
-        await #expect(throws: StoreChainError.self) { try await chain(terminal).fetch(request) }
+        await #expect(throws: StoreChainError.self) { try await cached.fetch(request) }
+        #expect(terminal.requests.isEmpty, "refused below the cache, never sent to the terminal")
         #expect(log.entries.map(\.level) == [.info])
         #expect(log.entries.first?.message == "fetch Band where country == \"UK\" → not cached (cache-only) 0.0ms")
 

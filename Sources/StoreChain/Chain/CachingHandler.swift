@@ -2,7 +2,7 @@
 /// of changes made elsewhere — by another process sharing its storage — and must then forget
 /// what they made wrong. The chain relays such changes: every caching handler but the one that
 /// learned of it forgets, and the chain's observers get the change as a `ChangeEvent`.
-public protocol CachingHandler: StoreHandler {
+public protocol CachingHandler: StoreHandler, OfflineAnswering {
     /// Changes other processes made that this handler learns of (a cache whose storage several
     /// processes share hears of their saves); `nil` when it learns of none. The chain reads the
     /// stream until it shuts down.

@@ -4,6 +4,16 @@
 /// (`SyncingHandler` and `CachingHandler` are capabilities too; `FetchExplaining` is a
 /// terminal's.)
 
+/// A handler or terminal that can answer requests from what it holds, without the backend: a
+/// cache (every `CachingHandler`), an outbox holding saves (`SaveHolding`), a local store
+/// (`InMemoryStore`, `SQLiteStore`). A `.cacheOnly` request goes no further down the chain than
+/// the last of them: below it the chain answers `not-cached` itself, so pagination, rate
+/// limiting, retry, logging and a terminal that would ask the backend never see it. The
+/// caches' own probes (`RequestContext.subrequest(_:serving:cachePolicy:)` with `.cacheOnly`)
+/// start at the first of them, so a handler above the caches never sees them fail. A handler
+/// of your own that answers from what it holds conforms too (it needs nothing more).
+public protocol OfflineAnswering: Sendable {}
+
 /// A handler that sends many object faults of an entity as one request.
 public protocol FaultBatching: StoreHandler {
     /// How many faults of `entity` it sends together; `nil` when it does not batch `entity`.

@@ -34,6 +34,10 @@ import Logging
 /// caches forget what the change touches, then publishes it as a `ChangeEvent`, so observers
 /// fetch again.
 ///
+/// **Cache-only.** A `.cacheOnly` request goes no further than the last handler that answers
+/// from what it holds (`OfflineAnswering`: the caches, an outbox, a local terminal): below it
+/// the chain fails it with `not-cached`, and the caches' probes start at the first such handler.
+///
 /// **Revalidations.** A cache holding an expired answer with validators sends
 /// `StoreRequest.revalidation(request, validators)` below itself; it comes back "not modified"
 /// or with the full answer. What a request means is always in its type, never in the context.
@@ -90,8 +94,10 @@ public final class Chain: Sendable {
         self.handlers = handlers
         self.terminal = terminal
         self.services = ChainServices(clock: clock, logger: logger, tracing: tracing)
-        var next = NextResponder(ChainLinks(handlers: handlers, terminal: terminal), at: 0)
+        let links = ChainLinks(handlers: handlers, terminal: terminal)
+        var next = NextResponder(links, at: 0)
         firstHandler = next
+        services.probeEntry = NextResponder(links, at: links.offlineStart)
         selection = tracing?.selection
         // Every request from the top (the app's and sub-requests) gets its span, or its summary, here.
         if let tracing { next = tracing.entry(before: next) }

@@ -80,7 +80,9 @@ public struct RequestContext: Sendable {
     /// and none of the values handlers set for this request alone.
     ///
     /// `cachePolicy` overrides the policy for this sub-request alone: `.cacheOnly` asks whether
-    /// the caches can answer without the backend (a `not-cached` error when they cannot).
+    /// the caches can answer without the backend (a `not-cached` error when they cannot). Such
+    /// a probe starts at the first cache (`OfflineAnswering`), not at the first handler: the
+    /// handlers above the caches see only what the app asked, not the caches' probes.
     ///
     /// - Returns: the response, or `nil` when there is no chain above (a responder called on
     ///   its own) or when `request` is already being answered further up (a loop); the caller
@@ -97,6 +99,11 @@ public struct RequestContext: Sendable {
         context.loggerOverride = loggerOverride
         context.lineage = lineage + [parent]
         context.isTraced = isTraced
+        if request.kind != .save, context.effectiveCachePolicy(for: request) == .cacheOnly,
+            let probeEntry = services.probeEntry
+        {
+            return try await probeEntry(request, context)
+        }
         return try await entry(request, context)
     }
 
@@ -160,6 +167,15 @@ public final class ChainServices: Sendable {
     var entry: NextResponder? {
         get { top.withLock { $0 } }
         set { top.withLock { $0 = newValue } }
+    }
+
+    private let probeTop = Locked<NextResponder?>(nil)
+
+    /// The chain's first handler that answers from what it holds (`OfflineAnswering`), where
+    /// cache-only sub-requests start: the handlers above the caches never see their probes.
+    var probeEntry: NextResponder? {
+        get { probeTop.withLock { $0 } }
+        set { probeTop.withLock { $0 = newValue } }
     }
 
     private let handlers = Locked<[any StoreHandler]>([])

@@ -36,6 +36,13 @@ public struct NextResponder: Sendable {
     public func callAsFunction(_ request: StoreRequest, _ context: RequestContext) async throws -> StoreResponse {
         switch target {
         case .link(let links, let position):
+            // Below the last handler that answers from what it holds, nothing may answer a
+            // cache-only request: it is refused here, at the seam, and never goes further.
+            if position == links.offlineEnd, request.kind != .save,
+                context.effectiveCachePolicy(for: request) == .cacheOnly
+            {
+                throw StoreChainError.refusingCacheOnly(request)
+            }
             guard position < links.handlers.count else {
                 return try await links.terminal.respond(to: request, context: context)
             }
@@ -52,10 +59,24 @@ public struct NextResponder: Sendable {
 final class ChainLinks: Sendable {
     @usableFromInline let handlers: [any StoreHandler]
     @usableFromInline let terminal: any StoreResponder
+    /// The position of the first handler that answers from what it holds (`OfflineAnswering`),
+    /// where the caches' probes start; the terminal's when none does.
+    let offlineStart: Int
+    /// The position just below the last handler that answers from what it holds, where a
+    /// cache-only request is refused; past the terminal when the terminal answers offline.
+    @usableFromInline let offlineEnd: Int
 
     init(handlers: [any StoreHandler], terminal: any StoreResponder) {
         self.handlers = handlers
         self.terminal = terminal
+        let answering = handlers.indices.filter { handlers[$0].unscoped(as: (any OfflineAnswering).self) != nil }
+        if terminal is any OfflineAnswering {
+            offlineStart = answering.first ?? handlers.count
+            offlineEnd = handlers.count + 1
+        } else {
+            offlineStart = answering.first ?? 0
+            offlineEnd = answering.last.map { $0 + 1 } ?? 0
+        }
     }
 }
 

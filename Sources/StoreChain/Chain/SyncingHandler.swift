@@ -11,7 +11,7 @@ public protocol SyncingHandler: StoreHandler {
 /// A handler that keeps saves until the backend has them (an outbox), and lets the app see and
 /// settle them: `storechain outbox list|retry|discard` and an app's own screens find it with
 /// `chain.handlers(of: (any SaveHolding).self)`.
-public protocol SaveHolding: SyncingHandler {
+public protocol SaveHolding: SyncingHandler, OfflineAnswering {
     /// Every save held, oldest first.
     func entries() async throws -> [OutboxEntry]
     /// Forgets a save, whatever its state: it will never be sent.

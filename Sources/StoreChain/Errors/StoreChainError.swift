@@ -176,6 +176,17 @@ public struct StoreChainError: Error, Sendable, Hashable, CustomStringConvertibl
 }
 
 extension StoreChainError {
+    /// The `not-cached` answer to a cache-only `request` that nothing holding answers could
+    /// answer (the chain gives it below the last cache; a terminal that would ask the backend
+    /// gives it when called on its own).
+    public static func refusingCacheOnly(_ request: StoreRequest) -> StoreChainError {
+        StoreChainError(
+            .notCached, "\(request) is not cached, and the cache-only policy forbids asking the backend",
+            suggestion: "fetch it once while the backend is reachable, or use another cache policy")
+    }
+}
+
+extension StoreChainError {
     /// Equal when everything is, the underlying errors compared by their descriptions (an
     /// `any Error` has no equality of its own).
     public static func == (lhs: StoreChainError, rhs: StoreChainError) -> Bool {

@@ -1,4 +1,4 @@
-extension InMemoryStore: StoreResponder {
+extension InMemoryStore: StoreResponder, OfflineAnswering {
     /// Answers every kind of request from memory: fetches (with prefetched relationships in
     /// `related`), object and relationship faults, and saves (all or nothing). A page request
     /// gets the whole fetch or relationship: memory has no pages.

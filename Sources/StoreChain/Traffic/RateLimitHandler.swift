@@ -26,7 +26,8 @@ public struct RateLimitHandler: RateLimiting {
     public func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
         -> StoreResponse
     {
-        // A cache-only request never reaches the backend.
+        // A cache-only request never reaches the backend (below the caches the chain refuses it
+        // before it gets here; a chain built in Swift may put the limiter above a cache).
         if request.kind != .save, context.effectiveCachePolicy(for: request) == .cacheOnly {
             return try await next(request, context)
         }

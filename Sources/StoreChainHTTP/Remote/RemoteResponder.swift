@@ -213,10 +213,9 @@ public final class RemoteResponder: UpstreamCounting {
     /// JSON and following pages must not run on the main actor of an app that fetches from it.
     @concurrent
     public func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
+        // Inside a chain the request stops at the seam below the caches; called on its own too.
         if context.effectiveCachePolicy(for: request) == .cacheOnly, request.kind != .save {
-            throw StoreChainError(
-                .notCached, "\(request) is not cached, and the cache-only policy forbids asking the backend",
-                suggestion: "fetch it once while the backend is reachable, or use another cache policy")
+            throw StoreChainError.refusingCacheOnly(request)
         }
         return switch request {
         case .fetch(let fetch): try await self.fetch(fetch, page: nil, context: context)
