@@ -87,6 +87,26 @@ private final class PagedBands: StoreResponder {
     }
 }
 
+/// One page of bands a terminal says match the predicate (it filtered them in memory, as the
+/// remote adapter does), answered without the attribute the predicate reads (a sparse field
+/// set): the pager must take them as they are, not evaluate the predicate again.
+private struct MatchedPage: StoreResponder {
+    let bands = (1...3).map { key in
+        Node(id: ObjectID(entity: "Band", key: .integer(key)), attributes: ["name": .string("Band \(key)")])
+    }
+
+    func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
+        guard case .page = request else {
+            throw StoreChainError(.invalidRequest, "MatchedPage answers page requests only, not \(request)")
+        }
+        var info = ResponseInfo(answeredBy: name, origin: .remote)
+        info.applied = .init(predicate: false, sort: true, window: false)
+        info.page = PageInfo(
+            style: .offset, size: 10, start: 0, records: 10, next: nil, matchesOnly: true)
+        return StoreResponse(.fetched(.objects(bands)), info: info)
+    }
+}
+
 @Suite struct PaginationHandlerTests {
     private func chain(_ terminal: PagedBands, _ options: PaginationOptions = PaginationOptions()) -> Chain {
         Chain(handlers: [PaginationHandler(model: terminal.model, options: options)], terminal: terminal)
@@ -100,6 +120,17 @@ private final class PagedBands: StoreResponder {
             entity: "Band", predicate: try predicate.map { try FetchPredicate($0) },
             sortDescriptors: [try FetchSortDescriptor(parsing: sort)], fetchLimit: limit, fetchOffset: offset,
             resultType: result)
+    }
+
+    /// A page whose terminal evaluated the predicate (`PageInfo.matchesOnly`) is not filtered
+    /// again: once per record, by whoever read it.
+    @Test func aPageThatHoldsOnlyMatchesIsNotFilteredAgain() async throws {
+        let terminal = MatchedPage()
+        let chain = Chain(
+            handlers: [PaginationHandler(model: try MusicFixture.model(), options: PaginationOptions())],
+            terminal: terminal)
+        let result = try await chain.fetch(try bands(where: "country == 'UK'"))
+        #expect(result == .objects(terminal.bands))
     }
 
     /// The positions of the pages covering records `offset..<offset+limit` of 100, 10 a page.

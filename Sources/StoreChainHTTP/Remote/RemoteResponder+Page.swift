@@ -96,7 +96,8 @@ extension RemoteResponder {
         info.hasMorePages = next != nil
         info.page = PageInfo(
             style: style, size: size, start: start, records: records.count, next: next, total: total,
-            lastStart: lastStart, wholeCollection: wholeCollection, endpoint: queryPlan.endpoint.request)
+            lastStart: lastStart, wholeCollection: wholeCollection, endpoint: queryPlan.endpoint.request,
+            matchesOnly: true)
         let reached = objects.nodes(along: paths.map { $0.joined(separator: ".") }, from: nodes)
         return StoreResponse(.fetched(.objects(nodes)), related: reached + leftOut, info: info)
     }

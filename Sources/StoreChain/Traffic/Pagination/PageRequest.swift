@@ -120,11 +120,15 @@ public struct PageInfo: Sendable, Hashable {
     public var wholeCollection: Bool
     /// The backend endpoint the page came from (`GET /albums`), for messages about the listing.
     public var endpoint: String?
+    /// The page holds only records that match the whole predicate: the backend filtered them,
+    /// or the answerer evaluated in memory what it did not push (the remote adapter does, with
+    /// the related objects the predicate reads). A pager does not evaluate the predicate again.
+    public var matchesOnly: Bool
 
     /// A page as read, with what the backend said of the listing.
     public init(
         style: Style, size: Int, start: Int, records: Int, next: PageRequest.Position?, total: Int? = nil,
-        lastStart: Int? = nil, wholeCollection: Bool = false, endpoint: String? = nil
+        lastStart: Int? = nil, wholeCollection: Bool = false, endpoint: String? = nil, matchesOnly: Bool = false
     ) {
         self.style = style
         self.size = size
@@ -135,6 +139,7 @@ public struct PageInfo: Sendable, Hashable {
         self.lastStart = lastStart
         self.wholeCollection = wholeCollection
         self.endpoint = endpoint
+        self.matchesOnly = matchesOnly
     }
 }
 

@@ -327,10 +327,13 @@ struct PageWalk {
         }
         var local = plan.request
         local.fetchOffset = max(0, offset)
-        // Where the backend applied the whole predicate, its answer holds the matches only, and
-        // evaluating the predicate again could not work: the related objects a key path such as
-        // `album.year` reads were never loaded.
-        if pages.allSatisfy({ $0.info.applied.predicate }) { local.predicate = nil }
+        // Where the backend applied the whole predicate, or the terminal evaluated the rest, the
+        // pages hold the matches only: the predicate runs once per record, where it was read
+        // (and could not run here where the backend applied it: the related objects a key path
+        // such as `album.year` reads were never loaded).
+        if pages.allSatisfy({ $0.info.applied.predicate || $0.info.page?.matchesOnly == true }) {
+            local.predicate = nil
+        }
         let localPlan = try FetchPlan(local, model: model)
         try localPlan.requireLoaded(nodes, source: source)
         let result = localPlan.execute(over: nodes, source: source)
