@@ -65,14 +65,8 @@ struct CachePlan: Sendable {
             + request.sortDescriptors.map { $0.keyPath.split(separator: ".").map(String.init) }
         for components in keyPaths {
             guard let resolved = try? ResolvedKeyPath(components, from: entity, in: model) else { return nil }
-            var steps = resolved.steps
             // `band.id`, where `id` is the band's key, reads the foreign key, not the band.
-            if let last = steps.last, !last.relationship.isToMany, case .attribute(let attribute) = resolved.terminal,
-                attribute.name == last.destination.key
-            {
-                steps.removeLast()
-            }
-            entities.formUnion(steps.map(\.destination.name))
+            entities.formUnion(resolved.objectSteps.map(\.destination.name))
             if case .relationship(let relationship) = resolved.terminal { entities.insert(relationship.destination) }
         }
         return entities.sorted()

@@ -210,7 +210,9 @@ struct WindowEdit {
                 // The objects are read only for what follows: `band.name`, not `tracks.@count`
                 // or `band.id` (the key the relationship holds).
                 let readsObjects =
-                    index + 1 < path.count && !(index + 2 == path.count && path[index + 1] == destination.key)
+                    index + 1 < path.count
+                    && !ResolvedKeyPath.readsOnlyTheKey(
+                        through: relationship, to: destination, then: path[(index + 1)...])
                 var next: [Node] = []
                 for current in level {
                     guard let value = current.relationships[name] else { return false }

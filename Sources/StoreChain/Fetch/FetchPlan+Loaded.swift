@@ -53,12 +53,7 @@ extension FetchPlan {
         var paths: Set<[String]> = []
         for components in keyPaths {
             guard let resolved = try? ResolvedKeyPath(components, from: entity, in: model) else { continue }
-            var names = resolved.steps.map(\.relationship.name)
-            if let last = resolved.steps.last, !last.relationship.isToMany,
-                case .attribute(let attribute) = resolved.terminal, attribute.name == last.destination.key
-            {
-                names.removeLast()
-            }
+            let names = resolved.objectSteps.map(\.relationship.name)
             if !names.isEmpty { paths.insert(names) }
         }
         return paths.sorted { $0.lexicographicallyPrecedes($1) }

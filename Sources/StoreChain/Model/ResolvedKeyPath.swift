@@ -27,6 +27,27 @@ package struct ResolvedKeyPath: Sendable, Hashable {
         return nil
     }
 
+    /// Whether following `relationship` to `destination` and reading `rest` there needs only the
+    /// ID the relationship holds, never the object: `band.id`, where `id` is the band's key,
+    /// through a to-one (a to-many is read object by object). The one place that rule is written.
+    package static func readsOnlyTheKey(
+        through relationship: RelationshipDescription, to destination: EntityDescription,
+        then rest: some Collection<String>
+    ) -> Bool {
+        !relationship.isToMany && rest.count == 1 && rest.first == destination.key
+    }
+
+    /// Whether the path ends at the key of its last to-one's destination (`band.id`): the
+    /// relationship's ID answers it (`readsOnlyTheKey`).
+    package var endsAtRelatedKey: Bool {
+        guard let last = steps.last, let attribute else { return false }
+        return Self.readsOnlyTheKey(through: last.relationship, to: last.destination, then: [attribute.name])
+    }
+
+    /// The steps whose destination objects reading the path needs: all but a last one whose
+    /// key it ends at.
+    package var objectSteps: ArraySlice<Step> { endsAtRelatedKey ? steps.dropLast() : steps[...] }
+
     /// Resolves `components` from `entity`, or says which component is wrong.
     package init(_ components: [String], from entity: EntityDescription, in model: ObjectModel) throws(StoreChainError)
     {

@@ -11,9 +11,7 @@ enum ValueAccessor {
         if names.isEmpty { return { node, _ in read(node) } }
         // `band.id`, where `id` is the band's key: read from the relationship's object ID,
         // without loading the band.
-        if let last = keyPath.steps.last, case .attribute(let attribute) = keyPath.terminal,
-            attribute.name == last.destination.key
-        {
+        if let last = keyPath.steps.last, keyPath.endsAtRelatedKey {
             let leading = Array(names.dropLast())
             let lastName = last.relationship.name
             return { node, source in

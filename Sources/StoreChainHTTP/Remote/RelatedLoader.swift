@@ -32,8 +32,8 @@ struct RelatedLoader: Sendable {
                 else { break }
                 // `band.id`, where `id` is the band's key, needs only the foreign key the
                 // record already carries, not the band.
-                let rest = components.dropFirst(index + 1)
-                if !relationship.isToMany, rest.count == 1, rest.first == next.key,
+                if ResolvedKeyPath.readsOnlyTheKey(
+                    through: relationship, to: next, then: components.dropFirst(index + 1)),
                     mapper.options(for: current.name).relationships[name].map({ mapping in
                         if case .endpoint = mapping { false } else { true }
                     }) == true

@@ -65,7 +65,8 @@ extension RemoteResponder: FetchNarrowing {
             case .keyPath(let path) = comparison.lhs, path.count >= 2,
             let relationship = entity.relationship(named: path[0]), !relationship.isToMany,
             let destination = model.entity(named: relationship.destination),
-            !(path.count == 2 && path[1] == destination.key), comparison.rhs.isValue
+            !ResolvedKeyPath.readsOnlyTheKey(through: relationship, to: destination, then: path.dropFirst()),
+            comparison.rhs.isValue
         else { return nil }
         var related = comparison
         related.lhs = .keyPath(Array(path.dropFirst()))
