@@ -16,10 +16,30 @@ import StoreChain
 ///
 /// `storechain_target(payload, compressed, raw_size, name)` is its twin for a to-one
 /// relationship: the key of the object it leads to, so `Track where album.id == 5` is filtered
-/// in SQL without decoding the tracks of other albums.
+/// in SQL without decoding the tracks of other albums. An index may hold it
+/// (`SQLiteCacheStorage.makeTargetIndexes`), and SQLite computes an index's expression on every
+/// write and delete of a row, so it never fails: a payload it cannot read gives
+/// `damagedTargetSQL`, which every target filter also matches (the damaged rows are then decoded,
+/// found and dropped, never left silently unmatched, and deleting them still works).
 enum AttributeFunction {
     static let name = "storechain_attribute"
     static let targetName = "storechain_target"
+
+    /// The target function over a node row for `relationship`, its name written as a literal:
+    /// an index over it (`SQLiteCacheStorage.targetIndexSQL`) serves a filter that writes it the
+    /// same way.
+    static func targetExpression(_ relationship: String) -> String {
+        "\(targetName)(payload, compressed, raw_size, \(literal(relationship)))"
+    }
+
+    /// What the target function gives for a payload it cannot read: a blob, which no key is.
+    static let damagedTargetSQL = "x'dead'"
+    private static let damagedTarget: [UInt8] = [0xDE, 0xAD]
+
+    /// `text` as an SQL string literal.
+    static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
 
     /// Registers both functions on a connection.
     static func install(in db: Database) throws {
@@ -39,7 +59,14 @@ enum AttributeFunction {
         guard let context else { return }
         let target = sqlite3_user_data(context) != nil
         guard count == 4, let arguments, let value = value(of: arguments, target: target) else {
-            sqlite3_result_error(context, SQLPredicate.damagedPayload, -1)
+            if target {
+                // Two bytes, so the length fits an Int32.
+                damagedTarget.withUnsafeBytes { bytes in
+                    sqlite3_result_blob(context, bytes.baseAddress, Int32(bytes.count), transient)
+                }
+            } else {
+                sqlite3_result_error(context, SQLPredicate.damagedPayload, -1)
+            }
             return
         }
         switch value {

@@ -12,6 +12,9 @@ import StoreChain
 struct SQLPredicate {
     var sql: String
     var arguments: StatementArguments
+    /// The to-one relationships whose targets it compares (`album` for `album.id == 5`): an index
+    /// of each serves it (`SQLiteCacheStorage.makeTargetIndexes`).
+    var targets: Set<String> = []
 
     /// Compiles what it can of `predicate` (with constants already bound to attribute types)
     /// over `entity`'s attributes and the keys its to-one relationships lead to (those of
@@ -21,9 +24,10 @@ struct SQLPredicate {
         self = compiled
     }
 
-    private init(sql: String, arguments: StatementArguments) {
+    private init(sql: String, arguments: StatementArguments, targets: Set<String> = []) {
         self.sql = sql
         self.arguments = arguments
+        self.targets = targets
     }
 
     private static func compile(_ predicate: FetchPredicate, entity: EntityDescription, model: ObjectModel?)
@@ -50,7 +54,8 @@ struct SQLPredicate {
         var arguments = StatementArguments()
         for part in parts { arguments += part.arguments }
         return SQLPredicate(
-            sql: parts.map { "(\($0.sql))" }.joined(separator: " \(connective) "), arguments: arguments)
+            sql: parts.map { "(\($0.sql))" }.joined(separator: " \(connective) "), arguments: arguments,
+            targets: parts.reduce(into: []) { $0.formUnion($1.targets) })
     }
 
     private static func compile(_ comparison: Comparison, entity: EntityDescription, model: ObjectModel?)
@@ -122,10 +127,12 @@ struct SQLPredicate {
             values.append(bound)
         }
         guard !values.isEmpty else { return SQLPredicate(sql: "0", arguments: []) }
-        let marks = Array(repeating: "?", count: values.count).joined(separator: ", ")
+        // Damaged rows match too: decoding them finds and drops them.
+        let marks = (Array(repeating: "?", count: values.count) + [AttributeFunction.damagedTargetSQL])
+            .joined(separator: ", ")
         return SQLPredicate(
-            sql: "\(AttributeFunction.targetName)(payload, compressed, raw_size, ?) IN (\(marks))",
-            arguments: [name] + StatementArguments(values))
+            sql: "\(AttributeFunction.targetExpression(name)) IN (\(marks))", arguments: StatementArguments(values),
+            targets: [name])
     }
 
     /// A constant as SQLite compares it with the stored value of an attribute of `type`; `nil`

@@ -153,7 +153,13 @@ extension SQLiteCacheStorage {
     /// Checks that the tables are the ones this version writes: a damaged definition (a column
     /// renamed by a flipped byte) passes SQLite's checks but would make every read fail.
     static func verifySchema(_ db: Database) throws {
-        let stored = try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")
+        let rows = try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL")
+        // The target indexes made on demand, each exactly as this version makes it.
+        let stored = try rows.compactMap { row -> String? in
+            let name = try row.decode(String.self, forColumn: "name")
+            let sql = try row.decode(String.self, forColumn: "sql")
+            return isTargetIndex(name: name, sql: sql) ? nil : sql
+        }
         guard Set(stored) == Set(schema) else {
             throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "its tables are not the ones this version writes")
         }

@@ -43,6 +43,8 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
     /// Called before each use of the file, where it runs (tests check it is off the caller's
     /// executor).
     let accessProbe = Locked<(@Sendable () -> Void)?>(nil)
+    /// The target indexes tried in the file (`makeTargetIndexes`); emptied when it is rebuilt.
+    let targetIndexes = Locked<Set<String>>([])
     /// The file's order of saves, kept by every cache over the file in this process.
     package let saveOrder: SaveOrder
 
@@ -148,6 +150,7 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
         {
             condition = " AND (\(compiled.sql))"
             arguments += compiled.arguments
+            if !compiled.targets.isEmpty { makeTargetIndexes(of: entity, compiled.targets) }
         }
         let select = """
             SELECT rowid AS row_id, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators, rules
@@ -381,6 +384,7 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
                 if current === pool {
                     try? pool.close()
                     current = rebuild()
+                    targetIndexes.withLock { $0 = [] }
                 }
             }
             throw StoreChainError(
