@@ -19,8 +19,9 @@ import StoreChain
 /// in SQL without decoding the tracks of other albums. An index may hold it
 /// (`SQLiteCacheStorage.makeTargetIndexes`), and SQLite computes an index's expression on every
 /// write and delete of a row, so it never fails: a payload it cannot read gives
-/// `damagedTargetSQL`, which every target filter also matches (the damaged rows are then decoded,
-/// found and dropped, never left silently unmatched, and deleting them still works).
+/// `damagedTargetSQL`, which the storage looks for beside every target filter
+/// (`SQLiteCacheStorage.damagedTargetsSQL`), so a damaged row is found and dropped, never left
+/// silently unmatched, and deleting it still works.
 enum AttributeFunction {
     static let name = "storechain_attribute"
     static let targetName = "storechain_target"

@@ -127,9 +127,7 @@ struct SQLPredicate {
             values.append(bound)
         }
         guard !values.isEmpty else { return SQLPredicate(sql: "0", arguments: []) }
-        // Damaged rows match too: decoding them finds and drops them.
-        let marks = (Array(repeating: "?", count: values.count) + [AttributeFunction.damagedTargetSQL])
-            .joined(separator: ", ")
+        let marks = Array(repeating: "?", count: values.count).joined(separator: ", ")
         return SQLPredicate(
             sql: "\(AttributeFunction.targetExpression(name)) IN (\(marks))", arguments: StatementArguments(values),
             targets: [name])

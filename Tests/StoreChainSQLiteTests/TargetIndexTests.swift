@@ -43,12 +43,15 @@ import Testing
         let before = try storage.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master") }
         #expect(!before.contains(name), "no index before a filter needs it")
         #expect(try await albums(of: 2, in: storage) == (try expected(band: 2)))
+        // The filter exactly as the storage compiles it.
+        let bound = try CompiledPredicate(FetchPredicate(format: "band.id == 2"), entity: "Album", model: model)
+        let album = try #require(model.entity(named: "Album"))
+        let filter = try #require(SQLPredicate(bound.predicate, entity: album, model: model))
         let plan = try storage.read { db in
             try Row.fetchAll(
                 db,
-                sql: "EXPLAIN QUERY PLAN SELECT rowid FROM nodes WHERE entity = ? AND ("
-                    + AttributeFunction.targetExpression("band") + " IN (?)) ORDER BY rowid",
-                arguments: ["Album", 2]
+                sql: "EXPLAIN QUERY PLAN SELECT rowid FROM nodes WHERE entity = ? AND (\(filter.sql)) ORDER BY rowid",
+                arguments: ["Album"] + filter.arguments
             ).map { row -> String in try row.decode(String.self, forColumn: "detail") }
         }
         #expect(plan.contains { $0.contains(name) }, "\(plan)")

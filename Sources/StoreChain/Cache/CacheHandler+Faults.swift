@@ -123,6 +123,8 @@ extension CacheHandler {
         let owner = try await storage.node(id)
         var value = owner?.relationships[relationship.name]
         var freshness = owner?.freshness ?? Self.expired
+        // The related objects, when the way to the value read them already.
+        var read: [Node]?
         if value == nil, let inverse = relationship.inverse,
             let collection = try await storage.collection(relationship.destination)
         {
@@ -136,13 +138,19 @@ extension CacheHandler {
             let members = try await storage.nodes(of: relationship.destination, matching: byOwner).filter {
                 $0.relationships[inverse]?.objectIDs.contains(id) == true
             }
+            read = relationship.isToMany ? members : Array(members.prefix(1))
             value = relationship.isToMany ? .toMany(members.map(\.id)) : .toOne(members.first?.id)
             freshness = collection
         }
         guard let value else { return nil }
-        let found = try await storage.nodes(value.objectIDs)
-        let related = value.objectIDs.compactMap { found[$0] }
-        guard related.count == value.objectIDs.count else { return nil }
+        let related: [Node]
+        if let read {
+            related = read
+        } else {
+            let found = try await storage.nodes(value.objectIDs)
+            related = value.objectIDs.compactMap { found[$0] }
+            guard related.count == value.objectIDs.count else { return nil }
+        }
         return CachedAnswer(
             response: StoreResponse(
                 .relationship(value), related: related, info: ResponseInfo(answeredBy: name, origin: storage.origin)),
