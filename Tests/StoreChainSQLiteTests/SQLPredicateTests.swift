@@ -13,16 +13,7 @@ import Testing
     /// A disk storage holding the fixture catalog.
     private func storage() async throws -> SQLiteCacheStorage {
         let path = TemporaryFolder.make("storechain").appending(path: "c.sqlite").path
-        let storage = SQLiteCacheStorage(path: path, model: model)
-        var write = CacheWrite()
-        let snapshot = try MusicFixture.store().snapshot
-        write.nodes = model.entities.flatMap { snapshot.nodes(of: $0.name) }.map { node in
-            var node = node
-            node.freshness = Freshness(expiresAt: .distantFuture)
-            return node
-        }
-        _ = try await storage.write(write)
-        return storage
+        return try await SQLiteCacheStorage.holdingTheFixtureCatalog(at: path, model: model)
     }
 
     private func check(_ format: String, entity: String, in storage: SQLiteCacheStorage, exact: Bool) async throws {

@@ -13,16 +13,7 @@ import Testing
     let model = try! MusicFixture.model()
 
     private func storage(at path: String) async throws -> SQLiteCacheStorage {
-        let storage = SQLiteCacheStorage(path: path, model: model)
-        var write = CacheWrite()
-        let snapshot = try MusicFixture.store().snapshot
-        write.nodes = model.entities.flatMap { snapshot.nodes(of: $0.name) }.map { node in
-            var node = node
-            node.freshness = Freshness(expiresAt: .distantFuture)
-            return node
-        }
-        _ = try await storage.write(write)
-        return storage
+        try await SQLiteCacheStorage.holdingTheFixtureCatalog(at: path, model: model)
     }
 
     private func albums(of band: Int, in storage: SQLiteCacheStorage) async throws -> Set<ObjectID> {
@@ -112,5 +103,21 @@ import Testing
         let again = SQLiteCacheStorage(path: path, model: model, logger: damagedLog.logger())
         #expect(damagedLog.text.contains("not the ones this version writes"), "\(damagedLog.text)")
         #expect(try await again.nodes(of: "Album", matching: nil).isEmpty, "rebuilt empty")
+    }
+}
+
+extension SQLiteCacheStorage {
+    /// A disk storage at `path` holding the fixture catalog, fresh.
+    static func holdingTheFixtureCatalog(at path: String, model: ObjectModel) async throws -> SQLiteCacheStorage {
+        let storage = SQLiteCacheStorage(path: path, model: model)
+        var write = CacheWrite()
+        let snapshot = try MusicFixture.store().snapshot
+        write.nodes = model.entities.flatMap { snapshot.nodes(of: $0.name) }.map { node in
+            var node = node
+            node.freshness = Freshness(expiresAt: .distantFuture)
+            return node
+        }
+        _ = try await storage.write(write)
+        return storage
     }
 }
