@@ -170,19 +170,7 @@ extension SQLiteCacheStorage {
     }
 
     static func arguments(_ freshness: Freshness) -> StatementArguments {
-        // Encoding plain strings, numbers, durations and optionals cannot fail; an empty list is
-        // stored as NULL.
-        let validators = freshness.validators
-        let pageValidators =
-            validators.pages.isEmpty
-            ? nil : (try? JSONEncoder().encode(validators.pages)).map { String(decoding: $0, as: UTF8.self) }
-        let rules = freshness.rules.flatMap { try? JSONEncoder().encode($0) }.map {
-            String(decoding: $0, as: UTF8.self)
-        }
-        return [
-            freshness.fetchedAt?.timeIntervalSince1970, freshness.expiresAt?.timeIntervalSince1970, validators.etag,
-            validators.lastModified, pageValidators, rules,
-        ]
+        FreshnessColumns(freshness).arguments
     }
 }
 

@@ -189,17 +189,17 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
     @concurrent public func write(_ write: CacheWrite) async throws -> Set<ObjectID> {
         let encoder = JSONEncoder()
         // The nodes of one response share their freshness: its columns are encoded once.
-        var freshnessColumns: [Freshness: StatementArguments] = [:]
-        var nodeRows: [(key: String, entity: String, payload: Payload, freshness: StatementArguments)] = []
+        var freshnessColumns: [Freshness: FreshnessColumns] = [:]
+        var nodeRows: [NodeRow] = []
+        nodeRows.reserveCapacity(write.nodes.count)
         for node in write.nodes where !node.id.isTemporary {
             let freshness = node.freshness ?? Freshness(expiresAt: .distantPast)
-            let columns = freshnessColumns[freshness] ?? Self.arguments(freshness)
+            let columns = freshnessColumns[freshness] ?? FreshnessColumns(freshness)
             freshnessColumns[freshness] = columns
             nodeRows.append(
-                (
-                    try StoredNode.key(for: node.id), node.id.entity,
-                    Payload(try NodePayload.encode(node), compressing: compresses), columns
-                ))
+                NodeRow(
+                    key: try StoredNode.key(for: node.id), entity: node.id.entity,
+                    payload: Payload(try NodePayload.encode(node), compressing: compresses), freshness: columns))
         }
         // The edited windows' condition is checked in the transaction.
         let queries = try ((write.query.map { [$0] } ?? []) + write.editedQueries).map { query in
@@ -221,22 +221,7 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
                 try db.cachedStatement(sql: "DELETE FROM nodes WHERE id = ?").execute(arguments: [key])
                 if db.changesCount > 0 { removed.insert(id) }
             }
-            // One compiled statement for every node (compiling it per node cost more than the insert).
-            let insert = try db.cachedStatement(
-                sql: """
-                    INSERT INTO nodes (id, entity, payload, compressed, raw_size, size, fetched_at, expires_at,
-                                       etag, last_modified, page_validators, rules, last_used)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT(id) DO UPDATE SET payload = excluded.payload, compressed = excluded.compressed,
-                        raw_size = excluded.raw_size, size = excluded.size, fetched_at = excluded.fetched_at,
-                        expires_at = excluded.expires_at, etag = excluded.etag,
-                        last_modified = excluded.last_modified, page_validators = excluded.page_validators,
-                        rules = excluded.rules, last_used = excluded.last_used
-                    """)
-            for row in nodeRows {
-                try insert.execute(
-                    arguments: [row.key, row.entity] + row.payload.arguments + row.freshness + [nextUse()])
-            }
+            try insert(nodeRows, in: db)
             for (entity, freshness) in write.collections {
                 let kept = Set(nodeRows.filter { $0.entity == entity }.map(\.key))
                 for key in try String.fetchAll(db, sql: "SELECT id FROM nodes WHERE entity = ?", arguments: [entity])
