@@ -224,8 +224,14 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
             try insert(nodeRows, in: db)
             for (entity, freshness) in write.collections {
                 let kept = Set(nodeRows.filter { $0.entity == entity }.map(\.key))
-                for key in try String.fetchAll(db, sql: "SELECT id FROM nodes WHERE entity = ?", arguments: [entity])
-                where !kept.contains(key) {
+                // Every kept node was just written, so when the entity holds no more rows than
+                // those, none is left to remove (a count from its index, not every key read).
+                let held = try Int.fetchOne(
+                    db.cachedStatement(sql: "SELECT COUNT(*) FROM nodes WHERE entity = ?"), arguments: [entity])
+                let stale =
+                    held == kept.count
+                    ? [] : try String.fetchAll(db, sql: "SELECT id FROM nodes WHERE entity = ?", arguments: [entity])
+                for key in stale where !kept.contains(key) {
                     let node = try Row.fetchOne(
                         db,
                         sql: """

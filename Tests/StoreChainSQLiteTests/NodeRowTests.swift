@@ -58,4 +58,25 @@ import Testing
         #expect(try await storage.nodes([plain.id])[plain.id] == renamed)
         #expect(try await storage.nodes([plain.id])[plain.id]?.freshness == renamed.freshness)
     }
+
+    /// A complete collection written again replaces the one held: the objects it no longer has
+    /// leave the file and are reported removed, also when the write lists one object twice.
+    @Test(arguments: [false, true])
+    func aCollectionWrittenAgainRemovesWhatItNoLongerHas(listsOneTwice: Bool) async throws {
+        let storage = SQLiteCacheStorage(
+            path: TemporaryFolder.make("storechain").appending(path: "c.sqlite").path, model: model)
+        let fresh = Freshness(expiresAt: .distantFuture)
+        let bands = (1...4).map { band($0, name: "Band \($0)", freshness: fresh) }
+        var first = CacheWrite()
+        first.nodes = bands
+        first.collections = ["Band": fresh]
+        #expect(try await storage.write(first).isEmpty)
+        var second = CacheWrite()
+        second.nodes = [bands[0], bands[2], bands[3]] + (listsOneTwice ? [bands[0]] : [])
+        second.collections = ["Band": fresh]
+        #expect(try await storage.write(second) == [bands[1].id])
+        #expect(
+            try await storage.nodes(of: "Band", matching: nil).map(\.id) == [bands[0].id, bands[2].id, bands[3].id])
+        #expect(try await storage.write(second).isEmpty, "nothing left to remove")
+    }
 }
