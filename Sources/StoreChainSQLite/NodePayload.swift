@@ -25,7 +25,9 @@ package enum NodePayload {
 
     package static func encode(_ node: Node) throws(StoreChainSQLiteError) -> Data {
         var writer = Writer()
-        writer.bytes = [version, 0, 0, 0, 0]
+        // Room for a typical node at once, rather than grown a few times on the way.
+        writer.bytes.reserveCapacity(64 + 32 * (node.attributes.count + node.relationships.count))
+        writer.bytes += [version, 0, 0, 0, 0]
         writer.reference(try StoredNode.Reference(node.id))
         if let version = node.version {
             writer.bytes.append(1)
