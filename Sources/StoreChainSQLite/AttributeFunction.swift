@@ -20,7 +20,7 @@ import StoreChain
 /// (`SQLiteCacheStorage.makeTargetIndexes`), and SQLite computes an index's expression on every
 /// write and delete of a row, so it never fails: a payload it cannot read gives
 /// `damagedTargetSQL`, which the storage looks for beside every target filter
-/// (`SQLiteCacheStorage.damagedTargetsSQL`), so a damaged row is found and dropped, never left
+/// (`NodeSelection`), so a damaged row is found and dropped, never left
 /// silently unmatched, and deleting it still works.
 enum AttributeFunction {
     static let name = "storechain_attribute"

@@ -15,6 +15,9 @@ struct SQLPredicate {
     /// The to-one relationships whose targets it compares (`album` for `album.id == 5`): an index
     /// of each serves it (`SQLiteCacheStorage.makeTargetIndexes`).
     var targets: Set<String> = []
+    /// Whether every row it selects is found by target (a comparison of a to-one's key, or an
+    /// AND holding one), so that an index of those targets finds them all.
+    var selectsByTarget = false
 
     /// Compiles what it can of `predicate` (with constants already bound to attribute types)
     /// over `entity`'s attributes and the keys its to-one relationships lead to (those of
@@ -38,7 +41,10 @@ struct SQLPredicate {
         case .false: return SQLPredicate(sql: "0", arguments: [])
         case .and(let operands):
             let parts = operands.compactMap { compile($0, entity: entity, model: model) }
-            return parts.isEmpty ? nil : join(parts, with: "AND")
+            guard !parts.isEmpty else { return nil }
+            var joined = join(parts, with: "AND")
+            joined.selectsByTarget = parts.contains(where: \.selectsByTarget)
+            return joined
         case .or(let operands):
             var parts: [SQLPredicate] = []
             for operand in operands {
@@ -128,9 +134,11 @@ struct SQLPredicate {
         }
         guard !values.isEmpty else { return SQLPredicate(sql: "0", arguments: []) }
         let marks = Array(repeating: "?", count: values.count).joined(separator: ", ")
-        return SQLPredicate(
+        var compiled = SQLPredicate(
             sql: "\(AttributeFunction.targetExpression(name)) IN (\(marks))", arguments: StatementArguments(values),
             targets: [name])
+        compiled.selectsByTarget = true
+        return compiled
     }
 
     /// A constant as SQLite compares it with the stored value of an attribute of `type`; `nil`

@@ -55,16 +55,4 @@ extension SQLiteCacheStorage {
             logger.debug("disk-cache: no index of \(entity)'s \(missing.values.sorted()) in \(path): \(error)")
         }
     }
-
-    /// The rows of an entity (selected by `select`, which binds it) whose payload the target
-    /// function could not read for one of `relationships` (it gave
-    /// `AttributeFunction.damagedTargetSQL`; an index lookup where one was made), as compound
-    /// parts to add to a target filter's select: that filter would leave them out silently, and
-    /// decoding them drops them and fails the read, as when a filter meets a damaged payload.
-    static func damagedTargetsSQL(_ relationships: Set<String>, select: String) -> String {
-        relationships.sorted().map { relationship in
-            " UNION ALL \(select) AND \(AttributeFunction.targetExpression(relationship)) = "
-                + AttributeFunction.damagedTargetSQL
-        }.joined()
-    }
 }

@@ -143,44 +143,20 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
     /// The entity's nodes in the order they were first stored, filtered in SQL by what
     /// `SQLPredicate` can compile of `predicate`.
     @concurrent public func nodes(of entity: String, matching predicate: FetchPredicate?) async throws -> [Node] {
-        var condition = ""
-        var arguments: StatementArguments = [entity]
-        var targets: Set<String> = []
-        if let predicate, let description = model?.entity(named: entity),
-            let compiled = SQLPredicate(predicate, entity: description, model: model)
-        {
-            condition = " AND (\(compiled.sql))"
-            arguments += compiled.arguments
-            targets = compiled.targets
-        }
-        let select = """
-            SELECT rowid AS row_id, payload, compressed, raw_size, fetched_at, expires_at, etag, last_modified, page_validators, rules
-            FROM nodes WHERE entity = ?
-            """
-        var sql = select + condition
-        if !targets.isEmpty {
-            makeTargetIndexes(of: entity, targets)
-            // With the rows a target filter would leave out silently (`damagedTargetsSQL`).
-            sql += Self.damagedTargetsSQL(targets, select: select)
-            arguments += StatementArguments(Array(repeating: entity, count: targets.count))
-        }
-        sql += " ORDER BY row_id"
-        var isOwnerFilter = false
-        if targets.count == 1, case .comparison(let comparison)? = predicate, comparison.op == .equal {
-            isOwnerFilter = true
-        }
+        let selection = NodeSelection(of: entity, matching: predicate, model: model)
+        if !selection.targets.isEmpty { makeTargetIndexes(of: entity, selection.targets) }
         do {
             return try decodeNodes(of: entity) { db in
-                // A relationship fault's filter (`album.id == 5`) reuses its prepared statement;
-                // others, of many shapes and list lengths, are prepared each time, not kept.
                 let statement =
-                    isOwnerFilter ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
-                return try Row.fetchCursor(statement, arguments: arguments)
+                    selection.isOwnerFilter
+                    ? try db.cachedStatement(sql: selection.sql) : try db.makeStatement(sql: selection.sql)
+                return try Row.fetchCursor(statement, arguments: selection.arguments)
             }
         } catch let error as DatabaseError where error.message == SQLPredicate.damagedPayload {
             // The filter met a payload it cannot read: every row of the entity is decoded, so
             // the damaged ones are found and dropped (and this read fails), never left unmatched.
-            return try decodeNodes(of: entity) { db in try Row.fetchCursor(db, sql: select, arguments: [entity]) }
+            let all = NodeSelection.all(of: entity)
+            return try decodeNodes(of: entity) { db in try Row.fetchCursor(db, sql: all.sql, arguments: all.arguments) }
         }
     }
 
