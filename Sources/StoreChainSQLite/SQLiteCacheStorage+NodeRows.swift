@@ -63,21 +63,22 @@ extension SQLiteCacheStorage {
         let handle = try db.cachedStatement(sql: Self.insertNode).sqliteStatement
         for row in rows {
             sqlite3_reset(handle)
-            let binder = Binder(handle: handle)
+            var binder = Binder(handle: handle)
             binder.bind(row.key, at: 1)
             binder.bind(row.entity, at: 2)
             binder.bind(row.payload.bytes, at: 3)
-            sqlite3_bind_int64(handle, 4, row.payload.compressed ? 1 : 0)
-            sqlite3_bind_int64(handle, 5, Int64(row.payload.rawSize))
-            sqlite3_bind_int64(handle, 6, Int64(row.payload.bytes.count))
+            binder.bind(Int64(row.payload.compressed ? 1 : 0), at: 4)
+            binder.bind(Int64(row.payload.rawSize), at: 5)
+            binder.bind(Int64(row.payload.bytes.count), at: 6)
             binder.bind(row.freshness.fetchedAt, at: 7)
             binder.bind(row.freshness.expiresAt, at: 8)
             binder.bind(row.freshness.etag, at: 9)
             binder.bind(row.freshness.lastModified, at: 10)
             binder.bind(row.freshness.pageValidators, at: 11)
             binder.bind(row.freshness.rules, at: 12)
-            sqlite3_bind_int64(handle, 13, Int64(nextUse()))
-            let code = sqlite3_step(handle)
+            binder.bind(Int64(nextUse()), at: 13)
+            // A value SQLite refused to bind (too large) fails the write, never stored as NULL.
+            let code = binder.failure == SQLITE_OK ? sqlite3_step(handle) : binder.failure
             guard code == SQLITE_DONE else {
                 let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
                 sqlite3_reset(handle)
@@ -87,40 +88,54 @@ extension SQLiteCacheStorage {
         sqlite3_reset(handle)
     }
 
-    /// Binds values to a statement, each copied by SQLite before the call returns.
+    /// Binds values to a statement, each copied by SQLite before the call returns, and keeps the
+    /// first result code that is not `SQLITE_OK`.
     private struct Binder {
         let handle: OpaquePointer
+        private(set) var failure = SQLITE_OK
         /// SQLite copies a value bound as transient before the bind returns.
         private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
-        func bind(_ text: String?, at index: Int32) {
+        private mutating func record(_ code: Int32) {
+            if failure == SQLITE_OK { failure = code }
+        }
+
+        mutating func bind(_ text: String?, at index: Int32) {
             guard var text else {
-                sqlite3_bind_null(handle, index)
+                record(sqlite3_bind_null(handle, index))
                 return
             }
-            text.withUTF8 { utf8 in
-                if let base = utf8.baseAddress {
-                    sqlite3_bind_text64(handle, index, base, UInt64(utf8.count), Self.transient, UInt8(SQLITE_UTF8))
-                } else {
-                    // An empty string is bound as empty text, never as NULL.
-                    sqlite3_bind_text64(handle, index, "", 0, Self.transient, UInt8(SQLITE_UTF8))
-                }
-            }
+            let handle = handle
+            record(
+                text.withUTF8 { utf8 -> Int32 in
+                    guard let base = utf8.baseAddress else {
+                        // An empty string is bound as empty text, never as NULL.
+                        return sqlite3_bind_text64(handle, index, "", 0, Self.transient, UInt8(SQLITE_UTF8))
+                    }
+                    return sqlite3_bind_text64(
+                        handle, index, base, UInt64(utf8.count), Self.transient, UInt8(SQLITE_UTF8))
+                })
         }
 
-        func bind(_ data: Data, at index: Int32) {
-            // An empty blob binds as a zero-length blob, never as NULL (a payload column is NOT NULL).
-            data.withUnsafeBytes { bytes in
-                if let base = bytes.baseAddress, bytes.count > 0 {
-                    sqlite3_bind_blob64(handle, index, base, UInt64(bytes.count), Self.transient)
-                } else {
-                    sqlite3_bind_zeroblob(handle, index, 0)
-                }
-            }
+        mutating func bind(_ data: Data, at index: Int32) {
+            let handle = handle
+            record(
+                data.withUnsafeBytes { bytes -> Int32 in
+                    // An empty blob binds as a zero-length blob, never as NULL (a payload column
+                    // is NOT NULL).
+                    guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                        return sqlite3_bind_zeroblob(handle, index, 0)
+                    }
+                    return sqlite3_bind_blob64(handle, index, base, UInt64(bytes.count), Self.transient)
+                })
         }
 
-        func bind(_ number: Double?, at index: Int32) {
-            if let number { sqlite3_bind_double(handle, index, number) } else { sqlite3_bind_null(handle, index) }
+        mutating func bind(_ number: Double?, at index: Int32) {
+            record(number.map { sqlite3_bind_double(handle, index, $0) } ?? sqlite3_bind_null(handle, index))
+        }
+
+        mutating func bind(_ number: Int64, at index: Int32) {
+            record(sqlite3_bind_int64(handle, index, number))
         }
     }
 }
