@@ -86,8 +86,9 @@ enum AttributeFunction {
         }
     }
 
-    /// SQLite copies a result marked transient before the function returns.
-    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+    /// SQLite copies a result or a bound value marked transient before the call returns (the
+    /// storage's node rows are bound with it too).
+    static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
     /// The attribute's value (or the relationship target's key), or `nil` when an argument is
     /// missing, of the wrong type or damaged.

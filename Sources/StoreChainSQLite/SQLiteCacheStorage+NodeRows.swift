@@ -93,8 +93,6 @@ extension SQLiteCacheStorage {
     private struct Binder {
         let handle: OpaquePointer
         private(set) var failure = SQLITE_OK
-        /// SQLite copies a value bound as transient before the bind returns.
-        private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
         private mutating func record(_ code: Int32) {
             if failure == SQLITE_OK { failure = code }
@@ -110,10 +108,11 @@ extension SQLiteCacheStorage {
                 text.withUTF8 { utf8 -> Int32 in
                     guard let base = utf8.baseAddress else {
                         // An empty string is bound as empty text, never as NULL.
-                        return sqlite3_bind_text64(handle, index, "", 0, Self.transient, UInt8(SQLITE_UTF8))
+                        return sqlite3_bind_text64(
+                            handle, index, "", 0, AttributeFunction.transient, UInt8(SQLITE_UTF8))
                     }
                     return sqlite3_bind_text64(
-                        handle, index, base, UInt64(utf8.count), Self.transient, UInt8(SQLITE_UTF8))
+                        handle, index, base, UInt64(utf8.count), AttributeFunction.transient, UInt8(SQLITE_UTF8))
                 })
         }
 
@@ -126,7 +125,7 @@ extension SQLiteCacheStorage {
                     guard let base = bytes.baseAddress, !bytes.isEmpty else {
                         return sqlite3_bind_zeroblob(handle, index, 0)
                     }
-                    return sqlite3_bind_blob64(handle, index, base, UInt64(bytes.count), Self.transient)
+                    return sqlite3_bind_blob64(handle, index, base, UInt64(bytes.count), AttributeFunction.transient)
                 })
         }
 

@@ -14,12 +14,14 @@ extension SQLiteCacheStorage {
         "\(targetIndexPrefix)\(entity).\(relationship)"
     }
 
-    /// Its definition, exactly as SQLite keeps it. The expression is the one `SQLPredicate`
-    /// filters with, so SQLite uses the index for it.
-    static func targetIndexSQL(entity: String, relationship: String) -> String {
+    /// Its definition, exactly as SQLite keeps it (`ifNotExists` adds the clause to make it
+    /// with, which SQLite does not keep). The expression is the one `SQLPredicate` filters with,
+    /// so SQLite uses the index for it.
+    static func targetIndexSQL(entity: String, relationship: String, ifNotExists: Bool = false) -> String {
         let name = targetIndexName(entity: entity, relationship: relationship).replacingOccurrences(
             of: "\"", with: "\"\"")
-        return "CREATE INDEX \"\(name)\" ON nodes (\(AttributeFunction.targetExpression(relationship))) "
+        return
+            "CREATE INDEX \(ifNotExists ? "IF NOT EXISTS " : "")\"\(name)\" ON nodes (\(AttributeFunction.targetExpression(relationship))) "
             + "WHERE entity = \(AttributeFunction.literal(entity))"
     }
 
@@ -46,9 +48,8 @@ extension SQLiteCacheStorage {
         do {
             try modify { db in
                 for relationship in missing.values {
-                    let definition = Self.targetIndexSQL(entity: entity, relationship: relationship)
                     try db.execute(
-                        sql: definition.replacingOccurrences(of: "CREATE INDEX", with: "CREATE INDEX IF NOT EXISTS"))
+                        sql: Self.targetIndexSQL(entity: entity, relationship: relationship, ifNotExists: true))
                 }
             }
         } catch {
