@@ -29,6 +29,8 @@ extension DemoBackend {
             var cursor = asked ?? self.changeLog.cursor
             var sent = 0
             if asked == nil { try await writer.write(self.counted("retry: 1000\nid: \(cursor)\n\n")) }
+            self.counters.withLock { $0.eventStreamsFollowing += 1 }
+            defer { self.counters.withLock { $0.eventStreamsFollowing -= 1 } }
             while !Task.isCancelled, !self.changeLog.isClosed {
                 switch await self.changeLog.changes(after: cursor, limit: 500, wait: .seconds(15)) {
                 case .gap(let current):

@@ -55,6 +55,9 @@ public final class DemoBackend: Sendable {
         /// Writes repeated with an `Idempotency-Key` already seen: answered as the first time,
         /// and not applied again.
         public var repeatedWrites = 0
+        /// Event streams open past the point where they fixed their position: a change made from
+        /// then on is sent on each of them.
+        public var eventStreamsFollowing = 0
         /// The most requests counted in any one second of the wall clock (from a whole second to
         /// the next): what a backend's own per-second rate limit would see.
         public var busiestSecond = 0

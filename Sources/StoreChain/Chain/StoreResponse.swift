@@ -12,6 +12,9 @@ public struct StoreResponse: Sendable, Hashable {
         case saved(SaveResult)
         /// A change feed's page of changes and its next cursor.
         case changes(ChangeFeedPage)
+        /// A change feed held open: its pages as they arrive (asked for with
+        /// `ChangesRequest.stream`).
+        case changeStream(ChangeStream)
     }
 
     /// The answer itself.
@@ -75,6 +78,7 @@ extension StoreResponse.Result {
         case .relationship: "a relationship value"
         case .saved: "a save result"
         case .changes: "changes"
+        case .changeStream: "a stream of changes"
         }
     }
 }

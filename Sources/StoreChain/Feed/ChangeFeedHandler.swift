@@ -18,7 +18,10 @@ import Synchronization
 ///    caches are made stale instead and the reads go on (`CatchUpGate`). This handler must be
 ///    above the caches for its reads to wait.
 /// 2. Then, in a loop, for the changes since the last position, held open up to
-///    `ChangeFeedOptions.wait` (a long poll), at most one request per `interval`.
+///    `ChangeFeedOptions.wait` (a long poll), at most one request per `interval`; or, where the
+///    terminal answers with a stream (a backend's event stream, `ChangesRequest.stream`), one
+///    request for as long as the stream is healthy, each page applied as it arrives. A stream the
+///    backend ends is asked for again at once, from where it stopped; one that drops is a failure.
 /// 3. Each answer with changes becomes one `ChangeEvent`, in the backend's order. An answer that
 ///    says the position is too old (a gap) becomes a gap event: every cache forgets what it
 ///    holds and every observation refetches, since nobody can name what was missed.
@@ -119,56 +122,85 @@ public final class ChangeFeedHandler: ChangeSource {
         // When the feed last answered, and whether the caches were made stale since.
         var lastAnswer = clock.now
         var markedStale = false
+
+        /// Applies one page and moves to the position it reached.
+        func take(_ page: ChangeFeedPage) async {
+            if failures > 0 {
+                services.logger.info(
+                    "change-feed: resumed after \(failures) failure(s), from \(cursor ?? "the current position")")
+            }
+            failures = 0
+            lastAnswer = clock.now
+            markedStale = false
+            if let asked = page.reconnectionTime {
+                backoff = Self.backoff(from: asked, upTo: max(asked, options.retryMaxDelay))
+            }
+            if page.isGap {
+                services.logger.warning(
+                    "change-feed: the backend cannot answer from \(cursor ?? "the current position") (a gap); caches forget what they hold and observers refetch"
+                )
+            }
+            let reached = page.cursor ?? (page.isGap ? nil : cursor)
+            if reached == nil {
+                readsBeforePosition.withLock { reads in
+                    reads = reads ?? ReadsBeforePosition()
+                    recording.store(true, ordering: .releasing)
+                }
+            }
+            if page.isGap || !page.changes.isEmpty || !page.invalidatedEntities.isEmpty {
+                await apply(page.event(source: name))
+            }
+            if cursor == nil, reached != nil, let event = positionKnown() { await apply(event) }
+            // Caught up once the backend has nothing more since the kept position.
+            if catchingUp, page.changes.isEmpty || page.isGap {
+                catchingUp = false
+                await caughtUp(unlessAfter: nil, services: services, apply: apply)
+            }
+            if reached != cursor, let file = options.cursorFile, let reached {
+                if let problem = FeedCursorFile(path: file).write(reached) {
+                    services.logger.warning("change-feed: \(problem)")
+                }
+            }
+            cursor = reached
+        }
+
         while !Task.isCancelled {
             let started = clock.now
             let context = RequestContext(services: services, cachePolicy: nil, deadline: nil)
+            // The stream being read, if the backend answered with one.
+            var following: ChangeStream?
             do {
-                guard
-                    let response = try await context.sendOnOwnAccount(
-                        .changes(ChangesRequest(cursor: cursor, wait: catchingUp ? nil : options.wait)))
-                else { return }
-                let page = try response.changeFeedPage()
-                if failures > 0 {
-                    services.logger.info(
-                        "change-feed: resumed after \(failures) failure(s), from \(cursor ?? "the current position")")
-                }
-                failures = 0
-                lastAnswer = clock.now
-                markedStale = false
-                if let asked = page.reconnectionTime {
-                    backoff = Self.backoff(from: asked, upTo: max(asked, options.retryMaxDelay))
-                }
-                if page.isGap {
-                    services.logger.warning(
-                        "change-feed: the backend cannot answer from \(cursor ?? "the current position") (a gap); caches forget what they hold and observers refetch"
-                    )
-                }
-                let reached = page.cursor ?? (page.isGap ? nil : cursor)
-                if reached == nil {
-                    readsBeforePosition.withLock { reads in
-                        reads = reads ?? ReadsBeforePosition()
-                        recording.store(true, ordering: .releasing)
+                // Held open where the backend can stream; not while catching up, which ends when
+                // the backend has nothing more to say.
+                let request = ChangesRequest(
+                    cursor: cursor, wait: catchingUp ? nil : options.wait, stream: !catchingUp)
+                guard let response = try await context.sendOnOwnAccount(.changes(request)) else { return }
+                if case .changeStream(let stream) = response.result {
+                    following = stream
+                    services.logger.debug(
+                        "change-feed: following \(stream) from \(cursor ?? "the current position"), held open")
+                    defer { stream.close() }
+                    var pages = 0
+                    for try await page in stream {
+                        await take(page)
+                        pages += 1
                     }
+                    lastAnswer = clock.now
+                    // A stream that ends at once each time would otherwise be asked again in a loop.
+                    guard pages > 0 else {
+                        throw StoreChainError(.transport, "\(stream) ended before it said anything")
+                    }
+                    services.logger.info(
+                        "change-feed: the backend ended \(stream); following it again from \(cursor ?? "the current position")"
+                    )
+                    continue
                 }
-                if page.isGap || !page.changes.isEmpty || !page.invalidatedEntities.isEmpty {
-                    await apply(page.event(source: name))
-                }
-                if cursor == nil, reached != nil, let event = positionKnown() { await apply(event) }
-                // Caught up once the backend has nothing more since the kept position.
-                if catchingUp, page.changes.isEmpty || page.isGap {
-                    catchingUp = false
-                    await caughtUp(unlessAfter: nil, services: services, apply: apply)
-                }
+                let page = try response.changeFeedPage()
                 // More may be waiting after a page with changes, and nothing was asked yet after
                 // the current position or a gap: ask at once. After an empty answer, not before
                 // the interval is up.
                 let waits = cursor != nil && page.changes.isEmpty && !page.isGap
-                if reached != cursor, let file = options.cursorFile, let reached {
-                    if let problem = FeedCursorFile(path: file).write(reached) {
-                        services.logger.warning("change-feed: \(problem)")
-                    }
-                }
-                cursor = reached
+                await take(page)
                 if waits { try await clock.sleep(until: started.addingTimeInterval(options.interval.timeInterval)) }
             } catch {
                 if Task.isCancelled || error is CancellationError { return }
@@ -184,9 +216,17 @@ public final class ChangeFeedHandler: ChangeSource {
                 }
                 failures += 1
                 let delay = jitter(backoff.ceiling(after: failures))
-                services.logger.warning(
-                    "change-feed: asking for changes since \(cursor ?? "now") failed (\(error)); asking again in \(delay)"
-                )
+                if let following {
+                    // It was answering until now: an outage is counted from the drop.
+                    lastAnswer = clock.now
+                    services.logger.warning(
+                        "change-feed: \(following) dropped (\(error)); following it again from \(cursor ?? "the current position") in \(delay)"
+                    )
+                } else {
+                    services.logger.warning(
+                        "change-feed: asking for changes since \(cursor ?? "now") failed (\(error)); asking again in \(delay)"
+                    )
+                }
                 let wake = clock.now.addingTimeInterval(delay.timeInterval)
                 do {
                     if let maxOutage = options.maxOutage, !markedStale {

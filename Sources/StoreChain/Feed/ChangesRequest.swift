@@ -7,24 +7,30 @@ public struct ChangesRequest: Sendable, Hashable, CustomStringConvertible {
     /// How long the backend may hold the request open until a change arrives (a long poll);
     /// `nil` answers at once.
     public var wait: Duration?
+    /// Whether the answer may be a stream held open that hands on each change as it arrives
+    /// (`StoreResponse.Result.changeStream`: a backend's event stream, one connection for as long
+    /// as it is healthy); a backend that cannot stream answers with a page, as without it.
+    public var stream: Bool
 
     /// A request for the changes since `cursor` (`nil`: the current position), held open for up to
-    /// `wait` when nothing has changed.
-    public init(cursor: String?, wait: Duration? = nil) {
+    /// `wait` when nothing has changed; with `stream`, the answer may be a stream of them.
+    public init(cursor: String?, wait: Duration? = nil, stream: Bool = false) {
         self.cursor = cursor
         self.wait = wait
+        self.stream = stream
     }
 
     public var description: String {
-        "changes since \(cursor.map { "'\($0)'" } ?? "now")" + (wait.map { " (waiting up to \($0))" } ?? "")
+        "changes since \(cursor.map { "'\($0)'" } ?? "now")"
+            + (stream ? " (a stream, held open)" : wait.map { " (waiting up to \($0))" } ?? "")
     }
 }
 
 extension StoreRequest {
     /// Whether the backend may hold the request open until something happens (a request for
-    /// changes with a wait).
+    /// changes with a wait, or one that may be answered with a stream).
     package var isLongPoll: Bool {
-        if case .changes(let request) = self { request.wait != nil } else { false }
+        if case .changes(let request) = self { request.wait != nil || request.stream } else { false }
     }
 }
 

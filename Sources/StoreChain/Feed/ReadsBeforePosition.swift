@@ -56,7 +56,7 @@ struct ReadsBeforePosition: Sendable {
         case .fetched(.objectIDs(let found)): ids += found
         case .object(let node?): ids.append(node.id)
         case .relationship(let value): ids += value.objectIDs
-        case .fetched(.count), .fetched(.dictionaries), .object(nil), .saved, .changes: break
+        case .fetched(.count), .fetched(.dictionaries), .object(nil), .saved, .changes, .changeStream: break
         }
         return ids
     }

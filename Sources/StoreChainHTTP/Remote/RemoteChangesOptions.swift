@@ -28,6 +28,7 @@ import StoreChain
 ///   entity: type
 ///   operation: op
 ///   gap-events: [gap]         # an event type that means "cannot resume from that id"
+///   heartbeat-timeout: 45s    # silent this long (no event, no comment): a drop
 /// ```
 public struct RemoteChangesOptions: Sendable, Hashable {
     /// How the feed answers.
@@ -35,8 +36,10 @@ public struct RemoteChangesOptions: Sendable, Hashable {
         /// A JSON body with the list of changes and the next cursor (a changes-since endpoint).
         case json
         /// Server-sent events: each event's data is one change, the last event ID is the cursor
-        /// (sent back as `Last-Event-ID`), and a request reads the stream until its events stop
-        /// for `quiet` (or its wait is up), so each answer is one exchange the chain sees.
+        /// (sent back as `Last-Event-ID`). The stream is held open, one connection for as long
+        /// as it is healthy, each event handed on as it arrives (`ChangesRequest.stream`); a
+        /// stream silent for `heartbeatTimeout` is taken for a drop. Asked for without a stream
+        /// (a feed catching up after a restart), it is read until its events stop for `quiet`.
         case eventStream = "event-stream"
 
         public init(from decoder: any Decoder) throws {
@@ -70,8 +73,12 @@ public struct RemoteChangesOptions: Sendable, Hashable {
     public var gapEvents: Set<String>
     /// Event types (an event stream's) that carry no change, such as keep-alives with data.
     public var ignoredEvents: Set<String>
-    /// How long an event stream may stay silent after an event before the answer ends.
+    /// How long an event stream may stay silent after an event before the answer ends, when
+    /// it is read as one answer (not held open).
     public var quiet: Duration
+    /// How long an event stream held open may say nothing (no event, no comment) before it is
+    /// taken for a drop and resumed: above the backend's keep-alive interval.
+    public var heartbeatTimeout: Duration
 
     /// A change feed at `request`, its answers read with the given field names (the pipeline
     /// reference names each default).
@@ -80,13 +87,14 @@ public struct RemoteChangesOptions: Sendable, Hashable {
         entity: String = "entity", entityNames: [String: String] = [:], key: String = "id",
         operation: String = "operation", record: String? = "record", gapStatuses: Set<Int> = [409, 410],
         gapEvents: Set<String> = [], ignoredEvents: Set<String> = ["ping", "heartbeat", "keep-alive"],
-        quiet: Duration = .milliseconds(20)
+        quiet: Duration = .milliseconds(20), heartbeatTimeout: Duration = .seconds(45)
     ) {
         self.request = request
         self.format = format
         self.gapEvents = gapEvents
         self.ignoredEvents = ignoredEvents
         self.quiet = quiet
+        self.heartbeatTimeout = heartbeatTimeout
         self.changes = changes
         self.cursor = cursor
         self.entity = entity
@@ -111,7 +119,7 @@ public struct RemoteChangesOptions: Sendable, Hashable {
 extension RemoteChangesOptions: Decodable {
     private enum Keys: String, CodingKey {
         case request, format, changes, cursor, entity, entityNames, key, operation, record, gapStatuses, gapEvents
-        case ignoredEvents, quiet
+        case ignoredEvents, quiet, heartbeatTimeout
     }
 
     /// Reads the `changes` section (only `request` required); a key left out keeps the default
@@ -134,6 +142,8 @@ extension RemoteChangesOptions: Decodable {
             gapEvents: Set(try container.decodeIfPresent([String].self, forKey: .gapEvents) ?? []),
             ignoredEvents: try container.decodeIfPresent([String].self, forKey: .ignoredEvents).map(Set.init)
                 ?? defaults.ignoredEvents,
-            quiet: try container.decodeIfPresent(TimeSpan.self, forKey: .quiet)?.duration ?? defaults.quiet)
+            quiet: try container.decodeIfPresent(TimeSpan.self, forKey: .quiet)?.duration ?? defaults.quiet,
+            heartbeatTimeout: try container.decodeIfPresent(TimeSpan.self, forKey: .heartbeatTimeout)?.duration
+                ?? defaults.heartbeatTimeout)
     }
 }

@@ -148,8 +148,12 @@ final class RemoteExchange: Sendable {
 
     /// Sends a request through the transport, counting the bytes received.
     private func exchange(_ request: TransportRequest) async throws -> TransportResponse {
-        let response = try await transport.send(request)
+        var response = try await transport.send(request)
         counters.withLock { $0.bytesReceived += response.body.count }
+        // A body held open is counted as it arrives.
+        response.bodyStream = response.bodyStream?.observing { [self] chunk in
+            counters.withLock { $0.bytesReceived += chunk.count }
+        }
         return response
     }
 

@@ -26,12 +26,22 @@ extension RemoteResponder {
                 template.method, url, longPoll: request.wait, context: context, accepting: feed.gapStatuses)
             return StoreResponse(.changes(try jsonPage(response, from: url, feed: feed, context: context)), info: info)
         case .eventStream:
-            // Without a wait, the stream is read until it has been quiet, to learn where it stands.
-            let read = EventStreamRead(wait: request.wait ?? feed.quiet, quiet: feed.quiet)
+            // Held open when a stream may answer; else (or where the transport cannot hold it)
+            // read until it has been quiet, which without a wait learns where it stands.
+            let read = EventStreamRead(wait: request.wait ?? feed.quiet, quiet: feed.quiet, held: request.stream)
             let response = try await exchange.send(
                 template.method, url, longPoll: read.wait, eventStream: read, lastEventID: request.cursor,
                 context: context, accepting: feed.gapStatuses)
-            let page = try eventStreamPage(response, from: url, asked: request.cursor, feed: feed, context: context)
+            if let gap = gapPage(response, from: url, feed: feed) { return StoreResponse(.changes(gap), info: info) }
+            if let body = response.bodyStream {
+                let stream = following(body, from: url, asked: request.cursor, feed: feed, context: context)
+                return StoreResponse(.changeStream(stream), info: info)
+            }
+            var parser = ServerSentEventParser()
+            let events = parser.consume(response.body)
+            let page = eventStreamPage(
+                events, parsed: parser, asked: request.cursor, source: RemoteError.redacted(url), feed: feed,
+                context: context)
             return StoreResponse(.changes(page), info: info)
         }
     }
@@ -62,18 +72,15 @@ extension RemoteResponder {
         return page
     }
 
-    /// An event stream's answer: each event's data is one change; the stream's last event ID is
-    /// the cursor. A gap event starts the page afresh as a gap. Data that is not JSON is logged
-    /// with its line and forgets every entity the feed names, since what it changed is unknown;
-    /// so does a stream that sends events with no ids (a reconnection cannot resume after them).
-    private func eventStreamPage(
-        _ response: TransportResponse, from url: URL, asked cursor: String?, feed: RemoteChangesOptions,
-        context: RequestContext
-    ) throws(StoreChainError) -> ChangeFeedPage {
-        if let gap = gapPage(response, from: url, feed: feed) { return gap }
-        let source = RemoteError.redacted(url)
-        var parser = ServerSentEventParser()
-        let events = parser.consume(response.body)
+    /// An event stream's answer, or what one chunk of a stream held open said: each event's data
+    /// is one change; the stream's last event ID is the cursor. A gap event starts the page
+    /// afresh as a gap. Data that is not JSON is logged with its line and forgets every entity
+    /// the feed names, since what it changed is unknown; so does a stream that sends events with
+    /// no ids (a reconnection cannot resume after them).
+    func eventStreamPage(
+        _ events: [ServerSentEventParser.Event], parsed parser: ServerSentEventParser, asked cursor: String?,
+        source: String, feed: RemoteChangesOptions, context: RequestContext
+    ) -> ChangeFeedPage {
         let reached = parser.lastEventID.flatMap { $0.isEmpty ? nil : $0 }
         var page = ChangeFeedPage(changes: [], cursor: reached ?? cursor, reconnectionTime: parser.reconnectionTime)
         for event in events {

@@ -70,6 +70,11 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         } catch {
             throw RemoteError.transport(request, error)
         }
+        if let read = request.eventStream, read.held, (200..<300).contains(response.status.code) {
+            return TransportResponse(
+                status: Int(response.status.code), headers: Self.headers(of: response),
+                bodyStream: Self.handingOn(response.body, of: request))
+        }
         var body: ByteBuffer
         do {
             if let read = request.eventStream, (200..<300).contains(response.status.code) {
@@ -89,13 +94,39 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         } catch {
             throw RemoteError.transport(request, error)
         }
+        let bytes = body.readBytes(length: body.readableBytes) ?? []
+        return TransportResponse(
+            status: Int(response.status.code), headers: Self.headers(of: response), body: Data(bytes))
+    }
+
+    /// The response's headers, names lower-cased, repeated ones joined with commas.
+    private static func headers(of response: HTTPClientResponse) -> [String: String] {
         var headers: [String: String] = [:]
         for header in response.headers {
             let name = header.name.lowercased()
             headers[name] = headers[name].map { "\($0), \(header.value)" } ?? header.value
         }
-        let bytes = body.readBytes(length: body.readableBytes) ?? []
-        return TransportResponse(status: Int(response.status.code), headers: headers, body: Data(bytes))
+        return headers
+    }
+
+    /// The body handed on chunk by chunk while it lasts; when the reader stops, reading stops,
+    /// which closes the connection. The request's timeout does not apply: it ended with the head.
+    private static func handingOn(_ body: HTTPClientResponse.Body, of request: TransportRequest)
+        -> TransportBodyStream
+    {
+        let (stream, chunks) = TransportBodyStream.makeStream()
+        let reading = Task {
+            do {
+                for try await chunk in body { chunks.yield(Array(chunk.readableBytesView)) }
+                chunks.finish()
+            } catch is CancellationError {
+                chunks.finish(throwing: CancellationError())
+            } catch {
+                chunks.finish(throwing: RemoteError.transport(request, error))
+            }
+        }
+        chunks.onTermination = { _ in reading.cancel() }
+        return stream
     }
 
     /// The whole body, or a timed-out error when it has not ended within `timeout`.

@@ -14,12 +14,17 @@ public struct EventStreamRead: Sendable, Hashable {
     /// Once the stream has said something, the read ends when the body reaches this size, so a
     /// burst is read a bounded part at a time.
     public var maxBytes: Int
+    /// Hand the body on as it arrives (`TransportResponse.bodyStream`) for as long as the
+    /// connection lasts, instead of ending the read by the rules above. A transport that cannot
+    /// reads by the rules (the change feed then asks again after each read).
+    public var held: Bool
 
     /// A read that waits up to `wait` for the stream to say something, then ends after `quiet`
-    /// without bytes or at `maxBytes`.
-    public init(wait: Duration, quiet: Duration = .milliseconds(20), maxBytes: Int = 1 << 20) {
+    /// without bytes or at `maxBytes`; or, `held`, one that hands the body on as it arrives.
+    public init(wait: Duration, quiet: Duration = .milliseconds(20), maxBytes: Int = 1 << 20, held: Bool = false) {
         self.wait = wait
         self.quiet = quiet
         self.maxBytes = maxBytes
+        self.held = held
     }
 }

@@ -41,14 +41,18 @@ public struct TransportRequest: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(method) \(url.absoluteString)" }
 }
 
-/// An HTTP response: status, headers (looked up case-insensitively) and the whole body.
+/// An HTTP response: status, headers (looked up case-insensitively) and the whole body, or the
+/// body as it arrives for an event stream held open.
 public struct TransportResponse: Sendable, Hashable {
     /// The status code.
     public var status: Int
     /// Header names in lower case.
     public var headers: [String: String]
-    /// The whole body.
+    /// The whole body (empty when the body is handed on as it arrives, in `bodyStream`).
     public var body: Data
+    /// The body as it arrives, when the request asked for an event stream held open
+    /// (`EventStreamRead.held`) and the transport can hand it on; `nil` otherwise.
+    public var bodyStream: TransportBodyStream?
     /// When the request was sent and its response arrived, by the chain's clock (the remote
     /// responder sets them), for the response's age (RFC 9111 §4.2.3).
     public var requestedAt: Date?
@@ -62,6 +66,12 @@ public struct TransportResponse: Sendable, Hashable {
         self.status = status
         self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
         self.body = body
+    }
+
+    /// A response whose body is handed on as it arrives (an event stream held open).
+    public init(status: Int, headers: [String: String] = [:], bodyStream: TransportBodyStream) {
+        self.init(status: status, headers: headers)
+        self.bodyStream = bodyStream
     }
 
     /// The header `name`, whatever its case.
