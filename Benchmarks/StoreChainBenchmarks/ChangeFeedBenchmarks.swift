@@ -114,7 +114,7 @@ private func deliveryBenchmarks() {
     let changes = Benchmark.Configuration(metrics: [.wallClock], maxDuration: .seconds(5), maxIterations: 200)
     let watchers = Mutex<[String: (Chain, TitleWatch, Task<Void, any Error>)]>([:])
     // The same observer in a chain following `GET /v2/changes` (long-polled) and `GET /v2/events`
-    // (server-sent events, each read ending once its events pause).
+    // (server-sent events, one connection held open).
     let feeds: [(String, @Sendable (URL) -> RemoteOptions)] = [
         ("through the change feed", DemoRemoteOptions.v2), ("through the event stream", DemoRemoteOptions.v2Stream),
     ]

@@ -433,6 +433,45 @@ private final class AnswerQueue: Sendable {
 
     /// A gap (the backend no longer keeps changes that far back) cannot be named: every cache
     /// forgets what it holds, and the feed goes on at once from the cursor the gap answer gives.
+    /// An album inserted elsewhere for a band, and one moved to it from another band, are in the
+    /// band's list as the caches answer it afterwards, and no longer in the other band's list
+    /// (the cached bands hold their lists of albums).
+    @Test(arguments: [false, true])
+    func aChangeElsewhereReachesTheCachedListsOfTheRelatedObjects(carriesRecords: Bool) async throws {
+        let feed = ScriptedFeed(store: store)
+        let chain = chain(feed, caches: [MemoryCache(model: store.model)])
+        try await feed.waitForPosition()
+        func albums(of band: ObjectID) async throws -> Set<ObjectID> {
+            Set(try await chain.send(.relationshipFault(band, relationship: "albums")).relationshipValue().objectIDs)
+        }
+        _ = try await chain.send(.objectFault(band(1)))
+        _ = try await chain.send(.objectFault(band(2)))
+        #expect(try await albums(of: band(1)) == [album(10), album(11)])
+        #expect(try await albums(of: band(2)) == [album(20), album(21)])
+        _ = try store.save(
+            SaveChanges(
+                inserted: [
+                    Node(
+                        id: album(12), attributes: ["id": 12, "title": "New", "year": 2020],
+                        relationships: ["band": .toOne(band(1))])
+                ],
+                updated: [Node(id: album(21), relationships: ["band": .toOne(band(1))])]))
+        let inserted = try #require(store.node(for: album(12)))
+        let moved = try #require(store.node(for: album(21)))
+        feed.answer(
+            ChangeFeedPage(
+                changes: [
+                    FeedChange(.insert, album(12), node: carriesRecords ? inserted : nil),
+                    FeedChange(.update, album(21), node: carriesRecords ? moved : nil),
+                ], cursor: "c1"))
+        try await feed.waitForRequests(3)
+        let now = try await albums(of: band(1))
+        #expect(
+            now == [album(10), album(11), album(12), album(21)], "\(now) \(feed.terminal.count(.relationshipFault))")
+        #expect(try await albums(of: band(2)) == [album(20)])
+        await chain.shutdown()
+    }
+
     @Test func aGapMakesTheCachesForgetEverything() async throws {
         let feed = ScriptedFeed(store: store)
         let chain = chain(feed, caches: [MemoryCache(model: store.model)])

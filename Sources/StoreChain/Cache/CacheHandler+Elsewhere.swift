@@ -25,9 +25,11 @@ extension CacheHandler: CachingHandler {
         }
         var write = CacheWrite()
         let inPlace = await updatedInPlace(change, context: context)
-        write.nodes = Array(inPlace.values)
-        write.removed = change.inserted.union(change.updated).union(change.deleted).subtracting(inPlace.keys)
-        write.invalidated = change.entities
+        let moved = change.inserted.union(change.updated).union(change.deleted).subtracting(inPlace.keys)
+        let across = await otherSides(of: moved, change: change, context: context)
+        write.nodes = Array(inPlace.merging(across.nodes) { changed, _ in changed }.values)
+        write.removed = moved.union(across.unknown)
+        write.invalidated = change.entities.union(across.entities)
         // Entities changed in ways not applied in place: their complete collections may lack it.
         write.incomplete = change.invalidatedEntities.union(write.removed.map(\.entity))
         // A save elsewhere, done: answers read before it are not stored after this.
@@ -55,6 +57,62 @@ extension CacheHandler: CachingHandler {
             updated[state.id] = node
         }
         return updated
+    }
+
+    /// The cached objects on the other side of the relationships of `moved` (objects inserted,
+    /// deleted or changed elsewhere and not updated in place), as the change leaves them: a
+    /// band's list of albums without an album moved away or deleted, and without a fixed list
+    /// where one may have joined it (an album inserted for it), so it is read again; a to-one
+    /// that now points elsewhere or nowhere is known, or, where the change cannot tell, the
+    /// object is forgotten (`unknown`). The change's records say where an object points now; an
+    /// object changed without one may point anywhere, so that list is dropped from every cached
+    /// object of its entity, as is one whose former place is not cached.
+    private func otherSides(of moved: Set<ObjectID>, change: ChangeEvent, context: RequestContext) async
+        -> (nodes: [ObjectID: Node], unknown: Set<ObjectID>, entities: Set<String>)
+    {
+        guard !moved.isEmpty else { return ([:], [], []) }
+        let before = await perform("read", context: context) { try await storage.nodes(Array(moved)) } ?? [:]
+        let records = Dictionary(
+            change.nodes.filter { moved.contains($0.id) && !change.deleted.contains($0.id) }.map { ($0.id, $0) },
+            uniquingKeysWith: { _, last in last })
+        var across = relationshipsAcross(before: before, saved: records, deleted: change.deleted)
+        var leaving: [ObjectID: [String]] = [:]
+        // Relationships whose other side is not known now, by the entity of that side.
+        var unrecorded: [String: Set<String>] = [:]
+        for id in moved {
+            guard let entity = model.entity(named: id.entity) else { continue }
+            let related = entity.relationships.filter { $0.inverse != nil }
+            if before[id] == nil { leaving[id] = related.filter { !$0.isToMany }.map(\.name) }
+            guard records[id] == nil, !change.deleted.contains(id) else { continue }
+            // Lists it may have joined (an album's band's albums). What its own lists hold is
+            // told by the changes to their members, which own the relationship.
+            for relationship in related where !relationship.isToMany {
+                guard let inverse = relationship.inverse,
+                    model.entity(named: relationship.destination)?.relationship(named: inverse)?.isToMany == true
+                else { continue }
+                unrecorded[relationship.destination, default: []].insert(inverse)
+            }
+        }
+        await leaveFormerOwners(leaving, across: &across, context: context)
+        var nodes: [ObjectID: Node] = [:]
+        for (entity, names) in unrecorded {
+            let cached = await perform("read", context: context) { try await storage.nodes(of: entity, matching: nil) }
+            for var node in cached ?? [] where names.contains(where: { node.relationships[$0] != nil }) {
+                for name in names { node.relationships[name] = nil }
+                nodes[node.id] = node
+            }
+            across.changedEntities.insert(entity)
+        }
+        let targets = across.targets.subtracting(moved)
+        let missing = targets.filter { nodes[$0] == nil }
+        let cached = await perform("read", context: context) { try await storage.nodes(Array(missing)) } ?? [:]
+        for id in targets {
+            guard var target = nodes[id] ?? cached[id] else { continue }
+            for name in across.lists[id] ?? [] { target.relationships[name] = nil }
+            for (name, value) in across.toOnes[id] ?? [:] { target.relationships[name] = .toOne(value) }
+            nodes[id] = target
+        }
+        return (nodes, across.unknown.subtracting(moved), across.changedEntities)
     }
 
     /// The entities `change` may have changed: all of the model's after a gap.

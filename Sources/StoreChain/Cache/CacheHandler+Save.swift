@@ -231,7 +231,7 @@ extension CacheHandler {
     /// the list's entity are searched for it, and those holding it take the change
     /// (`RelationshipsAcross.lists`). `leaving` names each such object's relationships the save
     /// changed. A scan of that entity's cached objects, which only such saves make.
-    private func leaveFormerOwners(
+    func leaveFormerOwners(
         _ leaving: [ObjectID: [String]], across: inout RelationshipsAcross, context: RequestContext
     ) async {
         var members: [String: [(member: ObjectID, list: String)]] = [:]
@@ -300,7 +300,7 @@ extension CacheHandler {
     /// album), where the target's to-one points now is not known: the target must be read again.
     /// Relationships the save did not change are left alone (a band renamed keeps its albums'
     /// `band`; dropping it left albums no fetch over `band.…` could use).
-    private func relationshipsAcross(before: [ObjectID: Node], saved: [ObjectID: Node], deleted: Set<ObjectID>)
+    func relationshipsAcross(before: [ObjectID: Node], saved: [ObjectID: Node], deleted: Set<ObjectID>)
         -> RelationshipsAcross
     {
         var across = RelationshipsAcross()
@@ -333,7 +333,7 @@ extension CacheHandler {
 }
 
 /// Changes a save makes to cached objects it did not send (`relationshipsAcross`).
-private struct RelationshipsAcross {
+struct RelationshipsAcross {
     /// To-many lists that may be wrong now, by object.
     var lists: [ObjectID: Set<String>] = [:]
     /// To-one values now known, by object and relationship.
