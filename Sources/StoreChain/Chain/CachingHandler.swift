@@ -30,38 +30,43 @@ extension Chain {
         -> [Task<Void, Never>]
     {
         let caches = handlers.handlers(of: (any CachingHandler).self)
+        let holders = handlers.handlers(of: (any SaveHolding).self)
         let fromElsewhere = caches.indices.compactMap { index -> Task<Void, Never>? in
             guard let changes = caches[index].changesFromElsewhere() else { return nil }
             let others = caches.indices.filter { $0 != index }.map { caches[$0] }
-            return relay(changes, to: others, services: services) { caches[index].heard($0) }
+            return relay(changes, to: others, showing: holders, services: services) { caches[index].heard($0) }
         }
         let fromFeeds = handlers.handlers(of: (any ChangeSource).self).map { source in
             Task {
                 await source.follow(services: services) { change in
-                    await apply(change, to: caches, services: services)
+                    await apply(change, to: caches, showing: holders, services: services)
                 }
             }
         }
         return fromElsewhere + fromFeeds
     }
 
-    /// Has `caches` forget what `change` makes wrong, then publishes it.
-    private static func apply(_ change: ChangeEvent, to caches: [any CachingHandler], services: ChainServices) async {
+    /// Has `caches` forget what `change` makes wrong (they hold the backend's data), then
+    /// publishes it as the app is to see it, with the saves `holders` hold over it.
+    private static func apply(
+        _ change: ChangeEvent, to caches: [any CachingHandler], showing holders: [any SaveHolding],
+        services: ChainServices
+    ) async {
         let context = RequestContext(services: services, cachePolicy: nil, deadline: nil)
         for cache in caches { await cache.forget(change, context: context) }
-        services.events.publish(change)
+        services.events.publish(holders.reduce(change) { $1.showingHeldSaves($0) })
     }
 
     /// Reads `changes` until it ends or the task is cancelled: `caches` forget what each change
     /// makes wrong (after `heard`), then it is published.
     private static func relay(
-        _ changes: AsyncStream<ChangeEvent>, to caches: [any CachingHandler], services: ChainServices,
-        heard: @escaping @Sendable (ChangeEvent) -> Void = { _ in }
+        _ changes: AsyncStream<ChangeEvent>, to caches: [any CachingHandler], showing holders: [any SaveHolding],
+        services: ChainServices, heard: @escaping @Sendable (ChangeEvent) -> Void = { _ in }
     ) -> Task<Void, Never> {
         Task {
             for await change in changes {
                 heard(change)
-                await apply(change, to: caches, services: services)
+                await apply(change, to: caches, showing: holders, services: services)
             }
         }
     }

@@ -18,6 +18,11 @@ public protocol SaveHolding: SyncingHandler, OfflineAnswering {
     func discard(_ id: Int64) async throws
     /// Marks a failed save pending again, to be sent with the next ones.
     func retry(_ id: Int64) async throws
+    /// `change`, made elsewhere (a change feed's, another process's), as the app is to see it
+    /// while saves are held: the objects' states it carries with the held saves applied over
+    /// them, as reads show them (a track a held save moved away is not in its old album's
+    /// `tracks`, whatever the backend's record says). The chain publishes what this returns.
+    func showingHeldSaves(_ change: ChangeEvent) -> ChangeEvent
 }
 
 extension Chain {

@@ -183,3 +183,16 @@ extension OutboxHandler {
         StoreResponse(result, info: ResponseInfo(answeredBy: name, origin: .outbox))
     }
 }
+
+extension OutboxHandler {
+    /// The held saves shown over the states a change made elsewhere carries, as reads show them:
+    /// an object a held save deletes is left out, one it updates takes the update, and lists
+    /// take the objects held saves move into and out of them.
+    public func showingHeldSaves(_ change: ChangeEvent) -> ChangeEvent {
+        guard !change.nodes.isEmpty else { return change }
+        let view = state.withLock { $0.writes.view(model: model) }
+        var shown = change
+        shown.nodes = change.nodes.compactMap(view.show)
+        return shown
+    }
+}

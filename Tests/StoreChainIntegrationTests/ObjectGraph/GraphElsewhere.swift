@@ -22,12 +22,19 @@ final class GraphElsewhere: Sendable {
     }
 
     /// Saves `update` to the backend, tells `chain`, and returns once the chain has relayed it
-    /// (its caches forgot what it names and its contexts were sent the event).
-    func save(_ update: Node, telling chain: Chain) async throws {
+    /// (its caches forgot or updated what it names and its contexts were sent the event). With
+    /// `record`, the change carries the object's new state, as a change feed's does: the caches
+    /// update it in place and edit the windows it decides.
+    func save(_ update: Node, record: Bool, telling chain: Chain) async throws {
         _ = try await store.respond(to: .save(SaveChanges(updated: [update])), context: chain.makeContext())
         let events = chain.events.subscribe()
-        current.withLock { $0 }?.tell(
-            ChangeEvent(updated: [update.id], invalidatedEntities: [update.id.entity], source: Self.source))
+        let change =
+            if record, let state = store.node(for: update.id) {
+                ChangeEvent(updated: [update.id], nodes: [state], source: Self.source)
+            } else {
+                ChangeEvent(updated: [update.id], invalidatedEntities: [update.id.entity], source: Self.source)
+            }
+        current.withLock { $0 }?.tell(change)
         for await event in events where event.source == Self.source { break }
     }
 }

@@ -268,11 +268,13 @@ final class GraphRun {
             for _ in 0..<3 where conflicting && unsentAttributes[id]?.contains(name) == false {
                 (name, value) = Self.attributeChange(of: id.entity, &random)
             }
-            try await elsewhere.save(Node(id: id, attributes: [name: value]), telling: chain)
+            // A third of the time the change carries the object's new state, as a feed's does.
+            let record = operation.second % 3 == 0
+            try await elsewhere.save(Node(id: id, attributes: [name: value]), record: record, telling: chain)
             let overridden = unsentAttributes[id]?.contains(name) == true
             if !overridden { committed.objects[id]?.attributes[name] = value }
             log.append(
-                "\(step): another process sets \(id).\(name) = \(value) and tells the chain\(overridden ? " (a pending save sets it too)" : "")"
+                "\(step): another process sets \(id).\(name) = \(value) and tells the chain\(record ? " with its record" : "")\(overridden ? " (a pending save sets it too)" : "")"
             )
             for context in contexts { await context.context.mergePublishedChanges() }
             if setup.pendingSaves() == 0 { try checkBackend(step: step) }

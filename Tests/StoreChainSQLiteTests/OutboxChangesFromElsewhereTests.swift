@@ -1,0 +1,58 @@
+import Foundation
+import StoreChain
+import StoreChainSQLite
+import StoreChainTesting
+import Testing
+
+/// A change made elsewhere (a feed's, another process's) carries the backend's records; while the
+/// outbox holds saves, the app must see those records with the held saves over them, as every
+/// read shows them. (The object-graph oracle found an album's `tracks` published with a track a
+/// held save had moved away, seed 585799.)
+@Suite struct OutboxChangesFromElsewhereTests {
+    @Test(.timeLimit(.minutes(1)))
+    func aChangeFromElsewhereIsPublishedWithTheHeldSavesOverIt() async throws {
+        let model = try MusicFixture.model()
+        let backend = try ScriptedBackend()
+        let elsewhere = ChangesFromElsewhere()
+        let outbox = try OutboxHandler(
+            model: model, options: OutboxOptions(path: outboxPath(), retryDelay: .seconds(3600)))
+        let chain = Chain(
+            handlers: [elsewhere, outbox, MemoryCache(model: model)], terminal: backend, clock: ManualClock(),
+            tracing: nil)
+        backend.mode = .readOnly
+        // Held: track 100 moves from album 10 to album 11, and album 20 is retitled.
+        let held = SaveChanges(updated: [
+            Node(id: id("Track", 100), relationships: ["album": .toOne(id("Album", 11))]),
+            Node(id: id("Album", 20), attributes: ["title": "Held title"]),
+        ])
+        #expect(try await chain.send(.save(held)).saveResult().isPending)
+
+        // Elsewhere, albums 10 and 20 change year; their records are the backend's, which does
+        // not have the held save.
+        let records = [
+            Node(
+                id: id("Album", 10), attributes: ["id": 10, "title": "Guide to an Escape", "year": 2011],
+                relationships: [
+                    "band": .toOne(id("Band", 1)), "tracks": .toMany([id("Track", 100), id("Track", 101)]),
+                ]),
+            Node(
+                id: id("Album", 20), attributes: ["id": 20, "title": "Ágætis byrjun", "year": 2001],
+                relationships: ["band": .toOne(id("Band", 2))]),
+        ]
+        let events = chain.events.subscribe()
+        elsewhere.tell(ChangeEvent(updated: Set(records.map(\.id)), nodes: records, source: "elsewhere"))
+        var published: ChangeEvent?
+        for await event in events where event.source == "elsewhere" {
+            published = event
+            break
+        }
+        let nodes = Dictionary(uniqueKeysWithValues: (published?.nodes ?? []).map { ($0.id, $0) })
+        let album10 = try #require(nodes[id("Album", 10)])
+        #expect(album10.relationships["tracks"] == .toMany([id("Track", 101)]), "track 100 is held moving away")
+        #expect(album10[attribute: "year"] == .integer(2011))
+        let album20 = try #require(nodes[id("Album", 20)])
+        #expect(album20[attribute: "title"] == .string("Held title"))
+        #expect(album20[attribute: "year"] == .integer(2001))
+        await chain.shutdown()
+    }
+}
