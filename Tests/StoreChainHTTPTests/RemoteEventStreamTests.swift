@@ -15,6 +15,11 @@ import Testing
     }
 
     func responder(_ transport: StubTransport) throws -> RemoteResponder {
+        try Self.responder(transport, model: model)
+    }
+
+    /// The fixture's remote with an event-stream feed at `GET /events` (`reset` events are gaps).
+    static func responder(_ transport: StubTransport, model: ObjectModel) throws -> RemoteResponder {
         var options = RemoteFixtures.options()
         options.changes = RemoteChangesOptions(
             request: "GET /events", format: .eventStream, entity: "type", entityNames: ["record": "Album"],

@@ -14,12 +14,9 @@ import Testing
         model = try RemoteFixtures.model()
     }
 
+    /// The feed's `heartbeat-timeout` is its default, 45 s.
     func responder(_ transport: StubTransport) throws -> RemoteResponder {
-        var options = RemoteFixtures.options()
-        options.changes = RemoteChangesOptions(
-            request: "GET /events", format: .eventStream, entity: "type", entityNames: ["record": "Album"],
-            operation: "op", heartbeatTimeout: .seconds(45))
-        return try RemoteResponder(model: model, options: options, transport: transport, environment: [:])
+        try RemoteEventStreamTests.responder(transport, model: model)
     }
 
     /// A transport whose one stream the test writes, and that counts the connections it closed.
