@@ -65,11 +65,7 @@ import Testing
             let current = try await Self.first(observer) { $0.count == 1 }
             #expect(try await current[0].value("title") != "Renamed elsewhere")
         }
-        let other = Chain(
-            handlers: [],
-            terminal: try RemoteResponder(
-                model: backend.model, options: DemoRemoteOptions.v2(baseURL: try #require(backend.baseURL))))
-        let otherContext = ObjectContext(chain: other, model: backend.model)
+        let otherContext = try Self.anotherClient(of: backend)
         func rename(to title: String) async throws {
             try otherContext.object(with: ObjectID(entity: "Album", key: .integer(5))).set(.string(title), for: "title")
             _ = try await otherContext.save()
@@ -181,11 +177,7 @@ import Testing
         #expect(try await Self.first(observed) { _ in true }.isEmpty)
         // The feed's stream stands where the backend stood before the save below.
         try await backend.waitForStats("the feed's stream to follow the changes") { $0.eventStreamsFollowing == 1 }
-        let writer = ObjectContext(
-            chain: Chain(
-                handlers: [],
-                terminal: try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: base))),
-            model: backend.model)
+        let writer = try Self.anotherClient(of: backend)
         try writer.object(with: ObjectID(entity: "Album", key: .integer(3))).set(1901, for: "year")
         _ = try await writer.save()
         let found = try await Self.first(observed) { !$0.isEmpty }
@@ -193,6 +185,13 @@ import Testing
         #expect(backend.stats.requestsByRoute["/v3/events"] == 1, "the stream is held open")
         await chain.shutdown()
         await backend.stop()
+    }
+
+    /// A context of another client of `backend`, saving through its v2 API with no caches.
+    static func anotherClient(of backend: DemoBackend) throws -> ObjectContext {
+        let remote = try RemoteResponder(
+            model: backend.model, options: DemoRemoteOptions.v2(baseURL: try #require(backend.baseURL)))
+        return ObjectContext(chain: Chain(handlers: [], terminal: remote), model: backend.model)
     }
 
     /// A chain following the demo's event stream while another client renames `albums`, one save
@@ -207,11 +206,7 @@ import Testing
         }
         let events = chain.events.subscribe()
         try await backend.waitForStats("the feed's stream to follow the changes") { $0.eventStreamsFollowing == 1 }
-        let writer = ObjectContext(
-            chain: Chain(
-                handlers: [],
-                terminal: try RemoteResponder(model: backend.model, options: DemoRemoteOptions.v2(baseURL: base))),
-            model: backend.model)
+        let writer = try anotherClient(of: backend)
         for id in albums {
             try writer.object(with: id).set("Renamed", for: "title")
             _ = try await writer.save()
