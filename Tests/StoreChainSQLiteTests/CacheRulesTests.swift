@@ -31,6 +31,34 @@ import Testing
         #expect(harness.backend.count(.fetch) == 2, "at the expiry instant the data is no longer fresh")
     }
 
+    /// A complete collection whose objects came without a relationship (a listing that leaves
+    /// out the foreign key, as slim list serializers do) does not answer a fetch that reads
+    /// through it: each album's band is not known, which is not the same as having none.
+    /// Answered from the collections, `band.name BEGINSWITH 'Rue'` found no album.
+    @Test(arguments: CacheKind.allCases)
+    func aCollectionWithoutAToOneDoesNotAnswerAFetchThroughIt(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind) { $0.update { $0.listingsLeaveOut = ["Album": ["band"]] } }
+        _ = try await harness.fetch(FetchRequest(entity: "Album"))
+        _ = try await harness.fetch(FetchRequest(entity: "Band"))
+        for predicate in ["band.name BEGINSWITH 'Rue'", "band.id == 1", "band.id IN {1, 2}"] {
+            let request = try TestData.fetch("Album", where: predicate, sort: [FetchSortDescriptor("id")])
+            #expect(try await harness.fetch(request).fetchResult() == harness.expected(request), "\(predicate)")
+        }
+    }
+
+    /// The same for a relationship fault: tracks listed without their album do not say which
+    /// tracks an album has (answered from that collection, album 10 had none).
+    @Test(arguments: CacheKind.allCases)
+    func aCollectionWithoutAToOneDoesNotAnswerAFaultOfItsInverse(_ kind: CacheKind) async throws {
+        let harness = try CacheHarness.make(kind) { $0.update { $0.listingsLeaveOut = ["Track": ["album"]] } }
+        _ = try await harness.fetch(FetchRequest(entity: "Track"))
+        let fault = try await harness.chain.send(
+            .relationshipFault(ObjectID(entity: "Album", key: 10), relationship: "tracks"))
+        #expect(
+            Set(try fault.relationshipValue().objectIDs)
+                == [ObjectID(entity: "Track", key: 100), ObjectID(entity: "Track", key: 101)])
+    }
+
     @Test(arguments: CacheKind.allCases)
     func resultFormsAreDerivedFromOneCachedQuery(_ kind: CacheKind) async throws {
         let harness = try CacheHarness.make(kind)

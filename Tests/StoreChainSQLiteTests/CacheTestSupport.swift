@@ -46,6 +46,9 @@ final class FakeBackend: StoreResponder {
         var answersHeldUntil: Date?
         /// How many answers have read the store and wait for `answersHeldUntil`.
         var heldAnswers = 0
+        /// Relationships a listing of the whole entity leaves out (by entity), as slim list
+        /// serializers leave out foreign keys.
+        var listingsLeaveOut: [String: Set<String>] = [:]
     }
 
     let store: InMemoryStore
@@ -107,6 +110,11 @@ final class FakeBackend: StoreResponder {
         }
         var response = try await store.respond(to: request, context: context)
         response.info = info
+        if case .fetch(let fetch) = request.unconditional, fetch.predicate == nil,
+            let leftOut = current.listingsLeaveOut[fetch.entity], case .fetched(.objects(let nodes)) = response.result
+        {
+            response.result = .fetched(.objects(nodes.map { $0.leavingOut(leftOut) }))
+        }
         if let held = current.answersHeldUntil, request.unconditional.kind != .save {
             state.withLock { $0.heldAnswers += 1 }
             try await clock.sleep(until: held)
@@ -242,5 +250,14 @@ final class WriteHoldingStorage<Inner: CacheStorage>: ForwardingCacheStorage {
             if !holds { continuation.resume() }
         }
         return try await inner.write(write)
+    }
+}
+
+extension Node {
+    /// The node without the values of `relationships` (not known, rather than empty).
+    fileprivate func leavingOut(_ relationships: Set<String>) -> Node {
+        var node = self
+        for name in relationships { node.relationships[name] = nil }
+        return node
     }
 }

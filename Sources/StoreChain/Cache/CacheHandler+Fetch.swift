@@ -150,7 +150,7 @@ extension CacheHandler {
         if request.predicate == nil, request.fetchOffset == 0, request.fetchLimit == nil, keepsAll {
             complete.insert(request.entity)
         }
-        for entity in complete {
+        for entity in complete where knowsEveryToOne(of: entity, in: write.nodes) {
             // Validators belong to the request's own collection; others share its document.
             write.collections[entity] =
                 entity == request.entity
@@ -180,10 +180,23 @@ extension CacheHandler {
         write.query = CachedQuery(
             request: request, ids: [], reachesEnd: true, freshness: freshness, count: total,
             reads: entitiesRead(by: request))
-        for entity in response.info.completeCollections {
+        for entity in response.info.completeCollections where knowsEveryToOne(of: entity, in: write.nodes) {
             write.collections[entity] = self.freshness(for: entity, response: response, now: now, validators: false)
         }
         return write
+    }
+
+    /// Whether every object of `entity` among `nodes` has a value for each of the entity's to-one
+    /// relationships (none counts as a value). A listing that leaves one out, as slim list
+    /// serializers leave out foreign keys, is not the whole collection a fetch or a fault could
+    /// answer from: an album whose band is not known would read as having none.
+    private func knowsEveryToOne(of entity: String, in nodes: [Node]) -> Bool {
+        guard let toOnes = model.entity(named: entity)?.relationships.filter({ !$0.isToMany }).map(\.name),
+            !toOnes.isEmpty
+        else { return true }
+        return nodes.allSatisfy { node in
+            node.id.entity != entity || toOnes.allSatisfy { node.relationships[$0] != nil }
+        }
     }
 
     /// The freshest answer the storage can give: from complete collections, from a cached
