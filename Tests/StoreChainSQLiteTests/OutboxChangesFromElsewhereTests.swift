@@ -55,4 +55,34 @@ import Testing
         #expect(album20[attribute: "year"] == .integer(2001))
         await chain.shutdown()
     }
+
+    /// A memory cache above the outbox keeps a held save over the object it holds; a change from
+    /// elsewhere with the backend's record must not put the backend's value back there (found by
+    /// the object-graph oracle, seed 682789: the app read the other process's year, not its own
+    /// held one).
+    @Test(.timeLimit(.minutes(1)))
+    func aCacheAboveTheOutboxKeepsTheHeldSaveOverAChangeFromElsewhere() async throws {
+        let model = try MusicFixture.model()
+        let backend = try ScriptedBackend()
+        let elsewhere = ChangesFromElsewhere()
+        let outbox = try OutboxHandler(
+            model: model, options: OutboxOptions(path: outboxPath(), retryDelay: .seconds(3600)))
+        let chain = Chain(
+            handlers: [elsewhere, MemoryCache(model: model), outbox], terminal: backend, clock: ManualClock(),
+            tracing: nil)
+        let album = id("Album", 20)
+        _ = try await chain.send(.objectFault(album))
+        backend.mode = .readOnly
+        let held = SaveChanges(updated: [Node(id: album, attributes: ["year": 2020])])
+        #expect(try await chain.send(.save(held)).saveResult().isPending)
+        let record = Node(
+            id: album, attributes: ["id": 20, "title": "Ágætis byrjun", "year": 2001],
+            relationships: ["band": .toOne(id("Band", 2))])
+        let events = chain.events.subscribe()
+        elsewhere.tell(ChangeEvent(updated: [album], nodes: [record], source: "elsewhere"))
+        for await event in events where event.source == "elsewhere" { break }
+        let read = try await chain.send(.objectFault(album)).objectNode()
+        #expect(read?[attribute: "year"] == .integer(2020), "the held save, over the backend's record")
+        await chain.shutdown()
+    }
 }

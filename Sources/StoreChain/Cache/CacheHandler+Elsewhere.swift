@@ -11,11 +11,9 @@ extension CacheHandler: CachingHandler {
 
     /// Updates in place the cached objects the change brings the new state of (when it carries
     /// records), removes the other objects it names (they are read again from below when asked
-    /// for), edits the cached lists on the other side of what it moved, and edits the cached
-    /// queries that read its entities where the cached objects decide them (`WindowEdit`, as a
-    /// save does), dropping the others and the complete collections it may have left
-    /// incomplete; everything after a gap (changes made elsewhere that nobody could name); makes
-    /// everything stale when the change says so.
+    /// for), edits the cached lists on the other side of what it moved, and drops the queries and
+    /// complete collections of its entities; everything after a gap (changes made elsewhere that
+    /// nobody could name); makes everything stale when the change says so.
     public func forget(_ change: ChangeEvent, context: RequestContext) async {
         if change.isGap {
             saveOrder.end(begun: [], changed: changedEntities(change))
@@ -27,46 +25,28 @@ extension CacheHandler: CachingHandler {
             await perform("expire", context: context) { try await storage.expire(at: now) }
             return
         }
-        // A save elsewhere, in flight until written here: answers read before it are not stored
-        // after it, and windows edited from what is cached now are stored only if nothing else
-        // changed them meanwhile.
-        let entities = change.entities
-        saveOrder.begin(entities)
-        let editedSince = saveOrder.mark()
-        defer { saveOrder.end(begun: entities) }
         var write = CacheWrite()
-        let (inPlace, before) = await updatedInPlace(change, context: context)
+        let inPlace = await updatedInPlace(change, context: context)
         let moved = change.inserted.union(change.updated).union(change.deleted).subtracting(inPlace.keys)
         let across = await otherSides(of: moved, change: change, context: context)
         write.nodes = Array(inPlace.merging(across.nodes) { changed, _ in changed }.values)
         write.removed = moved.union(across.unknown)
-        write.invalidated = entities.union(across.entities)
+        write.invalidated = change.entities.union(across.entities)
         // Entities changed in ways not applied in place: their complete collections may lack it.
         write.incomplete = change.invalidatedEntities.union(write.removed.map(\.entity))
-        var effect = SaveEffect(after: inPlace, before: before, removed: change.deleted)
-        effect.unknown = write.removed.subtracting(change.deleted)
-        // A window reading an entity the change could not name cannot be decided.
-        write.editedQueries = await windowsEdited(by: effect, reading: write.invalidated, context: context).filter {
-            $0.reads.isDisjoint(with: change.invalidatedEntities)
-        }
-        if !write.editedQueries.isEmpty {
-            let (order, reads) = (saveOrder, write.editedQueries.reduce(into: Set<String>()) { $0.formUnion($1.reads) })
-            write.editCondition = { order.isUnchanged(reads, since: editedSince, besidesSaveOf: entities) }
-        }
+        // A save elsewhere, done: answers read before it are not stored after this.
+        saveOrder.end(begun: [], changed: change.entities)
         await perform("write", context: context) { [write] in try await storage.write(write) }
     }
 
-    /// The cached objects an update that brings the object's new state changes in place, and
-    /// their states before it: each
+    /// The cached objects an update that brings the object's new state changes in place: each
     /// takes the state's attributes and version and keeps its freshness and relationships (the
     /// state must give the same to-one relationships, or none), so the complete collections that
     /// hold it stay complete. An object not cached, or whose relationships the change moves, is
     /// forgotten instead.
-    private func updatedInPlace(_ change: ChangeEvent, context: RequestContext) async
-        -> (updated: [ObjectID: Node], before: [ObjectID: Node])
-    {
+    private func updatedInPlace(_ change: ChangeEvent, context: RequestContext) async -> [ObjectID: Node] {
         let states = change.nodes.filter { change.updated.contains($0.id) && !change.deleted.contains($0.id) }
-        guard !states.isEmpty else { return ([:], [:]) }
+        guard !states.isEmpty else { return [:] }
         let cached = await perform("read", context: context) { try await storage.nodes(states.map(\.id)) } ?? [:]
         var updated: [ObjectID: Node] = [:]
         for state in states {
@@ -78,7 +58,7 @@ extension CacheHandler: CachingHandler {
             node.version = state.version ?? node.version
             updated[state.id] = node
         }
-        return (updated, cached.filter { updated[$0.key] != nil })
+        return updated
     }
 
     /// The cached objects on the other side of the relationships of `moved` (objects inserted,
