@@ -9,16 +9,24 @@ import Testing
 /// read shows them. (The object-graph oracle found an album's `tracks` published with a track a
 /// held save had moved away, seed 585799.)
 @Suite struct OutboxChangesFromElsewhereTests {
-    @Test(.timeLimit(.minutes(1)))
-    func aChangeFromElsewhereIsPublishedWithTheHeldSavesOverIt() async throws {
+    /// A chain that hears of changes from elsewhere, with an outbox and a memory cache (above
+    /// or below it) in front of the scripted backend.
+    static func chain(cacheAboveTheOutbox: Bool) throws -> (Chain, ScriptedBackend, ChangesFromElsewhere) {
         let model = try MusicFixture.model()
         let backend = try ScriptedBackend()
         let elsewhere = ChangesFromElsewhere()
         let outbox = try OutboxHandler(
             model: model, options: OutboxOptions(path: outboxPath(), retryDelay: .seconds(3600)))
-        let chain = Chain(
-            handlers: [elsewhere, outbox, MemoryCache(model: model)], terminal: backend, clock: ManualClock(),
-            tracing: nil)
+        let cache = MemoryCache(model: model)
+        let handlers: [any StoreHandler] =
+            cacheAboveTheOutbox ? [elsewhere, cache, outbox] : [elsewhere, outbox, cache]
+        let chain = Chain(handlers: handlers, terminal: backend, clock: ManualClock(), tracing: nil)
+        return (chain, backend, elsewhere)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aChangeFromElsewhereIsPublishedWithTheHeldSavesOverIt() async throws {
+        let (chain, backend, elsewhere) = try Self.chain(cacheAboveTheOutbox: false)
         backend.mode = .readOnly
         // Held: track 100 moves from album 10 to album 11, and album 20 is retitled.
         let held = SaveChanges(updated: [
@@ -62,14 +70,7 @@ import Testing
     /// held one).
     @Test(.timeLimit(.minutes(1)))
     func aCacheAboveTheOutboxKeepsTheHeldSaveOverAChangeFromElsewhere() async throws {
-        let model = try MusicFixture.model()
-        let backend = try ScriptedBackend()
-        let elsewhere = ChangesFromElsewhere()
-        let outbox = try OutboxHandler(
-            model: model, options: OutboxOptions(path: outboxPath(), retryDelay: .seconds(3600)))
-        let chain = Chain(
-            handlers: [elsewhere, MemoryCache(model: model), outbox], terminal: backend, clock: ManualClock(),
-            tracing: nil)
+        let (chain, backend, elsewhere) = try Self.chain(cacheAboveTheOutbox: true)
         let album = id("Album", 20)
         _ = try await chain.send(.objectFault(album))
         backend.mode = .readOnly

@@ -17,7 +17,8 @@ extension RemoteResponder {
         let source = RemoteError.redacted(url)
         let (stream, pages) = ChangeStream.makeStream(describing: "the event stream \(source)")
         let clock = context.clock
-        let heard = LastHeard(clock.now)
+        // When the stream last said something.
+        let heard = Watched(clock.now)
         let reading = Task {
             do {
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -27,7 +28,7 @@ extension RemoteResponder {
                         // Bytes read since the stream last said something whole.
                         var unfinished = 0
                         for try await chunk in body {
-                            heard.at.withLock { $0 = clock.now }
+                            heard.withLock { $0 = clock.now }
                             let events = parser.consume(chunk)
                             let page = self.eventStreamPage(
                                 events, parsed: parser, asked: cursor, source: source, feed: feed, context: context)
@@ -51,7 +52,7 @@ extension RemoteResponder {
                         // Sleeps until the stream has been silent for the timeout; each chunk
                         // moves that moment later.
                         while true {
-                            let due = heard.at.withLock { $0 }.addingTimeInterval(feed.heartbeatTimeout.timeInterval)
+                            let due = heard.withLock { $0 }.addingTimeInterval(feed.heartbeatTimeout.timeInterval)
                             if clock.now >= due {
                                 throw StoreChainError(
                                     .timedOut,
@@ -76,14 +77,5 @@ extension RemoteResponder {
         }
         pages.onTermination = { _ in reading.cancel() }
         return stream
-    }
-}
-
-/// When a stream held open last said something.
-private final class LastHeard: Sendable {
-    let at: Locked<Date>
-
-    init(_ date: Date) {
-        at = Locked(date)
     }
 }
