@@ -45,6 +45,13 @@ public final class SQLiteStore: StoreResponder, OfflineAnswering {
         self.model = model
         do {
             database = try Self.open(path, busyTimeout: busyTimeout)
+            // Added after schema version 1 was written: files from before get it here.
+            try database.write { db in
+                try db.execute(
+                    sql:
+                        "CREATE TABLE IF NOT EXISTS removed_keys (entity TEXT PRIMARY KEY NOT NULL, highest INTEGER NOT NULL)"
+                )
+            }
             let stored = try Self.load(database, path: path)
             memory = InMemoryStore(model: model, dataset: stored)
             if let nodes = seed, stored.count == 0 {
@@ -126,6 +133,11 @@ public final class SQLiteStore: StoreResponder, OfflineAnswering {
             try Row.fetchAll(db, sql: "SELECT id, payload FROM objects ORDER BY rowid")
         }
         var dataset = Dataset()
+        let removed = try database.read { db in try Row.fetchAll(db, sql: "SELECT entity, highest FROM removed_keys") }
+        for row in removed {
+            dataset.noteRemoved(
+                try row.decode(Int.self, forColumn: "highest"), of: try row.decode(String.self, forColumn: "entity"))
+        }
         for row in rows {
             // `decode`, never subscripts: a subscript traps on a value of the wrong type.
             do {
@@ -161,6 +173,16 @@ public final class SQLiteStore: StoreResponder, OfflineAnswering {
             }
             for key in deletedKeys {
                 try db.execute(sql: "DELETE FROM objects WHERE id = ?", arguments: [key])
+            }
+            // The highest integer key deleted, by entity: a new object never gets one again.
+            for id in deleted {
+                guard case .integer(let key)? = id.key else { continue }
+                try db.execute(
+                    sql: """
+                        INSERT INTO removed_keys (entity, highest) VALUES (?, ?)
+                        ON CONFLICT (entity) DO UPDATE SET highest = max(highest, excluded.highest)
+                        """,
+                    arguments: [id.entity, key])
             }
         }
     }

@@ -44,6 +44,25 @@ import Testing
         }
     }
 
+    /// The key of a deleted object is not handed out again, after a restart either.
+    @Test func aDeletedObjectsKeyIsNotReusedAfterReopening() throws {
+        let first = Node(id: .temporary(entity: "Band"), attributes: ["name": "Short-lived"])
+        let firstID: ObjectID
+        do {
+            let store = try SQLiteStore(path: path, model: model, seed: seed)
+            firstID = try #require(try store.save(SaveChanges(inserted: [first])).permanentIDs[first.id])
+            _ = try store.save(SaveChanges(deleted: [firstID]))
+        }
+        let reopened = try SQLiteStore(path: path, model: model)
+        let second = Node(id: .temporary(entity: "Band"), attributes: ["name": "Next"])
+        let secondID = try #require(try reopened.save(SaveChanges(inserted: [second])).permanentIDs[second.id])
+        guard case .integer(let before)? = firstID.key, case .integer(let after)? = secondID.key else {
+            Issue.record("integer keys expected: \(firstID), \(secondID)")
+            return
+        }
+        #expect(after == before + 1)
+    }
+
     @Test func savesSurviveReopeningAndAnswersEqualTheInMemoryStore() throws {
         let reference = InMemoryStore(model: model, nodes: seed)
         let saved: SaveResult

@@ -24,6 +24,18 @@ import Testing
         #expect(result.nodes.map(\.id).contains(id("Band", 5)))
     }
 
+    /// A deleted object's key is not handed out again (as SQLite's `AUTOINCREMENT`): a client
+    /// that still knew the deleted object would take the new one for it.
+    @Test func aNewObjectNeverGetsTheKeyOfADeletedOne() throws {
+        let first = Node(id: .temporary(entity: "Band"), attributes: ["name": "Short-lived"])
+        let firstID = try #require(try store.save(SaveChanges(inserted: [first])).permanentIDs[first.id])
+        #expect(firstID == id("Band", 5))
+        _ = try store.save(SaveChanges(deleted: [firstID]))
+        let second = Node(id: .temporary(entity: "Band"), attributes: ["name": "Next"])
+        #expect(try store.save(SaveChanges(inserted: [second])).permanentIDs[second.id] == id("Band", 6))
+        #expect(store.node(for: firstID) == nil)
+    }
+
     @Test func clientAssignedKeysAreKeptAndDuplicatesRejected() throws {
         let tagged = Node(id: .temporary(entity: "Band"), attributes: ["id": 40, "name": "Forty"])
         #expect(try store.save(SaveChanges(inserted: [tagged])).permanentIDs[tagged.id] == id("Band", 40))

@@ -10,6 +10,10 @@ package struct Dataset: Sendable, NodeSource {
     private var nodesByEntity: [OrderedNodes] = []
     /// How many nodes the dataset holds.
     package private(set) var count = 0
+    /// The highest integer key of a node removed, by entity: a new object never gets the key of
+    /// one deleted before it (as SQLite's `AUTOINCREMENT` or a PostgreSQL sequence), or a client
+    /// that still knows the deleted one would take the new one for it.
+    package private(set) var highestRemovedIntegerKeys: [String: Int] = [:]
 
     package init(_ nodes: some Sequence<Node> = []) {
         for node in nodes { upsert(node) }
@@ -57,7 +61,14 @@ package struct Dataset: Sendable, NodeSource {
     package mutating func remove(_ id: ObjectID) -> Bool {
         guard let position = position(of: id.entity), nodesByEntity[position].remove(id) else { return false }
         count -= 1
+        if case .integer(let key)? = id.key { noteRemoved(key, of: id.entity) }
         return true
+    }
+
+    /// Remembers that `entity`'s object with integer key `key` was removed, so no new object gets
+    /// it (a store that keeps its data in a file says so again when it opens it).
+    package mutating func noteRemoved(_ key: Int, of entity: String) {
+        if key > highestRemovedIntegerKeys[entity, default: .min] { highestRemovedIntegerKeys[entity] = key }
     }
 
     private func position(of entity: String) -> Int? {

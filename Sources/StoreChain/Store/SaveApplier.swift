@@ -98,8 +98,8 @@ struct SaveApplier {
         return entity
     }
 
-    /// Permanent IDs for inserted objects: the key they carry, or the next integer key, or a new
-    /// UUID for string and uuid keys.
+    /// Permanent IDs for inserted objects: the key they carry, or the next integer key (above
+    /// every key held or deleted before), or a new UUID for string and uuid keys.
     private func assignKeys(_ inserted: [Node], in dataset: Dataset) throws(StoreChainError) -> [ObjectID: ObjectID] {
         var nextInteger: [String: Int] = [:]
         var ids: [ObjectID: ObjectID] = [:]
@@ -111,11 +111,7 @@ struct SaveApplier {
             if key.isNull {
                 switch keyType {
                 case .integer:
-                    let next =
-                        nextInteger[entity.name]
-                        ?? (dataset.nodes(of: entity.name).compactMap {
-                            if case .integer(let value)? = $0.id.key { value } else { nil }
-                        }.max() ?? 0) + 1
+                    let next = nextInteger[entity.name] ?? highestIntegerKey(of: entity.name, in: dataset) + 1
                     nextInteger[entity.name] = next + 1
                     key = .integer(next)
                 case .uuid: key = .uuid(UUID())
@@ -130,6 +126,14 @@ struct SaveApplier {
             ids[node.id] = permanent
         }
         return ids
+    }
+
+    /// The highest integer key the entity's objects hold or held before they were deleted; 0 for none.
+    private func highestIntegerKey(of entity: String, in dataset: Dataset) -> Int {
+        let held = dataset.nodes(of: entity).compactMap {
+            if case .integer(let value)? = $0.id.key { value } else { nil }
+        }
+        return max(held.max() ?? 0, dataset.highestRemovedIntegerKeys[entity] ?? 0)
     }
 
     private func check(_ value: Value, against attribute: AttributeDescription, role: String) throws(StoreChainError) {
