@@ -104,6 +104,24 @@ import Testing
         #expect(try await Self.chain(remote).fetch(all) == (try Self.expected(all)))
     }
 
+    /// A rate limit counts exchanges: a fetch of two pages takes two slots, not three. (When the
+    /// terminal walked the pages itself, the fetch took a slot and each page another, so a limit
+    /// of 20 a second let about 10 exchanges a second through.)
+    @Test func aRateLimitTakesOneSlotPerPageAndNoneForTheFetch() async throws {
+        let (remote, transport) = try Self.remote(.pageNumber)
+        let limit = RateLimitHandler(options: RateLimitOptions(rate: 1e-6, burst: 2, mode: .failFast))
+        let chain = Chain(handlers: [limit], terminal: remote, clock: ManualClock(), tracing: nil)
+        #expect(
+            try await chain.fetch(FetchRequest(entity: "Band", fetchLimit: 15))
+                == (try Self.expected(
+                    FetchRequest(entity: "Band", fetchLimit: 15))))
+        #expect(transport.requests.count == 2)
+        let refused = await #expect(throws: StoreChainError.self) {
+            try await chain.send(.objectFault(ObjectID(entity: "Band", key: 1)))
+        }
+        #expect(refused?.code == .rateLimited, "the two slots went to the two pages")
+    }
+
     @Test func pageNumbersAreAskedForByNumberAndTheTotalEndsTheListing() async throws {
         let (remote, transport) = try Self.remote(.pageNumber)
         _ = try await Self.chain(remote).fetch(FetchRequest(entity: "Band", fetchLimit: 10, fetchOffset: 25))

@@ -41,12 +41,12 @@ import Tracing
 
         _ = try await chain.fetch(request)
         let first = tracer.popFinishedSpans()
-        // With no pagination handler in the chain the remote walks the listing itself, sending its
-        // page through the chain: a page request of its own under the fetch.
+        // With no pagination handler given, the chain's own pager at the seam (below the cache)
+        // sends the page to the remote: the page under the fetch, the exchange under the page.
         #expect(
             outline(first) == [
-                "storechain.fetch", "  storechain.cache.read", "  storechain.pagination.page", "    storechain.page",
-                "      GET", "  storechain.cache.write",
+                "storechain.fetch", "  storechain.cache.read", "  storechain.pagination.page", "    GET",
+                "  storechain.cache.write",
             ])
         let fetch = try span("storechain.fetch", in: first)
         #expect(fetch.attributes["storechain.entity"]?.toSpanAttribute() == "Band")
@@ -138,15 +138,15 @@ import Tracing
         #expect(attempts.compactMap { $0.attributes["storechain.attempt"]?.toSpanAttribute() } == [1, 1, 2, 1])
     }
 
-    @Test func pagesTheRemoteSendsThroughTheChainAreChildrenOfTheFetchTheyServe() async throws {
+    @Test func pagesTheChainsPagerSendsAreChildrenOfTheFetchTheyServe() async throws {
         let (remote, _) = try RemotePagingTests.remote(.pageNumber)
         let chain = Chain(handlers: [], terminal: remote, tracing: ChainTracing(tracer: tracer))
         _ = try await chain.fetch(FetchRequest(entity: "Band", fetchLimit: 15))
         let spans = tracer.popFinishedSpans()
         #expect(
             outline(spans) == [
-                "storechain.fetch", "  storechain.pagination.page", "    storechain.page", "      GET",
-                "  storechain.pagination.page", "    storechain.page", "      GET",
+                "storechain.fetch", "  storechain.pagination.page", "    GET", "  storechain.pagination.page",
+                "    GET",
             ])
     }
 
@@ -207,9 +207,9 @@ import Tracing
         _ = try await chain.fetch(FetchRequest(entity: "Band", fetchLimit: 15))
         #expect(
             outline(tracer.popFinishedSpans()) == [
-                "storechain.fetch", "  storechain.pagination.page", "    storechain.page", "      GET",
-                "  storechain.pagination.page", "    storechain.page", "      GET",
-            ], "a request the selection chooses is traced with its sub-requests and exchanges")
+                "storechain.fetch", "  storechain.pagination.page", "    GET", "  storechain.pagination.page",
+                "    GET",
+            ], "a request the selection chooses is traced with its pages and exchanges")
         #expect(selection.summaries.withLock { $0.count } == 1)
     }
 

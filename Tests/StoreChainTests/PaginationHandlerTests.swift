@@ -87,6 +87,10 @@ private final class PagedBands: StoreResponder {
     }
 }
 
+extension PagedBands: PagedResponder {
+    var defaultPagination: PaginationOptions { PaginationOptions(maxPages: 50, concurrency: 1) }
+}
+
 /// One page of bands a terminal says match the predicate (it filtered them in memory, as the
 /// remote adapter does), answered without the attribute the predicate reads (a sparse field
 /// set): the pager must take them as they are, not evaluate the predicate again.
@@ -131,6 +135,40 @@ private struct MatchedPage: StoreResponder {
             terminal: terminal)
         let result = try await chain.fetch(try bands(where: "country == 'UK'"))
         #expect(result == .objects(terminal.bands))
+    }
+
+    /// A chain given no pager, in front of a terminal that reads pages, gets one at the seam: just
+    /// below the caches, so the handlers above them see the fetch and those below see each page,
+    /// and the terminal is asked for pages only (it walks nothing itself).
+    @Test func aChainWithoutAPagerGetsOneAtTheSeamBelowTheCaches() async throws {
+        let terminal = try PagedBands(style: .offset)
+        let log = SharedLog()
+        let chain = Chain(
+            handlers: [
+                RecordingHandler("above", log: log), MemoryCache(model: terminal.model),
+                RecordingHandler("below", log: log),
+            ],
+            terminal: terminal)
+        #expect(chain.handlers.map(\.name) == ["above", "memory-cache", "pagination", "below"])
+        let request = try bands(offset: 5, limit: 20, sort: "id")
+        #expect(try await chain.fetch(request) == (try terminal.expected(request)))
+        #expect(terminal.positions == [.record(5), .record(15)])
+        #expect(log.all.filter { $0.contains("↓") } == ["above ↓ fetch", "below ↓ page", "below ↓ page"])
+        // It takes the terminal's own limit on pages.
+        let pager = try #require(chain.handlers.first { $0 is PaginationHandler } as? PaginationHandler)
+        #expect(pager.options == terminal.defaultPagination)
+    }
+
+    /// A chain that has a pager keeps it alone, and a terminal that does not read pages gets none.
+    @Test func aChainGetsNoSecondPagerAndALocalTerminalNone() throws {
+        let terminal = try PagedBands(style: .offset)
+        let own = PaginationHandler(model: terminal.model, options: PaginationOptions(pageSize: 7))
+        let withOwn = Chain(handlers: [MemoryCache(model: terminal.model), own], terminal: terminal)
+        #expect(withOwn.handlers.map(\.name) == ["memory-cache", "pagination"])
+        #expect((withOwn.handlers.last as? PaginationHandler)?.options.pageSize == 7)
+        let local = Chain(
+            handlers: [MemoryCache(model: terminal.model)], terminal: InMemoryStore(model: terminal.model))
+        #expect(local.handlers.map(\.name) == ["memory-cache"])
     }
 
     /// The positions of the pages covering records `offset..<offset+limit` of 100, 10 a page.

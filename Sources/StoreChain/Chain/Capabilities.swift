@@ -26,6 +26,18 @@ public protocol FetchPaging: StoreHandler {
     func pageSize(for entity: String) -> Int?
 }
 
+/// A terminal whose listings come in pages: it answers `StoreRequest.page`, one backend exchange
+/// each, and never walks a listing itself. A chain with no pager of its own (`FetchPaging`) reads
+/// its fetches with a `PaginationHandler` it places at the seam, just below the last handler that
+/// answers from what it holds (the caches, an outbox), so the handlers below (rate limiting,
+/// retry, logging) see every page and the caches above see the fetch.
+public protocol PagedResponder: StoreResponder {
+    /// The model whose keys break ties in page order.
+    var model: ObjectModel { get }
+    /// How the chain's own pager reads pages when the chain has none.
+    var defaultPagination: PaginationOptions { get }
+}
+
 /// A handler that limits the rate of requests to the backend, with a limiter that can say where
 /// it stands (`RateLimiter.snapshot(at:)`).
 package protocol RateLimiting: StoreHandler {

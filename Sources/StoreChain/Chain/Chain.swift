@@ -24,8 +24,10 @@ import Logging
 ///    rate limiting and retry treat it on its own, and cancellation reaches it through the task.
 ///
 /// **Pages.** A listing that pages is read one `StoreRequest.page` at a time: a pagination
-/// handler sends them to the handlers below it; a terminal asked for a whole fetch of such a
-/// listing (no pager above) walks it with the same code and sends each page as a sub-request.
+/// handler sends them to the handlers below it. A chain whose terminal reads pages
+/// (`PagedResponder`) and that has no pager of its own gets one at the seam, just below the last
+/// handler that answers from what it holds, so the caches see the fetch and rate limiting,
+/// retry and logging see each page; the terminal makes one exchange per page and walks nothing.
 /// A page carries its own validators (`PageRequest.validators`), so an expired answer is
 /// revalidated page by page.
 ///
@@ -54,7 +56,8 @@ import Logging
 /// await chain.shutdown()
 /// ```
 public final class Chain: Sendable {
-    /// The handlers, in the order a request passes them.
+    /// The handlers, in the order a request passes them: those given, and the pager the chain
+    /// placed at the seam for a terminal that reads pages when none of them pages.
     public let handlers: [any StoreHandler]
     /// The end of the chain, which answers what no handler did.
     public let terminal: any StoreResponder
@@ -91,6 +94,7 @@ public final class Chain: Sendable {
         handlers: [any StoreHandler], terminal: any StoreResponder, clock: any StoreClock = SystemClock(),
         logger: Logger = Logger(label: "storechain"), tracing: ChainTracing? = .bootstrapped()
     ) {
+        let handlers = Self.pagingAtTheSeam(handlers, terminal: terminal)
         self.handlers = handlers
         self.terminal = terminal
         self.services = ChainServices(clock: clock, logger: logger, tracing: tracing)
@@ -110,6 +114,20 @@ public final class Chain: Sendable {
 
     deinit {
         for relay in relays { relay.cancel() }
+    }
+
+    /// `handlers` with a pager at the seam when the terminal's listings come in pages and no
+    /// handler pages (one scoped to some requests does not count: the others need one too).
+    private static func pagingAtTheSeam(_ handlers: [any StoreHandler], terminal: any StoreResponder)
+        -> [any StoreHandler]
+    {
+        guard let paged = terminal as? any PagedResponder, !handlers.contains(where: { $0 is any FetchPaging }) else {
+            return handlers
+        }
+        let seam = ChainLinks(handlers: handlers, terminal: terminal).offlineEnd
+        var handlers = handlers
+        handlers.insert(PaginationHandler(model: paged.model, options: paged.defaultPagination), at: seam)
+        return handlers
     }
 
     /// Builds a chain from handlers listed in order.

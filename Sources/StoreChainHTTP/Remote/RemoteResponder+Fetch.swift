@@ -25,9 +25,11 @@ extension RemoteResponder {
     /// not page answers the whole fetch). It is conditional by the page's validators, or for a
     /// whole fetch by `validators` (a revalidation).
     ///
-    /// A listing is always read one page request at a time: a whole fetch goes to a pager
-    /// (`walkPages`), and an endpoint declared without paging whose document announces a next
-    /// page (`Link: rel="next"`) is answered as the first page of a `Link`-paged listing.
+    /// In a chain a listing is read one page request at a time, by the chain's pager: an endpoint
+    /// declared without paging whose document announces a next page (`Link: rel="next"`) is
+    /// answered as the first page of a `Link`-paged listing. A whole fetch reaches here only from
+    /// outside a chain (the responder called on its own), and reads every page itself
+    /// (`ListingReader.read`).
     func fetch(
         _ request: FetchRequest, page: PageRequest?, ifChangedSince validators: Validators? = nil,
         context: RequestContext
@@ -51,10 +53,7 @@ extension RemoteResponder {
         }
         let queryPlan = try planners.planner(for: request.entity).plan(
             predicate: plan.predicate?.predicate, sort: request.sortDescriptors)
-        if !queryPlan.endpoint.single {
-            guard let page else {
-                return try await walkPages(of: request, ifChangedSince: validators, context: context)
-            }
+        if !queryPlan.endpoint.single, let page {
             if let paging = queryPlan.endpoint.paging {
                 return try await fetchPage(
                     page, paging: paging, request: request, plan: plan, queryPlan: queryPlan, context: context)
@@ -115,25 +114,5 @@ extension RemoteResponder {
         }
         info.completeCollections = Set(collections.keys)
         return StoreResponse(.fetched(result), related: alongside, info: info)
-    }
-
-    /// Answers a whole fetch from an endpoint that pages, one page at a time, each page a request
-    /// of its own (`StoreRequest.page`) sent through the whole chain, so that retry, rate
-    /// limiting, logging and metrics see every page (a failed page is retried alone) and only the
-    /// pages a window needs are read. The walk is the pagination handler's, one page at a time;
-    /// a pipeline tunes it (page size, pages at once) with a pagination handler of its own.
-    private func walkPages(of request: FetchRequest, ifChangedSince validators: Validators?, context: RequestContext)
-        async throws -> StoreResponse
-    {
-        let parent = StoreRequest.fetch(request)
-        let pager = PaginationHandler(
-            model: model, options: PaginationOptions(maxPages: options.maxPages, concurrency: 1))
-        let walked = validators.map { StoreRequest.revalidation(parent, $0) } ?? parent
-        let readPage = NextResponder { page, pageContext in
-            if let response = try await pageContext.subrequest(page, serving: parent) { return response }
-            // No chain above (the responder called on its own): read the page directly.
-            return try await self.respond(to: page, context: pageContext)
-        }
-        return try await pager.handle(walked, context: context, next: readPage)
     }
 }

@@ -13,7 +13,7 @@ import Foundation
 /// let remote = try RemoteResponder(model: model, options: options)
 /// let chain = Chain(terminal: remote) { … }
 /// ```
-public final class RemoteResponder: UpstreamCounting {
+public final class RemoteResponder: UpstreamCounting, PagedResponder {
     /// What answers say answered them (`ResponseInfo.answeredBy`).
     private static let answerer = "remote"
     public var name: String { Self.answerer }
@@ -200,6 +200,12 @@ public final class RemoteResponder: UpstreamCounting {
     /// Requests and bytes exchanged so far.
     public var traffic: Traffic {
         exchange.traffic
+    }
+
+    /// A chain with no pager reads this backend's listings one page at a time, at most
+    /// `max-pages` for one fetch (`RemoteOptions.maxPages`).
+    public var defaultPagination: PaginationOptions {
+        PaginationOptions(maxPages: options.maxPages, concurrency: 1)
     }
 
     /// Loads the related objects a fetch or fault needs; reads outside a chain come back here.
