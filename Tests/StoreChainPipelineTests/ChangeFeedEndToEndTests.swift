@@ -4,6 +4,7 @@ import StoreChainDemoBackend
 import StoreChainHTTP
 import StoreChainPipeline
 import StoreChainTesting
+import Synchronization
 import Testing
 
 /// The change feed against the demo backend over loopback: `GET /v2/changes` long-polled, and
@@ -27,12 +28,20 @@ import Testing
     /// The first result `results` delivers that satisfies `condition`, or an error after a minute
     /// (a guard against a lost change hanging the run, not a timing: the long poll answers as
     /// soon as the backend has the change).
+    ///
+    /// On a timeout the error says what was delivered last and what `diagnose` finds then (what
+    /// the chain answers now, say), so a change lost under load says where it was lost.
     static func first(
-        _ results: FetchObservation, where condition: @escaping @Sendable ([ManagedObject]) async throws -> Bool
+        _ results: FetchObservation, where condition: @escaping @Sendable ([ManagedObject]) async throws -> Bool,
+        diagnose: @Sendable () async -> String = { "" }
     ) async throws -> [ManagedObject] {
-        try await withThrowingTaskGroup(of: [ManagedObject]?.self) { group in
+        let delivered = Delivered()
+        let found = try await withThrowingTaskGroup(of: [ManagedObject]?.self) { group in
             group.addTask {
-                for try await objects in results where try await condition(objects) { return objects }
+                for try await objects in results {
+                    delivered.record(objects)
+                    if try await condition(objects) { return objects }
+                }
                 return nil
             }
             group.addTask {
@@ -40,11 +49,18 @@ import Testing
                 return nil
             }
             defer { group.cancelAll() }
-            guard let found = try await group.next() ?? nil else {
-                throw StoreChainError(.timedOut, "no observed result met the condition within a minute")
-            }
-            return found
+            return try await group.next() ?? nil
         }
+        if let found { return found }
+        let (count, last) = delivered.state.withLock { $0 }
+        var values: [String] = []
+        for object in last {
+            values.append("\(object.objectID): \((try? await object.value("title")).map { "\($0)" } ?? "?")")
+        }
+        throw StoreChainError(
+            .timedOut,
+            "no observed result met the condition within a minute; \(count) results delivered, the last [\(values.joined(separator: ", "))]; \(await diagnose())"
+        )
     }
 
     /// Two processes over one disk cache, each following the feed and observing the same fetch;
@@ -69,9 +85,12 @@ import Testing
         func rename(to title: String) async throws {
             try otherContext.object(with: ObjectID(entity: "Album", key: .integer(5))).set(.string(title), for: "title")
             _ = try await otherContext.save()
-            for observer in observers {
+            for (index, observer) in observers.enumerated() {
+                let chain = [first, second][index]
                 _ = try await Self.first(observer) { objects in
                     try await objects.first?.value("title") == .string(title)
+                } diagnose: {
+                    await Self.whatTheChainHolds(chain, request: request, waitingFor: title, observer: index)
                 }
             }
         }
@@ -88,6 +107,24 @@ import Testing
         await first.shutdown()
         await second.shutdown()
         await backend.stop()
+    }
+
+    /// What a chain answers for `request` from its caches and from the backend, for a timeout's error.
+    static func whatTheChainHolds(_ chain: Chain, request: FetchRequest, waitingFor title: String, observer: Int) async
+        -> String
+    {
+        func titles(_ policy: CachePolicy) async -> String {
+            do {
+                let response = try await chain.send(.fetch(request), context: chain.makeContext(cachePolicy: policy))
+                guard case .objects(let objects) = try response.fetchResult() else { return "not objects" }
+                let nodes = objects.map { "\($0[attribute: "title"])" }
+                return "\(nodes) (\(response.info.answeredBy), \(response.info.cacheStatus.map { "\($0)" } ?? "-"))"
+            } catch {
+                return "error \(error)"
+            }
+        }
+        return "observer \(observer) waited for '\(title)'; its chain's caches answer \(await titles(.cacheOnly)),"
+            + " the backend \(await titles(.reload))"
     }
 
     /// The backend keeps a bounded window of changes and a new epoch per run: a cursor from
@@ -275,5 +312,14 @@ import Testing
         #expect(remote.traffic.requests >= 3, "2.5 MB of events in parts of about 1 MiB")
         #expect(largest <= (1 << 20) + (64 << 10), "a part is at most 1 MiB and the chunk that passed it")
         await backend.stop()
+    }
+}
+
+/// The results an observation delivered: how many, and the last.
+private final class Delivered: Sendable {
+    let state = Mutex<(count: Int, last: [ManagedObject])>((0, []))
+
+    func record(_ objects: [ManagedObject]) {
+        state.withLock { $0 = ($0.count + 1, objects) }
     }
 }
