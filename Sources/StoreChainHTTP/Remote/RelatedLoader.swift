@@ -241,20 +241,56 @@ struct RelatedLoader: Sendable {
             }
             return result
         }
-        guard let inverseName = relationship.inverse, let inverse = destination.relationship(named: inverseName),
+        if let inverseName = relationship.inverse, let inverse = destination.relationship(named: inverseName),
             !inverse.isToMany
-        else {
-            let named = owners.prefix(3).map(\.description).joined(separator: ", ")
+        {
+            let members = try await fetchWhere(
+                destination, keyPath: [inverseName, entity.key], equalsAnyOf: owners.compactMap(\.key),
+                repeats: repeats, context: context, serving: parent)
+            return group(members, of: owners, through: relationship, source: &source)
+        }
+        let named =
+            owners.prefix(3).map(\.description).joined(separator: ", ")
+            + (owners.count > 3 ? " and \(owners.count - 3) more" : "")
+        let entityOptions = mapper.options(for: entity.name)
+        guard let mapping = entityOptions.relationships[name] else {
             throw StoreChainError(
-                .noEndpoint,
-                "cannot read '\(entity.name).\(name)' from the backend (needed for \(named)"
-                    + (owners.count > 3 ? " and \(owners.count - 3) more)" : ")"),
+                .noEndpoint, "cannot read '\(entity.name).\(name)' from the backend (needed for \(named))",
                 suggestion: "map it as a foreign key, an embedded record or its own endpoint")
         }
-        let members = try await fetchWhere(
-            destination, keyPath: [inverseName, entity.key], equalsAnyOf: owners.compactMap(\.key), repeats: repeats,
-            context: context, serving: parent)
-        return group(members, of: owners, through: relationship, source: &source)
+        guard entityOptions.get != nil else {
+            throw StoreChainError(
+                .noEndpoint,
+                "the records of \(named) leave out '\(entity.name).\(name)' (mapped \(mapping.mappedAs)), and \(entity.name) has no"
+                    + " get endpoint to read it from",
+                suggestion: "declare \(entity.name)'s get endpoint, or fetch from an endpoint whose records carry it")
+        }
+        // The listing left out what each object's own record carries (a slim list serializer):
+        // each owner is read again by key, through the chain past the caches (which hold the slim
+        // record), so they keep the whole one.
+        context.logger.notice(
+            "remote: the records of \(named) leave out '\(entity.name).\(name)'; reading each by key",
+            metadata: ["requests": "\(owners.count)"])
+        for owner in owners {
+            let fault = StoreRequest.objectFault(owner)
+            let response: StoreResponse
+            if let answered = try await context.subrequest(fault, serving: parent, cachePolicy: .reload) {
+                response = answered
+            } else {
+                response = try await readHere(fault, context)
+            }
+            for node in response.related { source[node.id] = node }
+            guard let node = try response.objectNode() else { continue }
+            guard let value = node.relationships[name] else {
+                throw StoreChainError(
+                    .noEndpoint,
+                    "\(owner)'s own record leaves out '\(entity.name).\(name)' (mapped \(mapping.mappedAs)) too, as its listing does",
+                    suggestion: "map it as it is written in the records, or give it its own endpoint")
+            }
+            source[owner] = node
+            result[owner] = value
+        }
+        return result
     }
 
     /// The other way to read an endpoint relationship's lists: the destination's whole listing,
@@ -381,5 +417,17 @@ struct RelatedLoader: Sendable {
             position = next
         }
         return relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
+    }
+}
+
+extension RemoteRelationship {
+    /// How the relationship is mapped, for messages: "as the foreign key 'band_id'".
+    fileprivate var mappedAs: String {
+        switch self {
+        case .foreignKey(let field): "as the foreign key '\(field)'"
+        case .link(let field): "as the link '\(field)'"
+        case .embedded(let field): "as the embedded record '\(field)'"
+        case .endpoint(let request, _, _): "to its own endpoint \(request)"
+        }
     }
 }
