@@ -107,6 +107,38 @@ public struct RequestContext: Sendable {
         return try await entry(request, context)
     }
 
+    /// Whether the request came through a chain, which takes its sub-requests; `false` for a
+    /// handler or responder called on its own.
+    package var isInChain: Bool { services.entry != nil }
+
+    /// This context for sending its request into `chain` instead: the same cache policy,
+    /// deadline, sender, logger and values, with that chain's services.
+    package func moved(to chain: Chain) -> RequestContext {
+        var context = chain.makeContext(cachePolicy: cachePolicy, deadline: deadline)
+        context.sender = sender
+        context.loggerOverride = loggerOverride
+        context.values = values
+        return context
+    }
+
+    /// `subrequest(_:serving:cachePolicy:)` for a caller with no other way to get the answer.
+    ///
+    /// - Throws: `.invalidRequest` when the chain cannot take `request`: outside a chain, when
+    ///   answering `parent` needs `request` itself (a loop), or nested too deep.
+    package func subrequestThroughChain(
+        _ request: StoreRequest, serving parent: StoreRequest, cachePolicy: CachePolicy? = nil
+    ) async throws -> StoreResponse {
+        if let response = try await subrequest(request, serving: parent, cachePolicy: cachePolicy) { return response }
+        let why =
+            !isInChain
+            ? "it was sent outside a chain"
+            : lineage.count >= Self.maxLineage
+                ? "requests nest more than \(Self.maxLineage) deep" : "it is already being answered above (a loop)"
+        throw StoreChainError(
+            .invalidRequest, "answering \(parent) needs \(request), which the chain cannot take: \(why)",
+            suggestion: "send requests through a Chain; a key path that leads back to itself cannot be loaded")
+    }
+
     /// Sends a request a handler makes on its own account rather than to answer this one (an
     /// outbox replaying a save it recorded earlier) through the whole chain, from its first
     /// handler, so the caches above the sender store its answer. It gets a fresh context with

@@ -16,8 +16,8 @@ public enum StoreRequest: Sendable, Hashable, CustomStringConvertible {
     /// backend's order, and `ResponseInfo.page` describing the page; a responder that cannot
     /// page answers the whole fetch (with no `page`).
     indirect case page(FetchRequest, PageRequest)
-    /// One backend page of a relationship's own list (`GET /albums/{id}/tracks`), which a
-    /// terminal answering a relationship fault asks for. Answered with the page's objects as
+    /// One backend page of a relationship's own list (`GET /albums/{id}/tracks`), which a pager
+    /// (`PaginationHandler`) asks for to answer a relationship fault. Answered with the page's objects as
     /// `.relationship` (in the backend's order) and `ResponseInfo.page` saying where the next
     /// page is; a responder that cannot page answers the whole relationship (with no `page`).
     indirect case relationshipPage(ObjectID, relationship: String, PageRequest)

@@ -18,11 +18,7 @@ extension ObjectContext {
         throws(StoreChainError)
     {
         let entity = try object.entity
-        guard let relationship = entity.relationship(named: name) else {
-            throw StoreChainError(
-                .unknownKeyPath, "entity '\(entity.name)' has no relationship '\(name)'",
-                suggestion: Suggestion.didYouMean(name, in: entity.relationships.map(\.name)))
-        }
+        let relationship = try entity.requireRelationship(name)
         guard relationship.isToMany == toMany else {
             throw StoreChainError(
                 .typeMismatch,

@@ -127,11 +127,7 @@ extension ObjectContext {
 
     private func loadRelated(_ name: String, of object: ManagedObject) async throws -> [ManagedObject] {
         let entity = try object.entity
-        guard let relationship = entity.relationship(named: name) else {
-            throw StoreChainError(
-                .unknownKeyPath, "entity '\(entity.name)' has no relationship '\(name)'",
-                suggestion: Suggestion.didYouMean(name, in: entity.relationships.map(\.name)))
-        }
+        let relationship = try entity.requireRelationship(name)
         if let objects = knownRelated(relationship, of: object) { return objects }
         if isFault(object) {
             try await fault(object)

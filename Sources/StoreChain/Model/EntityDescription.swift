@@ -75,6 +75,16 @@ public struct EntityDescription: Sendable, Hashable {
         relationshipIndex[name].map { relationships[$0] }
     }
 
+    /// The relationship called `name`, or an error that suggests the closest name.
+    package func requireRelationship(_ name: String) throws(StoreChainError) -> RelationshipDescription {
+        guard let relationship = relationship(named: name) else {
+            throw StoreChainError(
+                .unknownKeyPath, "entity '\(self.name)' has no relationship '\(name)'",
+                suggestion: Suggestion.didYouMean(name, in: relationships.map(\.name)))
+        }
+        return relationship
+    }
+
     /// The key attribute.
     public var keyAttribute: AttributeDescription? { attribute(named: key) }
 

@@ -24,12 +24,7 @@ extension InMemoryStore: StoreResponder, OfflineAnswering {
                     .unavailable, "\(id) does not exist, so its relationship '\(name)' cannot be read",
                     suggestion: "the object was deleted; refetch before following its relationships")
             }
-            guard let relationship = model.entity(named: id.entity)?.relationship(named: name) else {
-                throw StoreChainError(
-                    .unknownKeyPath, "entity '\(id.entity)' has no relationship '\(name)'",
-                    suggestion: Suggestion.didYouMean(
-                        name, in: model.entity(named: id.entity)?.relationships.map(\.name) ?? []))
-            }
+            let relationship = try model.requireEntity(id.entity).requireRelationship(name)
             let value = node.relationships[name] ?? (relationship.isToMany ? .toMany([]) : .toOne(nil))
             return StoreResponse(
                 .relationship(value), related: value.objectIDs.compactMap(snapshot.node(for:)), info: info)

@@ -47,9 +47,7 @@ extension RelatedLoader {
         // Exactly one request: the listing's first page, at the endpoint's own page size. Its
         // answer (`answerPage`) teaches `listingSizes` the total it states.
         let first = StoreRequest.page(FetchRequest(entity: entity.name), PageRequest(.record(0)))
-        if try await context.subrequest(first, serving: parent) == nil {
-            _ = try await readHere(first, context)
-        }
+        _ = try await context.subrequestThroughChain(first, serving: parent)
         return listingSizes.size(of: entity.name).map { ListingEstimate(pages: $0.pages, source: .probed) }
     }
 

@@ -6,18 +6,13 @@ import Foundation
 /// (a whole collection in hand, the caches, a batch, one request per owner, or a listing).
 ///
 /// Each read is a sub-request through the chain, so the caches answer what they hold and
-/// retry, rate limiting and logging see the rest; outside a chain it is read here
-/// (`readHere`).
+/// retry, rate limiting and logging see the rest.
 struct RelatedLoader: Sendable {
     let model: ObjectModel
     let mapper: RecordMapper
     let planners: [String: QueryPlanner]
-    let listings: ListingReader
     /// The sizes of the listings read so far, for choosing how to load related objects.
     let listingSizes: ListingSizes
-    /// The remote terminal itself, for a request no chain above can take (the terminal called
-    /// on its own).
-    let readHere: NextResponder
 
     /// The relationship key paths a request needs loaded to be evaluated in memory: through its
     /// predicate, sort, chosen properties and prefetching.
@@ -126,8 +121,7 @@ struct RelatedLoader: Sendable {
     /// value when only an endpoint that takes one value can push it down, or the entity's whole
     /// listing when that costs fewer requests than the pushed-down reads would make over
     /// `repeats` calls (`listingEstimate`; the caches then hold the whole collection and answer
-    /// the calls after it). Each fetch is a sub-request through the chain (so caches answer it),
-    /// or, outside a chain, read here.
+    /// the calls after it). Each fetch is a sub-request through the chain, so caches answer it.
     func fetchWhere(
         _ entity: EntityDescription, keyPath: [String], equalsAnyOf values: [Value], repeats: Int = 1,
         context: RequestContext,
@@ -140,7 +134,6 @@ struct RelatedLoader: Sendable {
         // No endpoint may take the list (an entity read only by its get endpoint).
         let listPlan = try? planner.plan(predicate: filter.predicate, sort: [])
         var predicates: [FetchPredicate?] = [filter.predicate]
-        var plans = listPlan.map { [$0] } ?? []
         // The requests the endpoints' own choice is expected to make over every call.
         var expected = listPlan?.pushed.isEmpty == false ? repeats : nil
         if listPlan?.pushed.isEmpty ?? true,
@@ -149,12 +142,10 @@ struct RelatedLoader: Sendable {
             !single.pushed.isEmpty
         {
             predicates = values.map { .comparison(Comparison(.keyPath(keyPath), .equal, .constant($0))) }
-            plans = []
-            for case let predicate? in predicates { plans.append(try planner.plan(predicate: predicate, sort: [])) }
             expected = values.count * repeats
         } else if listPlan == nil {
-            // Neither: the planner says why.
-            plans = [try planner.plan(predicate: filter.predicate, sort: [])]
+            // Neither: the planner throws, saying why.
+            _ = try planner.plan(predicate: filter.predicate, sort: [])
         }
         if let expected, expected >= Self.listingThreshold {
             if context.cachePolicy != .reload,
@@ -168,27 +159,21 @@ struct RelatedLoader: Sendable {
             {
                 // Fewer pages than requests: read the whole listing once; the caches keep it whole.
                 predicates = [nil]
-                plans = [try planner.plan(predicate: nil, sort: [])]
             }
         }
         var found: [Node] = []
         var embedded: [Node] = []
-        for (predicate, plan) in zip(predicates, plans) {
+        for predicate in predicates {
             var request = FetchRequest(entity: entity.name)
             request.predicate = predicate
-            if let response = try await context.subrequest(.fetch(request), serving: parent) {
-                guard case .objects(let nodes) = try response.fetchResult() else {
-                    throw StoreChainError(
-                        .invalidResponse, "\(response.info.answeredBy) answered \(request) without objects",
-                        suggestion: "a handler answers a fetch of objects with objects")
-                }
-                found += nodes
-                embedded += response.related
-            } else {
-                let loaded = try await listings.read(plan, entity: entity, context: context)
-                found += loaded.nodes
-                embedded += loaded.embedded
+            let response = try await context.subrequestThroughChain(.fetch(request), serving: parent)
+            guard case .objects(let nodes) = try response.fetchResult() else {
+                throw StoreChainError(
+                    .invalidResponse, "\(response.info.answeredBy) answered \(request) without objects",
+                    suggestion: "a handler answers a fetch of objects with objects")
             }
+            found += nodes
+            embedded += response.related
         }
         let source = Dictionary(embedded.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         return found.filter { filter.evaluate($0, in: source) }
@@ -205,7 +190,7 @@ struct RelatedLoader: Sendable {
             let destination = model.entity(named: relationship.destination)
         else { return [:] }
         var result: [ObjectID: RelationshipValue] = [:]
-        if case .endpoint(let text, _, _)? = mapper.options(for: entity.name).relationships[name] {
+        if case .endpoint? = mapper.options(for: entity.name).relationships[name] {
             if owners.count > 1,
                 let members = try await cachedMembers(
                     of: owners, through: relationship, destination: destination, context: context, serving: parent)
@@ -229,15 +214,11 @@ struct RelatedLoader: Sendable {
             }
             for owner in owners {
                 // Each owner's list is a relationship fault through the chain, so caches keep
-                // it; the fault itself (or a responder outside a chain) reads the endpoint.
-                let fault = StoreRequest.relationshipFault(owner, relationship: name)
-                if let response = try await context.subrequest(fault, serving: parent) {
-                    result[owner] = try response.relationshipValue()
-                    for node in response.related { source[node.id] = node }
-                } else {
-                    result[owner] = try await readList(
-                        text, of: owner, relationship: relationship, source: &source, context: context, serving: fault)
-                }
+                // it; the chain's pager reads its pages.
+                let response = try await context.subrequestThroughChain(
+                    .relationshipFault(owner, relationship: name), serving: parent)
+                result[owner] = try response.relationshipValue()
+                for node in response.related { source[node.id] = node }
             }
             return result
         }
@@ -272,13 +253,8 @@ struct RelatedLoader: Sendable {
             "remote: the records of \(named) leave out '\(entity.name).\(name)'; reading each by key",
             metadata: ["requests": "\(owners.count)"])
         for owner in owners {
-            let fault = StoreRequest.objectFault(owner)
-            let response: StoreResponse
-            if let answered = try await context.subrequest(fault, serving: parent, cachePolicy: .reload) {
-                response = answered
-            } else {
-                response = try await readHere(fault, context)
-            }
+            let response = try await context.subrequestThroughChain(
+                .objectFault(owner), serving: parent, cachePolicy: .reload)
             for node in response.related { source[node.id] = node }
             guard let node = try response.objectNode() else { continue }
             guard let value = node.relationships[name] else {
@@ -387,36 +363,6 @@ struct RelatedLoader: Sendable {
         } catch let error as StoreChainError where error.code == .notCached {
             return nil
         }
-    }
-
-    /// One owner's list from a relationship's own endpoint, every page of it (a to-many list is
-    /// never cut at its first page), each page a request of its own
-    /// (`StoreRequest.relationshipPage`) sent through the chain, so that retry, rate limiting and
-    /// logging see every page; outside a chain the pages are read here.
-    private func readList(
-        _ text: String, of owner: ObjectID, relationship: RelationshipDescription, source: inout [ObjectID: Node],
-        context: RequestContext, serving parent: StoreRequest
-    ) async throws -> RelationshipValue? {
-        var position = PageRequest.Position.record(0)
-        var ids: [ObjectID] = []
-        var seen: Set<ObjectID> = []
-        var pages = 0
-        while true {
-            try listings.checkPageCount(pages, of: text)
-            pages += 1
-            let page = StoreRequest.relationshipPage(owner, relationship: relationship.name, PageRequest(position))
-            let response: StoreResponse
-            if let answered = try await context.subrequest(page, serving: parent) {
-                response = answered
-            } else {
-                response = try await readHere(page, context)
-            }
-            for node in response.related { source[node.id] = node }
-            for id in try response.relationshipValue().objectIDs where seen.insert(id).inserted { ids.append(id) }
-            guard let next = response.info.page?.next else { break }
-            position = next
-        }
-        return relationship.isToMany ? .toMany(ids) : .toOne(ids.first)
     }
 }
 

@@ -47,11 +47,7 @@ extension RemoteResponder {
         -> StoreResponse
     {
         let entity = try model.requireEntity(id.entity)
-        guard let relationship = entity.relationship(named: relationshipName) else {
-            throw StoreChainError(
-                .unknownKeyPath, "entity '\(entity.name)' has no relationship '\(relationshipName)'",
-                suggestion: Suggestion.didYouMean(relationshipName, in: entity.relationships.map(\.name)))
-        }
+        let relationship = try entity.requireRelationship(relationshipName)
         var source: [ObjectID: Node] = [:]
         var value: RelationshipValue?
         switch mapper.options(for: entity.name).relationships[relationshipName] {
@@ -63,6 +59,13 @@ extension RemoteResponder {
             }
             for node in owner.related { source[node.id] = node }
             value = node.relationships[relationshipName]
+        case .endpoint?:
+            // Its list is read a page at a time (`relationshipPage`) by the chain's pager, which
+            // every chain in front of this terminal has.
+            throw StoreChainError(
+                .invalidRequest,
+                "\(id).\(relationshipName) has an endpoint of its own, read one page at a time by a pager above",
+                suggestion: "send relationship faults through a Chain (it places a pager in front of this terminal)")
         default:
             value = try await related.relationshipValues(
                 relationshipName, of: [id], entity: entity, source: &source, context: context,

@@ -73,20 +73,14 @@ extension RemoteResponder: FetchNarrowing {
         return ThroughToOne(relationship: relationship.name, destination: destination, condition: related)
     }
 
-    /// The keys of the related objects that meet `through`'s condition, fetched through the chain
-    /// (or here, outside one).
+    /// The keys of the related objects that meet `through`'s condition, fetched through the chain.
     private func relatedKeys(matching through: ThroughToOne, serving request: FetchRequest, context: RequestContext)
         async throws -> [Value]
     {
         let fetch = StoreRequest.fetch(
             FetchRequest(
                 entity: through.destination.name, predicate: .comparison(through.condition), resultType: .objectIDs))
-        let response: StoreResponse
-        if let answered = try await context.subrequest(fetch, serving: .fetch(request)) {
-            response = answered
-        } else {
-            response = try await respond(to: fetch, context: context)
-        }
+        let response = try await context.subrequestThroughChain(fetch, serving: .fetch(request))
         switch try response.fetchResult() {
         case .objectIDs(let ids): return ids.compactMap(\.key)
         case .objects(let nodes): return nodes.compactMap(\.id.key)

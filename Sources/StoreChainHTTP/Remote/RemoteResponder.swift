@@ -208,11 +208,9 @@ public final class RemoteResponder: UpstreamCounting, PagedResponder {
         PaginationOptions(maxPages: options.maxPages, concurrency: 1)
     }
 
-    /// Loads the related objects a fetch or fault needs; reads outside a chain come back here.
+    /// Loads the related objects a fetch or fault needs, through the chain.
     var related: RelatedLoader {
-        RelatedLoader(
-            model: model, mapper: mapper, planners: planners, listings: listings, listingSizes: listingSizes,
-            readHere: NextResponder { [self] request, context in try await respond(to: request, context: context) })
+        RelatedLoader(model: model, mapper: mapper, planners: planners, listingSizes: listingSizes)
     }
 
     /// Runs off the caller's executor (`@concurrent`): building requests, parsing and mapping
@@ -222,6 +220,13 @@ public final class RemoteResponder: UpstreamCounting, PagedResponder {
         // Inside a chain the request stops at the seam below the caches; called on its own too.
         if context.effectiveCachePolicy(for: request) == .cacheOnly, request.kind != .save {
             throw StoreChainError.refusingCacheOnly(request)
+        }
+        guard context.isInChain else {
+            // Called on its own: through a chain of its own, whose pager reads listings and
+            // relationship lists page by page and which takes the requests that reading related
+            // objects sends, as any chain does.
+            let chain = Chain(handlers: [], terminal: self, clock: context.clock, logger: context.logger, tracing: nil)
+            return try await chain.send(request, context: context.moved(to: chain))
         }
         return switch request {
         case .fetch(let fetch): try await self.fetch(fetch, page: nil, context: context)

@@ -1,28 +1,13 @@
-/// The pages one fetch reads, and the answer stitched together from them.
+/// The pages one fetch reads (in a `PageSequence`), and the answer stitched together from them.
 struct PageWalk {
-    /// One page's answer, placed in the backend's order.
-    struct Page: Sendable {
-        /// What was asked for.
-        var request: PageRequest
-        var start: Int
-        var nodes: [Node]
-        var related: [Node]
-        var info: ResponseInfo
-    }
+    typealias Page = PageSequence.Page
 
     private let plan: FetchPlan
     private let model: ObjectModel
-    private let options: PaginationOptions
-    private let context: RequestContext
-    private let next: NextResponder
-    private let pageFetch: FetchRequest
     /// The validators of the copy a cache above holds, if it holds one.
     private let validators: Validators?
-    private var pages: [Page] = []
-    private var pagesRead = 0
-    private var recordsRead = 0
-    private var total: Int?
-    private var lastStart: Int?
+    private var sequence: PageSequence
+    private var pages: [Page] { sequence.pages }
 
     init(
         plan: FetchPlan, model: ObjectModel, options: PaginationOptions, context: RequestContext,
@@ -30,10 +15,7 @@ struct PageWalk {
     ) {
         self.plan = plan
         self.model = model
-        self.options = options
         self.validators = validators
-        self.context = context
-        self.next = next
         var pageFetch = plan.request
         pageFetch.fetchLimit = nil
         pageFetch.fetchOffset = 0
@@ -48,7 +30,30 @@ struct PageWalk {
             }
         }
         pageFetch.resultType = .objects
-        self.pageFetch = pageFetch
+        let entity = plan.entity.name
+        sequence = PageSequence(
+            reading: "fetching \(plan.request)", options: options, pageSize: options.pageSize(for: entity),
+            progress: context[FetchProgressKey.self].map { (entity, $0) },
+            send: Self.sender(of: pageFetch, context: context, next: next))
+    }
+
+    /// Sends one page of `fetch` below the pager, in a span of its own when the chain traces.
+    private static func sender(of fetch: FetchRequest, context: RequestContext, next: NextResponder)
+        -> PageSequence.Send
+    {
+        { page in
+            let response = try await context.withSpan("storechain.pagination.page") { span in
+                span?.attributes["storechain.entity"] = fetch.entity
+                span?.attributes["storechain.page"] = page.description
+                return try await next(.page(fetch, page), context)
+            }
+            guard case .objects(let nodes) = try response.fetchResult() else {
+                throw StoreChainError(
+                    .invalidResponse, "\(response.info.answeredBy) answered a page of \(fetch.entity) without objects",
+                    suggestion: "a terminal asked for a page answers with the page's objects")
+            }
+            return (nodes, response.related, response.info)
+        }
     }
 
     /// How the walk goes on once the first page said what the backend applies.
@@ -66,17 +71,17 @@ struct PageWalk {
         if let recorded = validators?.pages, !recorded.isEmpty, let unchanged = try await revalidate(recorded) {
             return unchanged
         }
-        try reserve(1)
+        try sequence.reserve(1)
         // Validators of one document go with the first read: a terminal that does not page
         // answers the whole fetch with it (a paged answer never keeps one page's validators).
         let whole = validators.flatMap { $0.pages.isEmpty ? $0.document : nil }
-        var first = try await read(.record(request.fetchOffset), after: nil, validators: whole)
+        var first = try await sequence.read(.record(request.fetchOffset), after: nil, validators: whole)
         if first.info.notModified, first.info.page == nil {
             return StoreResponse(.fetched(.objects([])), info: first.info)
         }
         guard first.info.page != nil else {
             // The terminal does not page: its answer holds every match.
-            pages = [first]
+            sequence.add([first])
             return try finish(offset: request.fetchOffset, windowFull: false)
         }
         let applied = first.info.applied
@@ -85,10 +90,10 @@ struct PageWalk {
         // may belong in it.
         let exact = applied.predicate && applied.sort && applied.tiesInKeyOrder
         if !exact, first.start > 0 {
-            try reserve(1)
-            first = try await read(.record(0), after: nil, validators: nil)
+            try sequence.reserve(1)
+            first = try await sequence.read(.record(0), after: nil, validators: nil)
         }
-        add([first])
+        sequence.add([first])
         // A count's order does not matter: the backend's filter is enough for its total.
         if request.resultType == .count, applied.predicate, let total = try await listingSize() {
             return countAnswer(total: total)
@@ -99,23 +104,12 @@ struct PageWalk {
             case (let end?, false, true): .residual(end: end)
             default: .all
             }
-        while let last = pages.last, let position = last.info.page?.next, !isFull(mode) {
-            // A listing read by continuation ends where its stated total is reached.
-            if case .token = position, let total, last.start + (last.info.page?.records ?? last.nodes.count) >= total {
-                break
-            }
-            if case .record(let start) = position, last.info.page?.style.isRandomAccess == true,
-                !isResidual(mode)
-            {
-                try await readWave(from: start, size: last.info.page?.size ?? max(1, last.nodes.count), mode: mode)
-            } else {
-                try reserve(1)
-                add([try await read(position, after: last, validators: nil)])
-            }
-        }
+        let end: Int? = if case .window(let end) = mode { end } else { nil }
+        let walk = self  // the test reads the pages it is given and the plan, not the sequence it reads on
+        try await sequence.readOn(inWaves: !isResidual(mode), end: end) { walk.isFull(mode, $0.pages) }
         return try finish(
             offset: exact ? request.fetchOffset - (pages.first?.start ?? 0) : request.fetchOffset,
-            windowFull: isFull(mode))
+            windowFull: isFull(mode, pages))
     }
 
     /// Sends every page of the cached answer with its validators. When all come back "not
@@ -125,20 +119,20 @@ struct PageWalk {
         var pageFreshness: [ResponseFreshness] = []
         var exchanges = 0
         for validator in recorded {
-            try reserve(1)
-            let response = try await send(validator.request)
-            guard response.info.notModified else {
-                pagesRead = 0
+            try sequence.reserve(1)
+            let (_, _, answer) = try await sequence.send(validator.request)
+            guard answer.notModified else {
+                sequence.restart()
                 return nil
             }
-            exchanges += response.info.exchanges
-            last = response.info
-            if let page = response.info.freshness { pageFreshness.append(page) }
+            exchanges += answer.exchanges
+            last = answer
+            if let page = answer.freshness { pageFreshness.append(page) }
         }
         guard var info = last else { return nil }
         info.page = nil
         info.freshness = ResponseFreshness.combining(pageFreshness)
-        info.pagesRead = pagesRead
+        info.pagesRead = sequence.pagesRead
         info.exchanges = exchanges
         info.pageValidators = recorded
         return StoreResponse(.fetched(.objects([])), info: info)
@@ -163,14 +157,14 @@ struct PageWalk {
     }
 
     /// Whether the pages read so far hold the window.
-    private func isFull(_ mode: Mode) -> Bool {
+    private func isFull(_ mode: Mode, _ pages: [Page]) -> Bool {
         switch mode {
         case .window(let end):
             guard let last = pages.last else { return false }
             return last.start + (last.info.page?.records ?? last.nodes.count) >= end
         case .residual(let end):
             guard pages.reduce(0, { $0 + $1.nodes.count }) >= end else { return false }
-            return pages.last?.info.applied.tiesInKeyOrder != false || tieGroupClosed(at: end)
+            return pages.last?.info.applied.tiesInKeyOrder != false || tieGroupClosed(at: end, pages)
         case .all:
             return false
         }
@@ -179,7 +173,7 @@ struct PageWalk {
     /// Whether the records read in the backend's order (sorted, ties in no known order) go past
     /// the group of records that sort equal to the `end`th: until they do, a record of that
     /// group not yet read may come before it once ties are broken by key.
-    private func tieGroupClosed(at end: Int) -> Bool {
+    private func tieGroupClosed(at end: Int, _ pages: [Page]) -> Bool {
         let matches = pages.flatMap(\.nodes)
         guard end > 0, end <= matches.count, let last = matches.last else { return true }
         var source: [ObjectID: Node] = [:]
@@ -190,106 +184,22 @@ struct PageWalk {
         return plan.sortValues(of: matches[end - 1], source: source) != plan.sortValues(of: last, source: source)
     }
 
-    /// Reads the next pages by position, several at once.
-    private mutating func readWave(from start: Int, size: Int, mode: Mode) async throws {
-        var positions: [Int] = []
-        var position = start
-        while positions.count < options.concurrency, total.map({ position < $0 }) ?? true,
-            lastStart.map({ position <= $0 }) ?? true
-        {
-            if case .window(let end) = mode, position >= end { break }
-            positions.append(position)
-            position += size
-        }
-        if positions.isEmpty { positions = [start] }
-        positions = Array(positions.prefix(try reserve(positions.count)))
-        let walk = self
-        let wave = try await withThrowingTaskGroup(of: Page.self, returning: [Page].self) { group in
-            for position in positions {
-                group.addTask { try await walk.read(.record(position), after: nil, validators: nil) }
-            }
-            var wave: [Page] = []
-            for try await page in group { wave.append(page) }
-            return wave
-        }
-        add(wave.sorted { $0.start < $1.start })
-    }
-
-    /// Counts pages about to be read against `maxPages` and returns how many may be read (at
-    /// least one, or it throws `too-many-pages`).
-    @discardableResult
-    private mutating func reserve(_ count: Int) throws(StoreChainError) -> Int {
-        guard pagesRead < options.maxPages else {
-            let endpoint = pages.first?.info.page?.endpoint.map { " (\($0))" } ?? ""
-            throw StoreChainError(
-                .tooManyPages,
-                "fetching \(plan.request) needs more than \(options.maxPages) pages from the backend\(endpoint)",
-                suggestion:
-                    "add a fetch limit or a narrower predicate, or raise max-pages (the pagination handler's, or the "
-                    + "remote's when no pagination handler is above it)")
-        }
-        let granted = min(count, options.maxPages - pagesRead)
-        pagesRead += granted
-        return granted
-    }
-
-    /// Sends one page request below the pager, in a span of its own when the chain traces.
-    private func send(_ page: PageRequest) async throws -> StoreResponse {
-        let (next, context, fetch) = (next, context, pageFetch)
-        return try await context.withSpan("storechain.pagination.page") { span in
-            span?.attributes["storechain.entity"] = fetch.entity
-            span?.attributes["storechain.page"] = page.description
-            return try await next(.page(fetch, page), context)
-        }
-    }
-
-    /// Reads one page.
-    private func read(_ position: PageRequest.Position, after previous: Page?, validators: Validators?)
-        async throws -> Page
-    {
-        let page = PageRequest(position, size: options.pageSize(for: plan.entity.name), validators: validators)
-        let response = try await send(page)
-        guard case .objects(let nodes) = try response.fetchResult() else {
-            throw StoreChainError(
-                .invalidResponse, "\(response.info.answeredBy) answered a page of \(plan.entity.name) without objects",
-                suggestion: "a terminal asked for a page answers with the page's objects")
-        }
-        var start = response.info.page?.start ?? 0
-        if case .token = position, let previous {
-            start = previous.start + (previous.info.page?.records ?? previous.nodes.count)
-        }
-        var asked = page
-        asked.validators = nil
-        return Page(request: asked, start: start, nodes: nodes, related: response.related, info: response.info)
-    }
-
-    /// Keeps pages in the backend's order and reports progress.
-    private mutating func add(_ newPages: [Page]) {
-        for page in newPages {
-            recordsRead += page.info.page?.records ?? page.nodes.count
-            if let pageTotal = page.info.page?.total { total = pageTotal }
-            if let pageLastStart = page.info.page?.lastStart { lastStart = pageLastStart }
-            pages.append(page)
-        }
-        pages.sort { $0.start < $1.start }
-        context[FetchProgressKey.self]?(
-            FetchProgress(entity: plan.entity.name, pages: pagesRead, records: recordsRead, totalRecords: total))
-    }
-
     /// How many records a listing the backend filters holds, when it says so without being read
     /// whole: its total (`X-Total-Count`), or where its last page starts (`Link: rel="last"` on
     /// a listing by page number or offset) and how many records that page holds.
     private mutating func listingSize() async throws -> Int? {
-        if let total { return total }
-        guard let lastStart, pages.first?.info.page?.style.isRandomAccess == true else { return nil }
+        if let total = sequence.total { return total }
+        guard let lastStart = sequence.lastStart, pages.first?.info.page?.style.isRandomAccess == true else {
+            return nil
+        }
         if let page = pages.first(where: { $0.start == lastStart }) {
             return lastStart + (page.info.page?.records ?? page.nodes.count)
         }
-        try reserve(1)
-        let last = try await read(.record(lastStart), after: nil, validators: nil)
+        try sequence.reserve(1)
+        let last = try await sequence.read(.record(lastStart), after: nil, validators: nil)
         // Only a page that starts there and is the last answers; else the walk reads on.
         guard last.start == lastStart, last.info.page?.next == nil else { return nil }
-        add([last])
+        sequence.add([last])
         return lastStart + (last.info.page?.records ?? last.nodes.count)
     }
 
@@ -387,7 +297,7 @@ struct PageWalk {
         }
         info.page = nil
         info.applied = .all
-        info.pagesRead = pagesRead
+        info.pagesRead = sequence.pagesRead
         info.exchanges = pages.reduce(0) { $0 + $1.info.exchanges }
         info.skippedRecords = pages.reduce(0) { $0 + $1.info.skippedRecords }
         info.hasMorePages = pages.last?.info.page.map { $0.next != nil }

@@ -11,7 +11,10 @@
 /// A revalidation of a fetch sends each page with the validators it was read with (a 304 for one
 /// page says nothing about the others). A fetch that needs more than `maxPages` fails with
 /// `too-many-pages`, naming the endpoint when the pages say it. Progress goes to the
-/// context's `FetchProgressKey` after every page. Other requests pass unchanged.
+/// context's `FetchProgressKey` after every page.
+///
+/// A relationship fault is read the same way, one `StoreRequest.relationshipPage` at a time, in
+/// the same loop, until its list ends (a list is never cut short). Other requests pass unchanged.
 ///
 /// ```swift
 /// Chain(terminal: remote) { PaginationHandler(model: model, options: .init(pageSize: 50)) }
@@ -41,6 +44,11 @@ public struct PaginationHandler: FetchPaging {
         case .revalidation(.fetch(let request), let cached):
             fetch = request
             validators = cached
+        case .relationshipFault(let owner, let name), .revalidation(.relationshipFault(let owner, let name), _):
+            // A list has no validators of its own: its pages are read again.
+            let relationship = try model.requireEntity(owner.entity).requireRelationship(name)
+            var walk = RelationshipPageWalk(relationship, of: owner, options: options, context: context, next: next)
+            return try await walk.run(context: context, next: next)
         default: return try await next(request, context)
         }
         var plan = try FetchPlan(fetch, model: model)
