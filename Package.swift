@@ -233,6 +233,18 @@ let package = Package(
             path: "Examples/Palettes/Sources",
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "DictionaryTerminalExample",
+            dependencies: ["StoreChain"],
+            path: "Examples/DictionaryTerminal/Sources",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "DictionaryTerminalExampleTests",
+            dependencies: ["DictionaryTerminalExample", "StoreChainTesting"],
+            path: "Examples/DictionaryTerminal/Tests",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CustomHandlerExampleTests",
             dependencies: ["CustomHandlerExample", "StoreChainTesting"],

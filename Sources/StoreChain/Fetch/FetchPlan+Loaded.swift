@@ -41,21 +41,39 @@ extension FetchPlan {
         return nil
     }
 
-    /// The relationship hops whose destination objects are read to evaluate `request`; a key
+    /// The relationships evaluating `request` crosses (its predicate, sort and chosen
+    /// properties), each key path's in order, and how many lead to objects that are read: a key
     /// path ending at the destination's key (`band.id`) or at a relationship (`tracks.@count`)
     /// needs only the IDs its last hop holds.
-    static func readPaths(of request: FetchRequest, entity: EntityDescription, model: ObjectModel) -> [[String]] {
+    static func hops(of request: FetchRequest, entity: EntityDescription, model: ObjectModel) -> [RelationshipHops] {
         var keyPaths = request.predicate?.keyPaths ?? []
         keyPaths += request.sortDescriptors.map { $0.keyPath.split(separator: ".").map(String.init) }
         if case .dictionaries(let properties) = request.resultType {
             keyPaths += properties.map { $0.split(separator: ".").map(String.init) }
         }
-        var paths: Set<[String]> = []
+        var hops: Set<RelationshipHops> = []
         for components in keyPaths {
             guard let resolved = try? ResolvedKeyPath(components, from: entity, in: model) else { continue }
-            let names = resolved.objectSteps.map(\.relationship.name)
-            if !names.isEmpty { paths.insert(names) }
+            var names = resolved.steps.map(\.relationship.name)
+            if case .relationship(let last) = resolved.terminal { names.append(last.name) }
+            if !names.isEmpty { hops.insert(RelationshipHops(names: names, objectHops: resolved.objectSteps.count)) }
         }
+        return hops.sorted { $0.names.lexicographicallyPrecedes($1.names) }
+    }
+
+    /// The hops whose destination objects are read, each path once.
+    static func readPaths(_ hops: [RelationshipHops]) -> [[String]] {
+        let paths = Set(hops.map { Array($0.names.prefix($0.objectHops)) }.filter { !$0.isEmpty })
         return paths.sorted { $0.lexicographicallyPrecedes($1) }
     }
+}
+
+/// The relationships one key path crosses from the fetched entity (`album.band.name`: album,
+/// band), and how many of them, from the first, lead to objects that are read; the rest are read
+/// for the IDs they hold (`band.id`, `tracks.@count`).
+package struct RelationshipHops: Sendable, Hashable {
+    /// The relationships crossed, in order.
+    package var names: [String]
+    /// How many of `names`, from the first, lead to objects that are read.
+    package var objectHops: Int
 }

@@ -16,6 +16,9 @@ public struct FetchPlan: Sendable {
     /// The relationship hops whose destination objects evaluating the request reads (its
     /// predicate, sort and chosen properties), for `requireLoaded(_:source:)`.
     package let readPaths: [[String]]
+    /// Every relationship evaluating the request crosses, key path by key path, and which of
+    /// them lead to objects it reads (`readPaths` are those).
+    package let hops: [RelationshipHops]
 
     // Closures are held in structs, not directly in arrays or tuples: an array holds a closure
     // in its most general form, and each call through one copies the node into memory and back.
@@ -78,7 +81,8 @@ public struct FetchPlan: Sendable {
             }
         }
         self.properties = properties
-        readPaths = Self.readPaths(of: request, entity: entity, model: model)
+        hops = Self.hops(of: request, entity: entity, model: model)
+        readPaths = Self.readPaths(hops)
         for (index, keyPath) in request.relationshipKeyPathsForPrefetching.enumerated() {
             let components = keyPath.split(separator: ".").map(String.init)
             let resolved = try Self.resolve(

@@ -4,6 +4,7 @@ struct PageWalk {
 
     private let plan: FetchPlan
     private let model: ObjectModel
+    private let context: RequestContext
     /// The validators of the copy a cache above holds, if it holds one.
     private let validators: Validators?
     private var sequence: PageSequence
@@ -15,6 +16,7 @@ struct PageWalk {
     ) {
         self.plan = plan
         self.model = model
+        self.context = context
         self.validators = validators
         var pageFetch = plan.request
         pageFetch.fetchLimit = nil
@@ -82,7 +84,7 @@ struct PageWalk {
         guard first.info.page != nil else {
             // The terminal does not page: its answer holds every match.
             sequence.add([first])
-            return try finish(offset: request.fetchOffset, windowFull: false)
+            return try await finish(offset: request.fetchOffset, windowFull: false)
         }
         let applied = first.info.applied
         // A window is read from its own pages only when the backend's order is the whole order,
@@ -107,7 +109,7 @@ struct PageWalk {
         let end: Int? = if case .window(let end) = mode { end } else { nil }
         let walk = self  // the test reads the pages it is given and the plan, not the sequence it reads on
         try await sequence.readOn(inWaves: !isResidual(mode), end: end) { walk.isFull(mode, $0.pages) }
-        return try finish(
+        return try await finish(
             offset: exact ? request.fetchOffset - (pages.first?.start ?? 0) : request.fetchOffset,
             windowFull: isFull(mode, pages))
     }
@@ -222,7 +224,7 @@ struct PageWalk {
     }
 
     /// Applies the request to the pages' objects; `offset` counts from the first page read.
-    private func finish(offset: Int, windowFull: Bool) throws(StoreChainError) -> StoreResponse {
+    private func finish(offset: Int, windowFull: Bool) async throws -> StoreResponse {
         var seen: Set<ObjectID> = []
         var nodes: [Node] = []
         var source: [ObjectID: Node] = [:]
@@ -245,6 +247,10 @@ struct PageWalk {
             local.predicate = nil
         }
         let localPlan = try FetchPlan(local, model: model)
+        // What the pages left out that evaluating here reads (a terminal that sends records as
+        // it stores them), read through the chain.
+        try await KeyPathLoader(model: model, context: context, parent: .fetch(plan.request)).load(
+            for: localPlan, nodes: &nodes, source: &source)
         try localPlan.requireLoaded(nodes, source: source)
         let result = localPlan.execute(over: nodes, source: source)
         var related: [Node] = []

@@ -14,7 +14,9 @@
 /// context's `FetchProgressKey` after every page.
 ///
 /// A relationship fault is read the same way, one `StoreRequest.relationshipPage` at a time, in
-/// the same loop, until its list ends (a list is never cut short). Other requests pass unchanged.
+/// the same loop, until its list ends (a list is never cut short). A to-many the terminal cannot
+/// read (`no-endpoint`) whose inverse is a to-one is read as a fetch through the chain
+/// (`Band/1.albums` as `Album where band.id == 1`). Other requests pass unchanged.
 ///
 /// ```swift
 /// Chain(terminal: remote) { PaginationHandler(model: model, options: .init(pageSize: 50)) }
@@ -48,7 +50,15 @@ public struct PaginationHandler: FetchPaging {
             // A list has no validators of its own: its pages are read again.
             let relationship = try model.requireEntity(owner.entity).requireRelationship(name)
             var walk = RelationshipPageWalk(relationship, of: owner, options: options, context: context, next: next)
-            return try await walk.run(context: context, next: next)
+            do {
+                return try await walk.run(context: context, next: next)
+            } catch let error as StoreChainError where error.code == .noEndpoint {
+                guard
+                    let answer = try await RelationshipPageWalk.throughInverse(
+                        relationship, of: owner, model: model, context: context)
+                else { throw error }
+                return answer
+            }
         default: return try await next(request, context)
         }
         var plan = try FetchPlan(fetch, model: model)

@@ -76,4 +76,33 @@ struct RelationshipPageWalk {
         let named = Set(members)
         return (nodes, response.related.filter { !named.contains($0.id) }, response.info)
     }
+
+    /// A to-many list read as the fetch of the objects whose to-one inverse names `owner`
+    /// (`Band/1.albums` as `Album where band.id == 1`, in key order), through the chain so the
+    /// caches answer it; `nil` when the relationship has no to-one inverse.
+    static func throughInverse(
+        _ relationship: RelationshipDescription, of owner: ObjectID, model: ObjectModel, context: RequestContext
+    ) async throws -> StoreResponse? {
+        guard relationship.isToMany, let inverseName = relationship.inverse, let key = owner.key,
+            let ownerEntity = model.entity(named: owner.entity),
+            let destination = model.entity(named: relationship.destination),
+            destination.relationship(named: inverseName)?.isToMany == false
+        else { return nil }
+        let fetch = FetchRequest(
+            entity: destination.name,
+            predicate: .comparison(Comparison(.keyPath([inverseName, ownerEntity.key]), .equal, .constant(key))),
+            sortDescriptors: [FetchSortDescriptor(destination.key)])
+        let response = try await context.subrequestThroughChain(
+            .fetch(fetch), serving: .relationshipFault(owner, relationship: relationship.name))
+        guard case .objects(let members) = try response.fetchResult() else {
+            throw StoreChainError(
+                .invalidResponse, "\(response.info.answeredBy) answered \(fetch) without objects",
+                suggestion: "a handler answers a fetch of objects with objects")
+        }
+        // Only what every answer has: the fetch's windows, pages and collections are not the list's.
+        var info = ResponseInfo(
+            answeredBy: response.info.answeredBy, origin: response.info.origin, isStale: response.info.isStale)
+        info.freshness = response.info.freshness?.withoutValidators
+        return StoreResponse(.relationship(.toMany(members.map(\.id))), related: members, info: info)
+    }
 }
