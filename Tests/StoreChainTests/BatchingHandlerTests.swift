@@ -45,6 +45,30 @@ import Testing
         await chain.shutdown()
     }
 
+    @Test func theBatchFetchGoesFromTheTopOfTheChainSoCachesAndAPagerSeeIt() async throws {
+        let log = SharedLog()
+        let terminal = RecordingResponder(forwardingTo: store)
+        let batching = BatchingHandler(
+            model: store.model, options: BatchingOptions(entities: ["Track"], window: .milliseconds(5)))
+        let chain = Chain(
+            handlers: [
+                RecordingHandler("above", log: log),
+                CacheHandler(name: "memory", model: store.model, storage: MemoryCacheStorage()), batching,
+            ], terminal: terminal, clock: clock)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for key in [100, 101] { group.addTask { _ = try await chain.send(.objectFault(track(key))) } }
+            try await clock.waitForSleepers(1)
+            try await batching.waitForWaiting(2, for: "Track")
+            await clock.advance(by: .milliseconds(5))
+            try await group.waitForAll()
+        }
+        #expect(
+            log.all.filter { $0.hasPrefix("above ↓") }.sorted() == ["above ↓ fetch"]
+                + Array(repeating: "above ↓ object-fault", count: 2))
+        try terminal.requireForwarded(exactly: 1, .fetch)
+        await chain.shutdown()
+    }
+
     @Test func aFullBatchIsSentAtOnceAndTheRestAfterTheWindow() async throws {
         let (chain, terminal, batching) = harness(maxBatch: 3)
         let keys = [100, 101, 110, 200, 201]

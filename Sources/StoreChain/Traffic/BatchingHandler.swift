@@ -137,6 +137,11 @@ public final class BatchingHandler: FaultBatching {
             let response = try await context.withSpan("storechain.batch") { span in
                 span?.attributes["storechain.entity"] = entity.name
                 span?.attributes["storechain.batch.size"] = batch.ids.count
+                // A fetch like any other, through the chain from the top: the caches answer what
+                // they hold and keep the rest, and the pager reads its pages.
+                if let answered = try await context.subrequest(.fetch(fetch), serving: .objectFault(first)) {
+                    return answered
+                }
                 return try await next(.fetch(fetch), context)
             }
             guard case .fetched(.objects(let nodes)) = response.result else {

@@ -2,8 +2,8 @@ import Foundation
 @_spi(Internals) import StoreChain
 
 /// Where a listing's pages are, for every paging style: the one place that fills a page's
-/// paging variables and says where the next page is, for a whole listing read here, a page a
-/// pager asks for and a relationship's own list alike.
+/// paging variables and says where the next page is, for a page a pager asks for, a
+/// relationship's own list and an unpaged endpoint's one document alike.
 extension ListingReader {
     /// Where one page of a listing is.
     struct PageAddress {

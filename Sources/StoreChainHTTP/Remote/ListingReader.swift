@@ -1,10 +1,11 @@
 import Foundation
 @_spi(Internals) import StoreChain
 
-/// Reads an endpoint's listing the way its plan says: builds each page's URL (a page number, an
-/// offset, a cursor, or the `Link` the last page gave), sends it, maps its records once per
-/// object (skipping bad ones when the options say so), and goes on until the listing ends. A
-/// listing is read whole or not at all: past `max-pages` it throws, never cuts it short.
+/// Reads an endpoint's document the way its plan says and maps its records once per object
+/// (skipping bad ones when the options say so): the one document an endpoint declared without
+/// paging answers, which may yet announce a next page. The pages of a paged listing are read one
+/// request each by the chain's pager (`RemoteResponder+Page.swift`), with the page addresses and
+/// next-page rules of `ListingReader+Pages.swift`.
 struct ListingReader: Sendable {
     let exchange: RemoteExchange
     let mapper: RecordMapper
@@ -12,32 +13,29 @@ struct ListingReader: Sendable {
     /// Who answers, in `ResponseInfo.answeredBy`.
     let name: String
 
-    /// What reading a listing produced.
+    /// What reading a document produced.
     struct Listing {
         var nodes: [Node] = []
         var embedded: [Node] = []
         var pages = 0
-        /// HTTP exchanges: a page and the redirects it took.
+        /// HTTP exchanges: the document and the redirects it took.
         var exchanges = 0
         var skipped = 0
-        /// What the last exchange said (headers, status, rate limit), as `HTTPMetadata` reads it.
+        /// What the exchange said (headers, status, rate limit), as `HTTPMetadata` reads it.
         var last: ResponseInfo?
-        /// As fresh as the least fresh page read.
         var freshness: ResponseFreshness?
         var notModified = false
-        /// The one document the listing was, when it was not paged.
+        /// The document read.
         var document: (url: URL, response: TransportResponse)?
-        /// Read with `firstDocumentOnly`: the document announced a next page, which was not read.
+        /// The document announced a next page (it is the first page of a listing that pages).
         var announcesNextPage = false
     }
 
-    /// Reads a plan's listing and maps the records: every page of it (a responder called
-    /// outside a chain, which has no pages to send), or with `firstDocumentOnly` the first
-    /// document, saying whether it announced a next page. Only the first exchange is
-    /// conditional (`validators`): they are one document's.
-    func read(
+    /// Reads the first document of a plan's listing and maps its records, conditional on
+    /// `validators` when given, and says whether it announces a next page.
+    func readDocument(
         _ plan: QueryPlanner.Plan, entity: EntityDescription, ifChangedSince validators: Validators? = nil,
-        firstDocumentOnly: Bool = false, context: RequestContext
+        context: RequestContext
     ) async throws -> Listing {
         var loaded = Listing()
         var seen: Set<ObjectID> = []
@@ -45,67 +43,43 @@ struct ListingReader: Sendable {
         // An endpoint declared without paging still pages when it says so (a next link): a
         // response that announces a next page is never the whole answer.
         let paging = plan.endpoint.paging ?? .link
-        var position = PageRequest.Position.record(0)
-        var read = 0
-        while true {
-            try Task.checkCancellation()
-            try checkPageCount(loaded.pages, of: plan.endpoint.request)
-            let address = try pageAddress(
-                position, size: nil, paging: paging, template: plan.template, endpoint: plan.endpoint.request,
-                values: plan.values)
-            let url = address.url
-            let response = try await exchange.send(
-                plan.template.method, url, ifChangedSince: loaded.pages == 0 ? validators : nil, context: context,
-                accepting: plan.endpoint.single ? [404] : address.mayBePastTheEnd ? Self.pastTheEnd : [])
-            loaded.pages += 1
-            loaded.exchanges += 1 + response.redirects
-            // A page past the last (asked for after a full page): the listing ended before it.
-            if address.mayBePastTheEnd, Self.pastTheEnd.contains(response.status) { return loaded }
-            var last = HTTPMetadata.info(from: response, answeredBy: name)
-            // Past the first page the rules combine without validators: one page's validators
-            // are not the whole listing's.
-            if let freshness = last.freshness {
-                loaded.freshness = loaded.freshness?.combined(with: freshness) ?? freshness
-            }
-            if loaded.pages > 1 {
-                last.http?.headers["etag"] = nil
-                last.http?.headers["last-modified"] = nil
-            }
-            loaded.last = last
-            if response.status == 304 {
-                loaded.notModified = true
-                return loaded
-            }
-            if response.status == 404 { return loaded }
-            loaded.document = loaded.pages == 1 ? (url, response) : nil
-            let body = try exchange.json(response, from: url)
-            let source = RemoteError.redacted(url)
-            let records = try mapper.records(in: body, at: plan.endpoint.single ? nil : recordsPath, source: source)
-            try map(
-                records, entity: entity, recordsPath: recordsPath, source: source, including: body, into: &loaded,
-                seen: &seen)
-            let signals = try plan.endpoint.pagingFacts.signals(in: response, body: body, source: source)
-            // Pages by position go on from where this one starts; continuations from the records read.
-            let (next, _) = try following(
-                signals, body: body, from: url, paging: paging,
-                start: paging.pagesByPosition ? address.start : read, size: address.size, records: records,
-                recordsPath: recordsPath, endpoint: plan.endpoint.request)
-            read += records.count
-            guard let next else {
-                if plan.endpoint.paging == nil, !plan.endpoint.single {
-                    // A next page announced only in the body cannot be followed, and fails.
-                    try UndeclaredPaging.check(
-                        body, records: records.count, isWholeListing: loaded.pages == 1,
-                        endpoint: plan.endpoint.request, source: source)
-                }
-                return loaded
-            }
-            if firstDocumentOnly, plan.endpoint.paging == nil {
-                loaded.announcesNextPage = true
-                return loaded
-            }
-            position = next
+        try Task.checkCancellation()
+        let address = try pageAddress(
+            .record(0), size: nil, paging: paging, template: plan.template, endpoint: plan.endpoint.request,
+            values: plan.values)
+        let url = address.url
+        let response = try await exchange.send(
+            plan.template.method, url, ifChangedSince: validators, context: context,
+            accepting: plan.endpoint.single ? [404] : [])
+        loaded.pages = 1
+        loaded.exchanges = 1 + response.redirects
+        let last = HTTPMetadata.info(from: response, answeredBy: name)
+        loaded.freshness = last.freshness
+        loaded.last = last
+        if response.status == 304 {
+            loaded.notModified = true
+            return loaded
         }
+        if response.status == 404 { return loaded }
+        loaded.document = (url, response)
+        let body = try exchange.json(response, from: url)
+        let source = RemoteError.redacted(url)
+        let records = try mapper.records(in: body, at: plan.endpoint.single ? nil : recordsPath, source: source)
+        try map(
+            records, entity: entity, recordsPath: recordsPath, source: source, including: body, into: &loaded,
+            seen: &seen)
+        let signals = try plan.endpoint.pagingFacts.signals(in: response, body: body, source: source)
+        let (next, _) = try following(
+            signals, body: body, from: url, paging: paging, start: address.start, size: address.size,
+            records: records, recordsPath: recordsPath, endpoint: plan.endpoint.request)
+        if next != nil {
+            loaded.announcesNextPage = true
+        } else if plan.endpoint.paging == nil, !plan.endpoint.single {
+            // A next page announced only in the body cannot be followed, and fails.
+            try UndeclaredPaging.check(
+                body, records: records.count, isWholeListing: true, endpoint: plan.endpoint.request, source: source)
+        }
+        return loaded
     }
 
     /// The statuses of a page asked for past a listing's last (by position, after a full page): Django REST Framework answers
@@ -132,15 +106,6 @@ struct ListingReader: Sendable {
                 loaded.skipped += 1
             }
         }
-    }
-
-    /// Throws `too-many-pages` once `pages` pages of one listing have been read and
-    /// another is announced: a listing is read whole or not at all, never cut short.
-    func checkPageCount(_ pages: Int, of endpoint: String) throws(StoreChainError) {
-        guard pages >= options.maxPages else { return }
-        throw StoreChainError(
-            .tooManyPages, "'\(endpoint)' has more than \(options.maxPages) pages",
-            suggestion: "narrow the request, or raise the remote option max-pages")
     }
 
     /// A `Link` URL, which must stay on the backend's host (credentials go nowhere else).

@@ -21,39 +21,16 @@ extension RemoteResponder {
         return nodes
     }
 
-    /// Answers a fetch, or one page of it when a pager asks for `page` (an endpoint that does
-    /// not page answers the whole fetch). It is conditional by the page's validators, or for a
-    /// whole fetch by `validators` (a revalidation).
-    ///
-    /// In a chain a listing is read one page request at a time, by the chain's pager: an endpoint
-    /// declared without paging whose document announces a next page (`Link: rel="next"`) is
-    /// answered as the first page of a `Link`-paged listing. A whole fetch reaches here only from
-    /// outside a chain (the responder called on its own), and reads every page itself
-    /// (`ListingReader.read`).
-    func fetch(
-        _ request: FetchRequest, page: PageRequest?, ifChangedSince validators: Validators? = nil,
-        context: RequestContext
-    ) async throws -> StoreResponse {
-        // A page is conditional by its own validators only.
-        let validators = page == nil ? validators : page?.validators
-        var request = request
-        var plan = try FetchPlan(request, model: model)
-        // A page is narrowed by the pager that asks for it, once for all its pages.
-        if page == nil {
-            switch try await narrowed(
-                request, predicate: plan.predicate?.predicate, context: context)
-            {
-            case .request(let narrowed)?:
-                request = narrowed
-                plan = try FetchPlan(request, model: model)
-            case .nothing?:
-                return StoreResponse(.fetched(plan.emptyResult), info: ResponseInfo(answeredBy: name, origin: .remote))
-            case nil: break
-            }
-        }
+    /// Answers one page of a fetch, which the chain's pager asks for (it narrowed the fetch
+    /// first, once for all its pages), conditional by the page's validators. An endpoint that
+    /// does not page answers the whole fetch with its one document; one declared without paging
+    /// whose document announces a next page (`Link: rel="next"`) answers it as the first page of
+    /// a `Link`-paged listing.
+    func fetch(_ request: FetchRequest, page: PageRequest, context: RequestContext) async throws -> StoreResponse {
+        let plan = try FetchPlan(request, model: model)
         let queryPlan = try planners.planner(for: request.entity).plan(
             predicate: plan.predicate?.predicate, sort: request.sortDescriptors)
-        if !queryPlan.endpoint.single, let page {
+        if !queryPlan.endpoint.single {
             if let paging = queryPlan.endpoint.paging {
                 return try await fetchPage(
                     page, paging: paging, request: request, plan: plan, queryPlan: queryPlan, context: context)
@@ -64,9 +41,8 @@ extension RemoteResponder {
                     page, paging: .link, request: request, plan: plan, queryPlan: queryPlan, context: context)
             }
         }
-        let loaded = try await listings.read(
-            queryPlan, entity: plan.entity, ifChangedSince: validators, firstDocumentOnly: page != nil,
-            context: context)
+        let loaded = try await listings.readDocument(
+            queryPlan, entity: plan.entity, ifChangedSince: page.validators, context: context)
         if let (url, response) = loaded.document, loaded.announcesNextPage {
             // Declared without paging, but it pages: this is the first page of a `Link` listing.
             return try await answerPage(

@@ -229,10 +229,12 @@ public final class RemoteResponder: UpstreamCounting, PagedResponder {
             return try await chain.send(request, context: context.moved(to: chain))
         }
         return switch request {
-        case .fetch(let fetch): try await self.fetch(fetch, page: nil, context: context)
+        case .fetch, .revalidation(.fetch, _):
+            // Every chain has a pager above this terminal, which asks for pages.
+            throw StoreChainError(
+                .invalidRequest, "the remote terminal answers a fetch a page at a time, and a whole fetch reached it",
+                suggestion: "put a PaginationHandler above it, or send the fetch through a Chain, which places one")
         case .page(let fetch, let page): try await self.fetch(fetch, page: page, context: context)
-        case .revalidation(.fetch(let fetch), let validators):
-            try await self.fetch(fetch, page: nil, ifChangedSince: validators, context: context)
         case .objectFault(let id): try await objectFault(id, context: context)
         case .revalidation(.objectFault(let id), let validators):
             try await objectFault(id, ifChangedSince: validators, context: context)

@@ -79,7 +79,9 @@ struct PageWalk {
         let whole = validators.flatMap { $0.pages.isEmpty ? $0.document : nil }
         var first = try await sequence.read(.record(request.fetchOffset), after: nil, validators: whole)
         if first.info.notModified, first.info.page == nil {
-            return StoreResponse(.fetched(.objects([])), info: first.info)
+            var info = first.info
+            info.pagesRead = sequence.pagesRead
+            return StoreResponse(.fetched(.objects([])), info: info)
         }
         guard first.info.page != nil else {
             // The terminal does not page: its answer holds every match.
