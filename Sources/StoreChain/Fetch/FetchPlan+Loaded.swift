@@ -56,7 +56,12 @@ extension FetchPlan {
             guard let resolved = try? ResolvedKeyPath(components, from: entity, in: model) else { continue }
             var names = resolved.steps.map(\.relationship.name)
             if case .relationship(let last) = resolved.terminal { names.append(last.name) }
-            if !names.isEmpty { hops.insert(RelationshipHops(names: names, objectHops: resolved.objectSteps.count)) }
+            if !names.isEmpty {
+                hops.insert(
+                    RelationshipHops(
+                        names: names, objectHops: resolved.objectSteps.count,
+                        endsAtRelatedKey: resolved.endsAtRelatedKey))
+            }
         }
         return hops.sorted { $0.names.lexicographicallyPrecedes($1.names) }
     }
@@ -76,4 +81,7 @@ package struct RelationshipHops: Sendable, Hashable {
     package var names: [String]
     /// How many of `names`, from the first, lead to objects that are read.
     package var objectHops: Int
+    /// The path ends at the key of its last to-one's destination (`band.id`): that relationship
+    /// is read for the ID it holds (`ResolvedKeyPath.readsOnlyTheKey`).
+    package var endsAtRelatedKey: Bool
 }

@@ -14,39 +14,42 @@ struct RelatedLoader: Sendable {
     /// The sizes of the listings read so far, for choosing how to load related objects.
     let listingSizes: ListingSizes
 
-    /// The relationship key paths a request needs loaded to be evaluated in memory: through its
-    /// predicate, sort, chosen properties and prefetching.
-    func neededKeyPaths(_ request: FetchRequest, entity: EntityDescription) -> [[String]] {
+    /// The relationship key paths a request needs loaded to be evaluated in memory: the plan's
+    /// hops (its predicate, sort and chosen properties) and its prefetching. A last hop read only
+    /// for its key (`band.id`) needs nothing more than the foreign key the record carries, unless
+    /// the relationship has its own endpoint (then the record carries nothing of it).
+    func neededKeyPaths(_ plan: FetchPlan) -> [[String]] {
         var paths: [[String]] = []
-        func add(_ components: [String]) {
-            var current = entity
-            var relationships: [String] = []
-            for (index, name) in components.enumerated() {
-                guard let relationship = current.relationship(named: name),
-                    let next = model.entity(named: relationship.destination)
-                else { break }
-                // `band.id`, where `id` is the band's key, needs only the foreign key the
-                // record already carries, not the band.
-                if ResolvedKeyPath.readsOnlyTheKey(
-                    through: relationship, to: next, then: components.dropFirst(index + 1)),
-                    mapper.options(for: current.name).relationships[name].map({ mapping in
-                        if case .endpoint = mapping { false } else { true }
-                    }) == true
-                {
-                    break
-                }
-                relationships.append(name)
-                current = next
+        for hops in plan.hops {
+            var names = hops.names
+            if hops.endsAtRelatedKey, let last = names.last,
+                !isEndpointMapped(last, of: entity(at: names.dropLast(), from: plan.entity))
+            {
+                names.removeLast()
             }
-            if !relationships.isEmpty { paths.append(relationships) }
+            if !names.isEmpty, !paths.contains(names) { paths.append(names) }
         }
-        for components in request.predicate?.keyPaths ?? [] { add(components) }
-        for descriptor in request.sortDescriptors { add(descriptor.keyPath.split(separator: ".").map(String.init)) }
-        if case .dictionaries(let properties) = request.resultType {
-            for property in properties { add(property.split(separator: ".").map(String.init)) }
+        for path in plan.request.relationshipKeyPathsForPrefetching {
+            let names = path.split(separator: ".").map(String.init)
+            if !paths.contains(names) { paths.append(names) }
         }
-        for path in request.relationshipKeyPathsForPrefetching { add(path.split(separator: ".").map(String.init)) }
         return paths
+    }
+
+    /// The entity `names` lead to from `entity`.
+    private func entity(at names: some Sequence<String>, from entity: EntityDescription) -> EntityDescription {
+        var current = entity
+        for name in names {
+            guard let destination = current.relationship(named: name).flatMap({ model.entity(named: $0.destination) })
+            else { break }
+            current = destination
+        }
+        return current
+    }
+
+    /// Whether `entity`'s relationship `name` is read from an endpoint of its own.
+    private func isEndpointMapped(_ name: String, of entity: EntityDescription) -> Bool {
+        if case .endpoint? = mapper.options(for: entity.name).relationships[name] { true } else { false }
     }
 
     /// Loads the relationships along `path` for `nodes` and the objects they lead to; an entity

@@ -41,7 +41,7 @@ extension RemoteResponder: FetchExplaining {
             case .link?: (.link, nil)
             case nil: (nil, nil)
             }
-        let paths = related.neededKeyPaths(request, entity: plan.entity)
+        let paths = related.neededKeyPaths(plan)
         return FetchExplanation(
             endpoint: queryPlan.endpoint.request,
             pushed: queryPlan.pushed.map { pushed in

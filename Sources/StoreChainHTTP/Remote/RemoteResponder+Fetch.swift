@@ -71,7 +71,7 @@ extension RemoteResponder {
         // caches, which then answer any later fetch of those entities locally.
         let collections = completeCollections(fetched: plan.entity, plan: queryPlan, loaded: loaded)
         for node in collections.values.joined() where source[node.id] == nil { source[node.id] = node }
-        let paths = related.neededKeyPaths(request, entity: plan.entity)
+        let paths = related.neededKeyPaths(plan)
         for path in paths {
             try await related.follow(
                 path, from: &nodes, source: &source, whole: collections, context: context, serving: .fetch(request))

@@ -69,7 +69,7 @@ extension RemoteResponder {
                 of: plan.entity.name, total: total, lastStart: lastStart, start: start, size: size,
                 records: records.count, isLast: next == nil)
         }
-        let paths = related.neededKeyPaths(request, entity: plan.entity)
+        let paths = related.neededKeyPaths(plan)
         let repeats = pagesLeft(
             from: start, size: size, total: total, lastStart: lastStart, hasNext: next != nil, request: request,
             exact: queryPlan.filterApplied && queryPlan.orderApplied)
