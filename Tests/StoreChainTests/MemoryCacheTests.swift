@@ -52,6 +52,17 @@ import Testing
         #expect(boxes.allSatisfy { $0.isSameBox(as: boxes[0]) })
     }
 
+    /// Properties read through a to-one (`band.name`) answered from a cached complete collection
+    /// come from the related objects, as the store answers them.
+    @Test func dictionariesThroughAToOneAnsweredFromACachedCollectionReadTheRelatedObjects() async throws {
+        let store = try MusicFixture.store()
+        let chain = Chain(terminal: store) { MemoryCache(model: store.model) }
+        _ = try await chain.send(.fetch(try TestData.fetch("Album")))
+        var request = try TestData.fetch("Album", sort: [FetchSortDescriptor("id")])
+        request.resultType = .dictionaries(["title", "band.name"])
+        #expect(try await chain.fetch(request) == store.fetch(request))
+    }
+
     /// A complete collection stays complete only when the cache holds what the save changed in
     /// it: an inserted object the backend answered without (only its new key) leaves the
     /// collection incomplete, and the next fetch of it asks the backend.

@@ -161,7 +161,7 @@ extension CacheHandler {
     }
 
     /// The entities whose changes can change the answer to `request` (`CachePlan.reachedEntities`);
-    /// every entity when a key path cannot be followed.
+    /// every entity when the request does not fit the model.
     private func entitiesRead(by request: FetchRequest) -> Set<String> {
         guard let reached = (try? plans.plan(for: request))?.reachedEntities else {
             return Set(model.entities.map(\.name))
@@ -278,7 +278,7 @@ extension CacheHandler {
     private func collectionAnswer(_ cachePlan: CachePlan) async throws -> CachedAnswer? {
         let plan = cachePlan.fetch
         let request = plan.request
-        guard let entities = cachePlan.reachedEntities else { return nil }
+        let entities = cachePlan.reachedEntities
         var stalest: (entity: String, freshness: Freshness)?
         for entity in entities {
             guard let freshness = try await storage.collection(entity) else { return nil }

@@ -9,13 +9,14 @@ extension CacheHandler {
     /// read the fetched entity's listing again, page by page.
     ///
     /// - Returns: `nil` when this does not apply (the fetched entity's collection is not held
-    ///   and fresh, a key path cannot be followed, a sub-request is not possible or the caches
-    ///   alone may answer it and cannot), or when the collections cannot answer after all.
+    ///   and fresh, a sub-request is not possible or the caches alone may answer it and
+    ///   cannot), or when the collections cannot answer after all.
     func answerLoadingReachedCollections(_ cachePlan: CachePlan, context: RequestContext) async throws
         -> StoreResponse?
     {
         let entity = cachePlan.fetch.entity.name
-        guard let entities = cachePlan.reachedEntities, entities.count > 1,
+        let entities = cachePlan.reachedEntities
+        guard entities.count > 1,
             let own = await perform("read", context: context, { try await storage.collection(entity) }) ?? nil,
             own.isFresh(at: context.clock.now),
             var nodes = await perform("read", context: context, { try await storage.nodes(of: entity, matching: nil) })

@@ -11,9 +11,9 @@ struct CachePlan: Sendable {
     let forwarded: FetchRequest
     /// `CachedQuery.shape` of the normalized request: which stored windows can answer it.
     let shape: String
-    /// The entity and every entity whose objects its predicate and sort read, in name order;
-    /// `nil` when a key path cannot be followed.
-    let reachedEntities: [String]?
+    /// The entity and every entity whose changes can change its answer, in name order
+    /// (`FetchPlan.reachedEntities`).
+    let reachedEntities: [String]
     /// Whether answering it reads nothing but its entity's own attributes
     /// (`readsOwnAttributesOnly(_:entity:)`): a window it is answered from needs no index by ID.
     let readsOwnAttributesOnly: Bool
@@ -24,7 +24,7 @@ struct CachePlan: Sendable {
         normalized = request.normalizedForCache
         forwarded = request.forwardedForCache
         shape = CachedQuery.shape(of: normalized)
-        reachedEntities = Self.reachedEntities(request, entity: fetch.entity, model: model)
+        reachedEntities = fetch.reachedEntities
         readsOwnAttributesOnly = Self.readsOwnAttributesOnly(request, entity: fetch.entity)
     }
 
@@ -54,22 +54,6 @@ struct CachePlan: Sendable {
             return properties.allSatisfy { isOwnAttribute([$0]) }
         }
         return true
-    }
-
-    private static func reachedEntities(_ request: FetchRequest, entity: EntityDescription, model: ObjectModel)
-        -> [String]?
-    {
-        var entities: Set<String> = [entity.name]
-        let keyPaths =
-            (request.predicate?.keyPaths ?? [])
-            + request.sortDescriptors.map { $0.keyPath.split(separator: ".").map(String.init) }
-        for components in keyPaths {
-            guard let resolved = try? ResolvedKeyPath(components, from: entity, in: model) else { return nil }
-            // `band.id`, where `id` is the band's key, reads the foreign key, not the band.
-            entities.formUnion(resolved.objectSteps.map(\.destination.name))
-            if case .relationship(let relationship) = resolved.terminal { entities.insert(relationship.destination) }
-        }
-        return entities.sorted()
     }
 }
 

@@ -55,15 +55,34 @@ extension FetchPlan {
         for components in keyPaths {
             guard let resolved = try? ResolvedKeyPath(components, from: entity, in: model) else { continue }
             var names = resolved.steps.map(\.relationship.name)
-            if case .relationship(let last) = resolved.terminal { names.append(last.name) }
+            var destinations = resolved.steps.map(\.destination.name)
+            if case .relationship(let last) = resolved.terminal {
+                names.append(last.name)
+                destinations.append(last.destination)
+            }
             if !names.isEmpty {
                 hops.insert(
                     RelationshipHops(
-                        names: names, objectHops: resolved.objectSteps.count,
+                        names: names, destinations: destinations, objectHops: resolved.objectSteps.count,
                         endsAtRelatedKey: resolved.endsAtRelatedKey))
             }
         }
         return hops.sorted { $0.names.lexicographicallyPrecedes($1.names) }
+    }
+
+    /// The fetched entity and every entity whose changes can change the answer: those whose
+    /// objects evaluating the request reads, and those of a list it reads at a path's end
+    /// (`tracks.@count`), in name order. A path ending at a related key (`band.id`) reads only
+    /// the foreign key the fetched objects hold.
+    package var reachedEntities: [String] {
+        var entities: Set<String> = [entity.name]
+        for path in hops {
+            entities.formUnion(path.destinations.prefix(path.objectHops))
+            if !path.endsAtRelatedKey, path.objectHops < path.destinations.count, let last = path.destinations.last {
+                entities.insert(last)
+            }
+        }
+        return entities.sorted()
     }
 
     /// The hops whose destination objects are read, each path once.
@@ -79,6 +98,8 @@ extension FetchPlan {
 package struct RelationshipHops: Sendable, Hashable {
     /// The relationships crossed, in order.
     package var names: [String]
+    /// The entity each of `names` leads to.
+    package var destinations: [String]
     /// How many of `names`, from the first, lead to objects that are read.
     package var objectHops: Int
     /// The path ends at the key of its last to-one's destination (`band.id`): that relationship
