@@ -79,8 +79,10 @@ struct PageSequence {
             pages.append(page)
         }
         pages.sort { $0.start < $1.start }
-        progress?.report(
-            FetchProgress(entity: progress?.entity ?? "", pages: pagesRead, records: recordsRead, totalRecords: total))
+        if let progress {
+            progress.report(
+                FetchProgress(entity: progress.entity, pages: pagesRead, records: recordsRead, totalRecords: total))
+        }
     }
 
     /// Forgets the pages counted so far: a revalidation found a page changed and reads again.

@@ -51,7 +51,7 @@ public struct PaginationHandler: FetchPaging {
             let relationship = try model.requireEntity(owner.entity).requireRelationship(name)
             var walk = RelationshipPageWalk(relationship, of: owner, options: options, context: context, next: next)
             do {
-                return try await walk.run(context: context, next: next)
+                return try await walk.run()
             } catch let error as StoreChainError where error.code == .noEndpoint {
                 guard
                     let answer = try await RelationshipPageWalk.throughInverse(

@@ -5,6 +5,8 @@
 struct RelationshipPageWalk {
     private let owner: ObjectID
     private let relationship: RelationshipDescription
+    private let context: RequestContext
+    private let next: NextResponder
     private var sequence: PageSequence
 
     init(
@@ -13,6 +15,8 @@ struct RelationshipPageWalk {
     ) {
         self.owner = owner
         self.relationship = relationship
+        self.context = context
+        self.next = next
         let name = relationship.name
         sequence = PageSequence(reading: "reading \(owner).\(name)", options: options, pageSize: nil) { page in
             try Self.members(
@@ -22,7 +26,7 @@ struct RelationshipPageWalk {
     }
 
     /// Reads every page; a terminal that does not page answers the whole list with its first.
-    mutating func run(context: RequestContext, next: NextResponder) async throws -> StoreResponse {
+    mutating func run() async throws -> StoreResponse {
         try sequence.reserve(1)
         let firstPage = PageRequest(.record(0))
         let first = try await next(.relationshipPage(owner, relationship: relationship.name, firstPage), context)
