@@ -38,6 +38,17 @@ public struct StoreResponse: Sendable, Hashable {
         return result
     }
 
+    /// The objects a fetch of objects answered, or an error naming `request` when the response
+    /// holds something else.
+    package func fetchedObjects(for request: FetchRequest) throws(StoreChainError) -> [Node] {
+        guard case .objects(let nodes) = try fetchResult() else {
+            throw StoreChainError(
+                .invalidResponse, "\(info.answeredBy) answered \(request) without objects",
+                suggestion: "a handler answers a fetch of objects with objects")
+        }
+        return nodes
+    }
+
     /// The object's node (`nil` when it no longer exists), or an error saying the response
     /// answered something else.
     public func objectNode() throws(StoreChainError) -> Node? {

@@ -55,11 +55,7 @@ struct KeyPathLoader {
                 entity: entityName,
                 predicate: .comparison(Comparison(.keyPath([entity.key]), .in, .array(keys))))
             let response = try await context.subrequestThroughChain(.fetch(fetch), serving: parent)
-            guard case .objects(let found) = try response.fetchResult() else {
-                throw StoreChainError(
-                    .invalidResponse, "\(response.info.answeredBy) answered \(fetch) without objects",
-                    suggestion: "a handler answers a fetch of objects with objects")
-            }
+            let found = try response.fetchedObjects(for: fetch)
             for node in response.related where source[node.id] == nil { source[node.id] = node }
             for node in found { source[node.id] = node }
         }

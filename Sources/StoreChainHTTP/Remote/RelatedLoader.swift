@@ -22,9 +22,9 @@ struct RelatedLoader: Sendable {
         var paths: [[String]] = []
         for hops in plan.hops {
             var names = hops.names
-            if hops.endsAtRelatedKey, let last = names.last,
-                !isEndpointMapped(last, of: entity(at: names.dropLast(), from: plan.entity))
-            {
+            // The last hop's owner: the entity the hop before it leads to, or the fetched one.
+            let owner = hops.destinations.dropLast().last ?? plan.entity.name
+            if hops.endsAtRelatedKey, let last = names.last, !isEndpointMapped(last, of: owner) {
                 names.removeLast()
             }
             if !names.isEmpty, !paths.contains(names) { paths.append(names) }
@@ -36,20 +36,9 @@ struct RelatedLoader: Sendable {
         return paths
     }
 
-    /// The entity `names` lead to from `entity`.
-    private func entity(at names: some Sequence<String>, from entity: EntityDescription) -> EntityDescription {
-        var current = entity
-        for name in names {
-            guard let destination = current.relationship(named: name).flatMap({ model.entity(named: $0.destination) })
-            else { break }
-            current = destination
-        }
-        return current
-    }
-
     /// Whether `entity`'s relationship `name` is read from an endpoint of its own.
-    private func isEndpointMapped(_ name: String, of entity: EntityDescription) -> Bool {
-        if case .endpoint? = mapper.options(for: entity.name).relationships[name] { true } else { false }
+    private func isEndpointMapped(_ name: String, of entity: String) -> Bool {
+        if case .endpoint? = mapper.options(for: entity).relationships[name] { true } else { false }
     }
 
     /// Loads the relationships along `path` for `nodes` and the objects they lead to; an entity
@@ -170,12 +159,7 @@ struct RelatedLoader: Sendable {
             var request = FetchRequest(entity: entity.name)
             request.predicate = predicate
             let response = try await context.subrequestThroughChain(.fetch(request), serving: parent)
-            guard case .objects(let nodes) = try response.fetchResult() else {
-                throw StoreChainError(
-                    .invalidResponse, "\(response.info.answeredBy) answered \(request) without objects",
-                    suggestion: "a handler answers a fetch of objects with objects")
-            }
-            found += nodes
+            found += try response.fetchedObjects(for: request)
             embedded += response.related
         }
         let source = Dictionary(embedded.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })

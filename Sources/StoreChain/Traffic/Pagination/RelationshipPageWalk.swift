@@ -98,11 +98,7 @@ struct RelationshipPageWalk {
             sortDescriptors: [FetchSortDescriptor(destination.key)])
         let response = try await context.subrequestThroughChain(
             .fetch(fetch), serving: .relationshipFault(owner, relationship: relationship.name))
-        guard case .objects(let members) = try response.fetchResult() else {
-            throw StoreChainError(
-                .invalidResponse, "\(response.info.answeredBy) answered \(fetch) without objects",
-                suggestion: "a handler answers a fetch of objects with objects")
-        }
+        let members = try response.fetchedObjects(for: fetch)
         // Only what every answer has: the fetch's windows, pages and collections are not the list's.
         var info = ResponseInfo(
             answeredBy: response.info.answeredBy, origin: response.info.origin, isStale: response.info.isStale)
