@@ -68,4 +68,17 @@ import Testing
             error?.message.contains("own record leaves out 'Album.band' (mapped as the foreign key 'band_id')") == true,
             "\(String(describing: error))")
     }
+    /// A relationship fault whose owner's record leaves the foreign key out is not "no band":
+    /// answering `.toOne(nil)` would be a silent wrong answer, cached as if true.
+    @Test func aRelationshipFaultOnARecordThatLeavesTheForeignKeyOutFailsInsteadOfAnsweringNone() async throws {
+        let (remote, _) = try remote(slimRecords: true)
+        let chain = Chain(handlers: [MemoryCache(model: model)], terminal: remote, tracing: nil)
+        let error = await #expect(throws: StoreChainError.self) {
+            try await chain.send(.relationshipFault(ObjectID(entity: "Album", key: 11), relationship: "band"))
+        }
+        #expect(error?.code == .noEndpoint)
+        #expect(
+            error?.message.contains("Album/11's own record leaves out 'Album.band'") == true,
+            "\(String(describing: error))")
+    }
 }

@@ -354,8 +354,14 @@ struct RelatedLoader: Sendable {
 }
 
 extension RemoteRelationship {
+    /// Whether the owner's own record holds it (a foreign key, link or embedded record), as
+    /// against an endpoint of its own.
+    var isInTheRecord: Bool {
+        if case .endpoint = self { false } else { true }
+    }
+
     /// How the relationship is mapped, for messages: "as the foreign key 'band_id'".
-    fileprivate var mappedAs: String {
+    var mappedAs: String {
         switch self {
         case .foreignKey(let field): "as the foreign key '\(field)'"
         case .link(let field): "as the link '\(field)'"

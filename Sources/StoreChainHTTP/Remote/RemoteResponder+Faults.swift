@@ -51,14 +51,21 @@ extension RemoteResponder {
         var source: [ObjectID: Node] = [:]
         var value: RelationshipValue?
         switch mapper.options(for: entity.name).relationships[relationshipName] {
-        case .foreignKey?, .link?, .embedded?:
+        case let mapping? where mapping.isInTheRecord:
             let owner = try await objectFault(id, context: context)
             guard let node = try owner.objectNode() else {
                 throw StoreChainError(
                     .unavailable, "\(id) no longer exists, so its '\(relationshipName)' cannot be read")
             }
             for node in owner.related { source[node.id] = node }
-            value = node.relationships[relationshipName]
+            // A record that leaves the field out says nothing of the relationship: not "none".
+            guard let held = node.relationships[relationshipName] else {
+                throw StoreChainError(
+                    .noEndpoint,
+                    "\(id)'s own record leaves out '\(entity.name).\(relationshipName)' (mapped \(mapping.mappedAs))",
+                    suggestion: "map it as it is written in the records, or give it its own endpoint")
+            }
+            value = held
         case .endpoint?:
             // Its list is read a page at a time (`relationshipPage`) by the chain's pager, which
             // every chain in front of this terminal has.
