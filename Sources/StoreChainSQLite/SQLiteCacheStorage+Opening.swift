@@ -81,6 +81,7 @@ extension SQLiteCacheStorage {
             try pool.write { db in
                 try migrate(db)
                 try claimFile(db)
+                try catchUpWithOtherProcesses(db)
             }
             try pool.read { db in try Self.verifySchema(db) }
             // Reading every table's first page finds a file damaged past its header.

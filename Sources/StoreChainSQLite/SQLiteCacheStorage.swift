@@ -49,9 +49,19 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
     package let saveOrder: SaveOrder
 
     /// Opens (or creates) the cache file at `path` for data from `namespace`.
-    public init(
+    public convenience init(
         path: String, namespace: String? = nil, model: ObjectModel? = nil, maxBytes: Int = 200 << 20,
         compresses: Bool = true, logger: Logger = Logger(label: "storechain.disk-cache")
+    ) {
+        self.init(
+            path: path, namespace: namespace, model: model, maxBytes: maxBytes, compresses: compresses, logger: logger,
+            saveOrder: SaveOrder.shared(for: URL(filePath: path).standardizedFileURL.resolvingSymlinksInPath().path))
+    }
+
+    /// Opens the file with an order of saves of its own: as another process would (tests).
+    package init(
+        path: String, namespace: String? = nil, model: ObjectModel? = nil, maxBytes: Int = 200 << 20,
+        compresses: Bool = true, logger: Logger = Logger(label: "storechain.disk-cache"), saveOrder: SaveOrder
     ) {
         self.path = path
         self.namespace = namespace
@@ -59,7 +69,7 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
         self.model = model
         self.maxBytes = maxBytes
         self.logger = logger
-        saveOrder = SaveOrder.shared(for: URL(filePath: path).standardizedFileURL.resolvingSymlinksInPath().path)
+        self.saveOrder = saveOrder
         database.withLock { $0 = openOrRebuild() }
     }
 
@@ -183,7 +193,9 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
         }
         let ownCount = write.query == nil ? 0 : 1
         return try modify { db in
+            try catchUpWithOtherProcesses(db)
             guard write.holds else { return [] }
+            try recordSave(of: write.invalidated, db)
             let decoder = RowDecoder()
             var removed = Set<ObjectID>()
             for entity in write.invalidated {

@@ -527,6 +527,42 @@ import Testing
         }
     }
 
+    /// Two processes over one cache file (an app and its extension): process A's answer, read
+    /// before process B's save and on its way to the file while B saved, was stored after B's
+    /// save had dropped the old answers (each process's order of saves knew only its own), so
+    /// both then answered the old state as fresh. The file records a count of saves per entity
+    /// that each process checks where it writes.
+    @Test func anAnswerAnotherProcesssSaveOvertookIsNotStoredInTheFileTheyShare() async throws {
+        let clock = ManualClock()
+        let backend = try FakeBackend(clock: clock)
+        let model = backend.store.model
+        let path = TemporaryFolder.make("storechain").appending(path: "cache.sqlite").path
+        func process(_ storage: some CacheStorage) -> Chain {
+            Chain(
+                handlers: [CacheHandler(name: "cache", model: model, storage: storage)], terminal: backend, clock: clock
+            )
+        }
+        // Another process: the same file, with an order of saves of its own.
+        let heldStorage = WriteHoldingStorage(SQLiteCacheStorage(path: path, model: model, saveOrder: SaveOrder()))
+        let processA = process(heldStorage)
+        let processB = process(SQLiteCacheStorage(path: path, model: model))
+        let allBands = try TestData.fetch("Band", sort: [FetchSortDescriptor("id")])
+        heldStorage.holdNextWrite()
+        let early = Task { try await processA.send(.fetch(allBands)) }
+        try await heldStorage.untilAWriteIsHeld()
+        let band1 = ObjectID(entity: "Band", key: 1)
+        _ = try await processB.send(.save(SaveChanges(updated: [Node(id: band1, attributes: ["name": "Renamed"])])))
+        heldStorage.release()
+        _ = try await early.value
+        for (name, chain) in [("A", processA), ("B", processB)] {
+            let after = try await chain.send(.fetch(allBands))
+            #expect(
+                try after.fetchResult() == backend.store.fetch(allBands),
+                "process \(name) answered what process A read before B's save")
+            await chain.shutdown()
+        }
+    }
+
     /// A save threw away the complete collections of every entity it touched, so after an app's
     /// saves the next process read every object again. A save whose changes the cache holds (the
     /// updated and inserted objects as the backend answered, the deleted ones gone) keeps the

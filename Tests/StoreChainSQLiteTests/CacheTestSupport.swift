@@ -253,6 +253,12 @@ final class WriteHoldingStorage<Inner: CacheStorage>: ForwardingCacheStorage {
     }
 }
 
+/// Its handler keeps the order of saves of the storage it holds back writes for, as it would
+/// over that storage directly.
+extension WriteHoldingStorage: SaveOrderSharing where Inner: SaveOrderSharing {
+    var saveOrder: SaveOrder { inner.saveOrder }
+}
+
 extension Node {
     /// The node without the values of `relationships` (not known, rather than empty).
     fileprivate func leavingOut(_ relationships: Set<String>) -> Node {

@@ -10,7 +10,9 @@
 /// The order belongs to the data, not to one handler: every cache handler over one storage (two
 /// chains over one memory storage or one SQLite file in a process, as after a restart) keeps
 /// the same order (`SaveOrderSharing`), or one chain's answer, read before another chain's
-/// save, would be stored over it.
+/// save, would be stored over it. Other processes over the same file keep orders of their own;
+/// the file records a count of saves per entity that each checks as it writes
+/// (`catchUp(recorded:)`), so another process's save orders this one's writes too.
 package final class SaveOrder: Sendable {
     private struct State {
         var epoch: UInt64 = 0
@@ -18,6 +20,9 @@ package final class SaveOrder: Sendable {
         var changedAt: [String: UInt64] = [:]
         /// How many saves that change an entity are in flight.
         var saving: [String: Int] = [:]
+        /// The count of saves per entity that data shared with other processes records, as this
+        /// process last saw it (`catchUp(recorded:)`); `nil` before the first look.
+        var recorded: [String: Int64]?
     }
 
     private let state = Locked(State())
@@ -82,6 +87,28 @@ package final class SaveOrder: Sendable {
                 (state.saving[entity] ?? 0) <= (own.contains(entity) ? 1 : 0) && (state.changedAt[entity] ?? 0) <= mark
             }
         }
+    }
+
+    /// Takes in the counts of saves per entity that data shared with other processes records (a
+    /// cache file's): an entity whose count moved since this process last looked was changed by
+    /// another process, which counts as a change announced now, so that answers read before it
+    /// are not stored after it. The first look learns the counts. Called where the data is
+    /// written, with no other write between the look and the write.
+    package func catchUp(recorded counts: [String: Int64]) {
+        state.withLock { state in
+            defer { state.recorded = counts }
+            guard let seen = state.recorded else { return }
+            let moved = counts.filter { seen[$0.key] != $0.value }.keys
+            guard !moved.isEmpty else { return }
+            state.epoch += 1
+            for entity in moved { state.changedAt[entity] = state.epoch }
+        }
+    }
+
+    /// This process raised the recorded counts of saves to `counts` itself (after a
+    /// `catchUp(recorded:)` in the same write): not news to it.
+    package func record(_ counts: [String: Int64]) {
+        state.withLock { state in state.recorded = (state.recorded ?? [:]).merging(counts) { _, new in new } }
     }
 
     /// Whether no save that changes one of `entities` has been in flight since `mark`.
