@@ -227,6 +227,33 @@ import Testing
         #expect(!chain.background.run {})
     }
 
+    /// Shutdown cancelled a change source's task and returned at once, so a source still applying
+    /// a change (writing the caches) went on after it: into a cache file the app had closed.
+    @Test func shutdownWaitsForAChangeSourceToStop() async throws {
+        final class Following: ChangeSource, Sendable {
+            let clock: ManualClock
+            let stopped = SharedFlag()
+            init(clock: ManualClock) { self.clock = clock }
+            func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws
+                -> StoreResponse
+            {
+                try await next(request, context)
+            }
+            func follow(services: ChainServices, apply: @escaping @Sendable (ChangeEvent) async -> Void) async {
+                _ = try? await clock.sleep(until: .distantFuture)
+                // Cancelled: the last change it was given is applied before it stops.
+                await apply(ChangeEvent(invalidatedEntities: ["Band"], source: "feed"))
+                stopped.set()
+            }
+        }
+        let clock = ManualClock()
+        let source = Following(clock: clock)
+        let chain = Chain(handlers: [source], terminal: terminal, clock: clock)
+        try await clock.waitForSleepers(1)
+        await chain.shutdown()
+        #expect(source.stopped.isSet, "shutdown returned while the change source was still applying a change")
+    }
+
     @Test func savesAndHandlersPublishChangeEvents() async throws {
         struct Announcer: StoreHandler {
             func handle(_ request: StoreRequest, context: RequestContext, next: NextResponder) async throws

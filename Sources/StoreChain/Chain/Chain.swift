@@ -182,11 +182,13 @@ public final class Chain: Sendable {
         try await send(.fetch(request), context: context ?? makeContext()).fetchResult()
     }
 
-    /// Stops relaying changes from other processes, waits for all background work to finish
-    /// (cancelling it first if asked), then ends every event stream. Requests sent afterwards
-    /// still work, but start no background work.
+    /// Stops following change feeds and relaying changes from other processes (waiting until
+    /// each has stopped, so none writes the caches afterwards), waits for all background work to
+    /// finish (cancelling it first if asked), then ends every event stream. Requests sent
+    /// afterwards still work, but start no background work.
     public func shutdown(cancelling: Bool = false) async {
         for relay in relays { relay.cancel() }
+        for relay in relays { await relay.value }
         await background.shutdown(cancelling: cancelling)
         events.finish()
     }
