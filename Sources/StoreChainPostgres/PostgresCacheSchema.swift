@@ -8,7 +8,7 @@ import StoreChain
 /// schema version are dropped and made again.
 struct PostgresCacheSchema: Sendable {
     /// The layout this code writes.
-    static let version = 2
+    static let version = 3
 
     /// The schema's name, checked to be a plain identifier.
     let name: String
@@ -33,6 +33,9 @@ struct PostgresCacheSchema: Sendable {
     var nodes: String { "\(name).nodes" }
     var queries: String { "\(name).queries" }
     var collections: String { "\(name).collections" }
+    /// How many saves of each entity every process has stored, per namespace
+    /// (`PostgresCacheStorage.catchUpWithOtherProcesses`).
+    var saveCounts: String { "\(name).save_counts" }
     /// Shared rate limits (`PostgresSharedRateLimit`), one row per key.
     var rateLimits: String { "\(name).rate_limits" }
 
@@ -55,7 +58,7 @@ struct PostgresCacheSchema: Sendable {
                 "postgres-cache: schema \(name) was written by schema version \(found), not \(Self.version); remaking its tables"
             )
         }
-        for table in ["nodes", "queries", "collections"] {
+        for table in ["nodes", "queries", "collections", "save_counts"] {
             try await connection.query("DROP TABLE IF EXISTS \(unescaped: name).\(unescaped: table)", logger: logger)
         }
         for statement in statements {
@@ -101,6 +104,10 @@ struct PostgresCacheSchema: Sendable {
             "CREATE INDEX ON \(queries) USING gin (reads)",
             """
             CREATE TABLE \(collections) (namespace text NOT NULL, entity text NOT NULL, freshness text NOT NULL, \
+            PRIMARY KEY (namespace, entity))
+            """,
+            """
+            CREATE TABLE \(saveCounts) (namespace text NOT NULL, entity text NOT NULL, count bigint NOT NULL, \
             PRIMARY KEY (namespace, entity))
             """,
         ]

@@ -12,7 +12,7 @@ import Synchronization
 /// Every method runs off the caller's executor (`@concurrent`), and the server's unavailability
 /// never fails a request: the cache handler logs the storage's error and goes upstream, and the
 /// connections try the server again after `PostgresConnections.retryInterval`.
-public final class PostgresCacheStorage: CacheStorage {
+public final class PostgresCacheStorage: CacheStorage, SaveOrderSharing {
     /// Where the server is (its description leaves the password out).
     public let address: PostgresAddress
     /// What the cached data comes from: processes share only entries of the same namespace.
@@ -38,6 +38,11 @@ public final class PostgresCacheStorage: CacheStorage {
     /// Called before each use of the server, where it runs (tests check it is off the caller's
     /// executor).
     let accessProbe = Mutex<(@Sendable () -> Void)?>(nil)
+    /// This process's order of saves over the namespace, kept by every cache over this storage;
+    /// the other processes' saves reach it through the counts the database keeps.
+    package let saveOrder = SaveOrder()
+    /// The entities known to have a row in the counts of saves.
+    let countedEntities = Mutex<Set<String>>([])
 
     /// A storage in `schema` (created on first use) of the server at `address`. `user` names the
     /// cache in log lines and errors (a pipeline passes its type and line); `claimWait` bounds how
@@ -176,9 +181,12 @@ public final class PostgresCacheStorage: CacheStorage {
         let removedKeys = Dictionary(
             write.removed.compactMap { id in (try? StoredNode.key(for: id)).map { ($0, id) } },
             uniquingKeysWith: { first, _ in first })
+        try await ensureSaveCounts(of: write.entities.union(write.invalidated))
         let removed = try await modify { [self] connection in
             var removed = Set<ObjectID>()
+            try await catchUpWithOtherProcesses(for: write, on: connection)
             guard write.holds else { return removed }
+            try await recordSave(of: write.invalidated, on: connection)
             try await markUse(on: connection)
             if !write.invalidated.isEmpty {
                 let entities = write.invalidated.sorted()
@@ -314,6 +322,7 @@ public final class PostgresCacheStorage: CacheStorage {
         guard !prepared.load(ordering: .acquiring) else { return }
         try await connections.withTransaction { [self] connection in
             try await schema.prepare(on: connection, logger: logger)
+            try await learnSaveCounts(on: connection)
         }
         prepared.store(true, ordering: .releasing)
     }

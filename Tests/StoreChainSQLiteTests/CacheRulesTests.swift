@@ -1,5 +1,6 @@
 import Foundation
 import StoreChainSQLite
+import StoreChainTestSupport
 import StoreChainTesting
 import Testing
 
@@ -527,12 +528,14 @@ import Testing
         }
     }
 
-    /// Two processes over one cache file (an app and its extension): process A's answer, read
-    /// before process B's save and on its way to the file while B saved, was stored after B's
-    /// save had dropped the old answers (each process's order of saves knew only its own), so
-    /// both then answered the old state as fresh. The file records a count of saves per entity
-    /// that each process checks where it writes.
-    @Test func anAnswerAnotherProcesssSaveOvertookIsNotStoredInTheFileTheyShare() async throws {
+    /// Two processes over one shared storage (an app and its extension over one SQLite file,
+    /// servers over one PostgreSQL schema): process A's answer, read before process B's save and
+    /// on its way to the storage while B saved, was stored after B's save had dropped the old
+    /// answers (each process's order of saves knew only its own, and PostgreSQL's notice of B's
+    /// save may come after A's write), so both then answered the old state as fresh. The storage
+    /// records a count of saves per entity that each process checks in the write's transaction.
+    @Test(arguments: CacheKind.allCases.filter { $0 != .memory })
+    func anAnswerAnotherProcesssSaveOvertookIsNotStoredInTheStorageTheyShare(_ kind: CacheKind) async throws {
         let clock = ManualClock()
         let backend = try FakeBackend(clock: clock)
         let model = backend.store.model
@@ -542,24 +545,36 @@ import Testing
                 handlers: [CacheHandler(name: "cache", model: model, storage: storage)], terminal: backend, clock: clock
             )
         }
-        // Another process: the same file, with an order of saves of its own.
-        let heldStorage = WriteHoldingStorage(SQLiteCacheStorage(path: path, model: model, saveOrder: SaveOrder()))
-        let processA = process(heldStorage)
-        let processB = process(SQLiteCacheStorage(path: path, model: model))
-        let allBands = try TestData.fetch("Band", sort: [FetchSortDescriptor("id")])
-        heldStorage.holdNextWrite()
-        let early = Task { try await processA.send(.fetch(allBands)) }
-        try await heldStorage.untilAWriteIsHeld()
-        let band1 = ObjectID(entity: "Band", key: 1)
-        _ = try await processB.send(.save(SaveChanges(updated: [Node(id: band1, attributes: ["name": "Renamed"])])))
-        heldStorage.release()
-        _ = try await early.value
-        for (name, chain) in [("A", processA), ("B", processB)] {
-            let after = try await chain.send(.fetch(allBands))
-            #expect(
-                try after.fetchResult() == backend.store.fetch(allBands),
-                "process \(name) answered what process A read before B's save")
-            await chain.shutdown()
+        /// Each process opens the same data with an order of saves of its own (`storage()`).
+        func run<Storage: CacheStorage & SaveOrderSharing>(_ storage: () throws -> Storage) async throws {
+            // Its notice of B's save (PostgreSQL's) comes after its write.
+            let heldStorage = WriteHoldingStorage(try storage(), hearsOthers: false)
+            let processA = process(heldStorage)
+            let processB = process(try storage())
+            let allBands = try TestData.fetch("Band", sort: [FetchSortDescriptor("id")])
+            heldStorage.holdNextWrite()
+            let early = Task { try await processA.send(.fetch(allBands)) }
+            try await heldStorage.untilAWriteIsHeld()
+            let band1 = ObjectID(entity: "Band", key: 1)
+            _ = try await processB.send(
+                .save(SaveChanges(updated: [Node(id: band1, attributes: ["name": "Renamed"])])))
+            heldStorage.release()
+            _ = try await early.value
+            for (name, chain) in [("A", processA), ("B", processB)] {
+                let after = try await chain.send(.fetch(allBands))
+                #expect(
+                    try after.fetchResult() == backend.store.fetch(allBands),
+                    "process \(name) answered what process A read before B's save")
+                await chain.shutdown()
+            }
+        }
+        switch kind {
+        #if Postgres
+            case .postgres:
+                let (url, schema) = (try TestPostgres.url(), TestPostgres.freshSchema())
+                try await run { try PostgresCacheStorage(address: PostgresAddress(url: url), schema: schema) }
+        #endif
+        default: try await run { SQLiteCacheStorage(path: path, model: model, saveOrder: SaveOrder()) }
         }
     }
 

@@ -217,9 +217,17 @@ final class WriteHoldingStorage<Inner: CacheStorage>: ForwardingCacheStorage {
 
     let inner: Inner
     private let state = Watched(State())
+    /// Whether the handler hears of other processes' changes through it; `false` stands for a
+    /// notice that comes only after the held write.
+    private let hearsOthers: Bool
 
-    init(_ inner: Inner) {
+    init(_ inner: Inner, hearsOthers: Bool = true) {
         self.inner = inner
+        self.hearsOthers = hearsOthers
+    }
+
+    func changesFromElsewhere() -> AsyncStream<ChangeEvent>? {
+        hearsOthers ? inner.changesFromElsewhere() : nil
     }
 
     /// The next write waits for `release()`; the writes after it pass.

@@ -89,16 +89,20 @@ package final class SaveOrder: Sendable {
         }
     }
 
-    /// Takes in the counts of saves per entity that data shared with other processes records (a
-    /// cache file's): an entity whose count moved since this process last looked was changed by
-    /// another process, which counts as a change announced now, so that answers read before it
+    /// Takes in the counts of saves per entity (all of them, or those a write checks) that data
+    /// shared with other processes records (a cache file's, a shared database's): an entity whose
+    /// count moved since this process last looked (an entity not seen then counts 0) was changed
+    /// by another process, which counts as a change announced now, so that answers read before it
     /// are not stored after it. The first look learns the counts. Called where the data is
     /// written, with no other write between the look and the write.
     package func catchUp(recorded counts: [String: Int64]) {
         state.withLock { state in
-            defer { state.recorded = counts }
-            guard let seen = state.recorded else { return }
-            let moved = counts.filter { seen[$0.key] != $0.value }.keys
+            guard let seen = state.recorded else {
+                state.recorded = counts
+                return
+            }
+            state.recorded = seen.merging(counts) { _, new in new }
+            let moved = counts.filter { (seen[$0.key] ?? 0) != $0.value }.keys
             guard !moved.isEmpty else { return }
             state.epoch += 1
             for entity in moved { state.changedAt[entity] = state.epoch }
@@ -128,7 +132,7 @@ package protocol SaveOrderSharing {
 extension CacheWrite {
     /// The entities whose data the write holds: what a save must not have changed for it to
     /// be stored after the save.
-    var entities: Set<String> {
+    package var entities: Set<String> {
         var entities = Set(nodes.map(\.id.entity)).union(removed.map(\.entity)).union(collections.keys)
         if let query { entities.formUnion(query.reads) }
         return entities
