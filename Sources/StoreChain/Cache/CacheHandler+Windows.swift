@@ -19,7 +19,7 @@ extension CacheHandler {
             var whole = query.request
             whole.fetchOffset = 0
             whole.fetchLimit = nil
-            guard let plan = try? FetchPlan(whole, model: model) else { continue }
+            guard let plan = try? FetchPlan.planned(whole, model: model) else { continue }
             let edit = WindowEdit(query: query, plan: plan, model: model)
             edits.append((edit, query))
         }

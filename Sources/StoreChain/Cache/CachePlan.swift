@@ -20,7 +20,7 @@ struct CachePlan: Sendable {
 
     /// - Throws: `StoreChainError` when the request does not fit the model.
     init(_ request: FetchRequest, model: ObjectModel) throws(StoreChainError) {
-        fetch = try FetchPlan(request, model: model)
+        fetch = try FetchPlan.planned(request, model: model)
         normalized = request.normalizedForCache
         forwarded = request.forwardedForCache
         shape = CachedQuery.shape(of: normalized)

@@ -5,20 +5,20 @@
 /// share one set of semantics (the reference of Docs/Architecture.md, Invariants 1).
 public struct FetchPlan: Sendable {
     /// The request the plan answers.
-    public let request: FetchRequest
+    public private(set) var request: FetchRequest
     /// The entity the request fetches.
     public let entity: EntityDescription
     /// The validated predicate, with constants bound to attribute types.
-    @_spi(Internals) public let predicate: CompiledPredicate?
+    @_spi(Internals) public private(set) var predicate: CompiledPredicate?
     private let sortKeys: [SortKey]
     private let keyReader: ValueAccessor.Single
     private let properties: [Property]
     /// The relationship hops whose destination objects evaluating the request reads (its
     /// predicate, sort and chosen properties), for `requireLoaded(_:source:)`.
-    package let readPaths: [[String]]
+    package private(set) var readPaths: [[String]]
     /// Every relationship evaluating the request crosses, key path by key path, and which of
     /// them lead to objects it reads (`readPaths` are those).
-    package let hops: [RelationshipHops]
+    package private(set) var hops: [RelationshipHops]
 
     // Closures are held in structs, not directly in arrays or tuples: an array holds a closure
     // in its most general form, and each call through one copies the node into memory and back.
@@ -93,6 +93,21 @@ public struct FetchPlan: Sendable {
                     at: .init(path: "relationshipKeyPathsForPrefetching[\(index)]"))
             }
         }
+        model.plans.noteMade()
+    }
+
+    /// This plan from another offset, and without its predicate unless `filtering` (what it is
+    /// run over holds the matches only: then it reads no related objects for the predicate).
+    /// Nothing is checked or compiled again.
+    package func answering(fromOffset offset: Int, filtering: Bool, model: ObjectModel) -> FetchPlan {
+        var plan = self
+        plan.request.fetchOffset = offset
+        guard !filtering, plan.predicate != nil else { return plan }
+        plan.request.predicate = nil
+        plan.predicate = nil
+        plan.hops = Self.hops(of: plan.request, entity: entity, model: model)
+        plan.readPaths = Self.readPaths(plan.hops)
+        return plan
     }
 
     private static func resolve(_ components: [String], in entity: EntityDescription, model: ObjectModel, role: String)

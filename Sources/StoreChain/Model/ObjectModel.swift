@@ -15,6 +15,8 @@ public struct ObjectModel: Sendable, Hashable {
     /// Entities in declaration order.
     public let entities: [EntityDescription]
     private let entityIndex: [String: Int]
+    /// The fetch plans made over this model, shared by its copies (not part of its value).
+    package let plans = FetchPlanMemo()
 
     /// Makes a model, reporting every problem at once.
     public init(_ entities: [EntityDescription]) throws(ValidationFailure) {
@@ -22,6 +24,14 @@ public struct ObjectModel: Sendable, Hashable {
         if !problems.isEmpty { throw ValidationFailure(problems) }
         self.entities = entities
         self.entityIndex = Dictionary(uniqueKeysWithValues: entities.enumerated().map { ($1.name, $0) })
+    }
+
+    public static func == (lhs: ObjectModel, rhs: ObjectModel) -> Bool {
+        lhs.entities == rhs.entities
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(entities)
     }
 
     /// The entity called `name`, if the model has one.

@@ -7,7 +7,7 @@ extension InMemoryStore: StoreResponder, OfflineAnswering {
         let info = ResponseInfo(answeredBy: name, origin: .localStore)
         switch request {
         case .fetch(let fetch), .page(let fetch, _):
-            let plan = try FetchPlan(fetch, model: model)
+            let plan = try FetchPlan.planned(fetch, model: model)
             let snapshot = self.snapshot
             let result = plan.execute(over: snapshot.nodes(of: plan.entity.name), source: snapshot)
             var related: [Node] = []

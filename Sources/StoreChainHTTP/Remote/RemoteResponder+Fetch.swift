@@ -27,7 +27,7 @@ extension RemoteResponder {
     /// whose document announces a next page (`Link: rel="next"`) answers it as the first page of
     /// a `Link`-paged listing.
     func fetch(_ request: FetchRequest, page: PageRequest, context: RequestContext) async throws -> StoreResponse {
-        let plan = try FetchPlan(request, model: model)
+        let plan = try FetchPlan.planned(request, model: model)
         let queryPlan = try planners.planner(for: request.entity).plan(
             predicate: plan.predicate?.predicate, sort: request.sortDescriptors)
         if !queryPlan.endpoint.single {

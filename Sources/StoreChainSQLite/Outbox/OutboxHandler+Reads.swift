@@ -60,7 +60,7 @@ extension OutboxHandler {
         // bands) change which objects match.
         let throughRelationships = model.entities(along: request.predicate?.keyPaths ?? [], from: request.entity)
         guard !view.entities.isDisjoint(with: throughRelationships.union([request.entity])) else { return nil }
-        let plan = try FetchPlan(request, model: model)
+        let plan = try FetchPlan.planned(request, model: model)
         var wide = request
         wide.fetchLimit = nil
         wide.fetchOffset = 0

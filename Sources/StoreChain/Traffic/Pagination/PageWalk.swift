@@ -239,16 +239,13 @@ struct PageWalk {
                 source[node.id] = node
             }
         }
-        var local = plan.request
-        local.fetchOffset = max(0, offset)
         // Where the backend applied the whole predicate, or the terminal evaluated the rest, the
         // pages hold the matches only: the predicate runs once per record, where it was read
         // (and could not run here where the backend applied it: the related objects a key path
         // such as `album.year` reads were never loaded).
-        if pages.allSatisfy({ $0.info.applied.predicate || $0.info.page?.matchesOnly == true }) {
-            local.predicate = nil
-        }
-        let localPlan = try FetchPlan(local, model: model)
+        let matchesOnly = pages.allSatisfy { $0.info.applied.predicate || $0.info.page?.matchesOnly == true }
+        let localPlan = plan.answering(fromOffset: max(0, offset), filtering: !matchesOnly, model: model)
+        let local = localPlan.request
         // What the pages left out that evaluating here reads (a terminal that sends records as
         // it stores them), read through the chain.
         try await KeyPathLoader(model: model, context: context, parent: .fetch(plan.request)).load(

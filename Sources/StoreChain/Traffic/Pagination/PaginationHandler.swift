@@ -61,12 +61,12 @@ public struct PaginationHandler: FetchPaging {
             }
         default: return try await next(request, context)
         }
-        var plan = try FetchPlan(fetch, model: model)
+        var plan = try FetchPlan.planned(fetch, model: model)
         // Narrowed once, here: each page and each retry of one then asks for the same records.
         switch try await context.services.narrowing?.narrowed(
             fetch, predicate: plan.predicate?.predicate, context: context)
         {
-        case .request(let narrowed)?: plan = try FetchPlan(narrowed, model: model)
+        case .request(let narrowed)?: plan = try FetchPlan.planned(narrowed, model: model)
         case .nothing?:
             return StoreResponse(.fetched(plan.emptyResult), info: ResponseInfo(answeredBy: name, origin: .remote))
         case nil: break
