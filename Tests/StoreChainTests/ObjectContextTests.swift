@@ -237,6 +237,21 @@ import Testing
         #expect(try await results.next() == nil)
     }
 
+    /// An observation of albums by their band's key delivers the empty result when the band is
+    /// deleted. (The in-memory store's answer names the albums it nullified; a backend's may name
+    /// only the band, which `FetchPlan.observedEntities` counts for `band.id` too.)
+    @Test func anObservationThroughARelatedKeyRefetchesWhenTheRelatedObjectIsDeleted() async throws {
+        let request = try TestData.fetch("Album", where: "band.id == 1", sort: [FetchSortDescriptor("id")])
+        var results = context.observe(request).makeAsyncIterator()
+        let first = try #require(try await results.next()?.map(\.objectID))
+        #expect(!first.isEmpty)
+        let other = ObjectContext(chain: chain, model: store.model)
+        other.delete(other.object(with: band(1)))
+        try await other.save()
+        #expect(try await results.next()?.map(\.objectID) == [])
+        await chain.shutdown()
+    }
+
     /// Regression (the soak test at 1,000 operations ran out of time and memory): an observation
     /// whose iterator was dropped after its first result kept its subscription and refetched on
     /// every later save, for as long as the chain.

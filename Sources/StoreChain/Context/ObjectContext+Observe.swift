@@ -17,7 +17,8 @@ extension ObjectContext {
     public func observe(_ request: FetchRequest) -> FetchObservation {
         FetchObservation { [self] in
             let (events, endEvents, _) = chain.events.subscription()
-            let relevant = relevantEntities(for: request)
+            // A request that does not fit the model fails its first fetch, which ends the observation.
+            let relevant = (try? FetchPlan.planned(request, model: model))?.observedEntities ?? [request.entity]
             let (stream, continuation) = AsyncThrowingStream.makeStream(of: [ManagedObject].self)
             // Changes while a refetch runs make one more refetch after it, not one each.
             let (refetches, refetch) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -72,13 +73,5 @@ extension ObjectContext {
         let objects = try await fetch(request)
         let nodes = state.withLock { state in objects.map { state.table.row(of: $0) } }
         return (objects, nodes)
-    }
-
-    /// The request's entity and every entity its predicate and sort key paths pass through.
-    private func relevantEntities(for request: FetchRequest) -> Set<String> {
-        let keyPaths =
-            (request.predicate?.keyPaths ?? [])
-            + request.sortDescriptors.map { $0.keyPath.split(separator: ".").map(String.init) }
-        return model.entities(along: keyPaths, from: request.entity).union([request.entity])
     }
 }

@@ -85,6 +85,15 @@ extension FetchPlan {
         return entities.sorted()
     }
 
+    /// The fetched entity and every entity a key path of the request passes through or ends at,
+    /// the related key's too (`band.id`: deleting the band empties it, and the change names only
+    /// Band): what an observation of the request refetches for. Wider than `reachedEntities`,
+    /// the entities a cached answer depends on, whose caches drop it on such a deletion
+    /// themselves.
+    package var observedEntities: Set<String> {
+        Set(hops.flatMap(\.destinations)).union([entity.name])
+    }
+
     /// The hops whose destination objects are read, each path once.
     static func readPaths(_ hops: [RelationshipHops]) -> [[String]] {
         let paths = Set(hops.map { Array($0.names.prefix($0.objectHops)) }.filter { !$0.isEmpty })
