@@ -17,7 +17,7 @@ import Testing
 
     /// Albums 10 (Low's) and 11 (Lower Dens'); the listing leaves out `band_id`, the records
     /// by key carry it unless `slimRecords`.
-    func remote(slimRecords: Bool = false) throws -> (RemoteResponder, StubTransport) {
+    func remote(slimRecords: Bool = false, omitsNulls: Bool = false) throws -> (RemoteResponder, StubTransport) {
         let transport = StubTransport { request in
             let path = request.url.path
             let bands = [10: 1, 11: 2]
@@ -37,6 +37,7 @@ import Testing
         var options = RemoteFixtures.options()
         options.entities["Album"]?.fetch = [RemoteEndpoint("GET /albums")]
         options.entities["Album"]?.get = "GET /albums/{id}"
+        options.entities["Album"]?.omitsNulls = omitsNulls
         return (try RemoteResponder(model: model, options: options, transport: transport, environment: [:]), transport)
     }
 
@@ -80,5 +81,23 @@ import Testing
         #expect(
             error?.message.contains("Album/11's own record leaves out 'Album.band'") == true,
             "\(String(describing: error))")
+    }
+    /// A backend that leaves out fields whose value is null (declared `omits-nulls: true`): a
+    /// to-one the records do not mention is none, in the listing and in the record by key.
+    @Test func whereTheRecordsLeaveOutNullsAToOneTheyDoNotMentionIsNone() async throws {
+        let (remote, transport) = try remote(slimRecords: true, omitsNulls: true)
+        let chain = Chain(handlers: [MemoryCache(model: model)], terminal: remote, tracing: nil)
+        let album11 = ObjectID(entity: "Album", key: 11)
+        #expect(
+            try await chain.send(.relationshipFault(album11, relationship: "band")).relationshipValue() == .toOne(nil))
+        let answer = try await chain.fetch(try TestData.fetch("Album", where: "band.name == 'Low'"))
+        #expect(answer == .objects([]))
+        #expect(!transport.requests.map(\.url.path).contains("/v2/albums/10"), "no record is read by key")
+        let (slim, _) = try self.remote(slimRecords: true)
+        let error = await #expect(throws: StoreChainError.self) {
+            _ = try await Chain(handlers: [], terminal: slim, tracing: nil).send(
+                .relationshipFault(album11, relationship: "band"))
+        }
+        #expect(error?.suggestion?.contains("'omits-nulls: true' for Album") == true, "\(String(describing: error))")
     }
 }

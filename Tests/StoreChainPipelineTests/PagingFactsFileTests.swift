@@ -43,6 +43,13 @@ import Testing
         return try #require(pipeline.terminal as? RemoteResponder).options
     }
 
+    /// `omits-nulls` on an entity (a backend that leaves out null fields) is read; off by default.
+    @Test func omitsNullsIsReadFromTheEntitysMapping() throws {
+        let options = try Self.remote(Self.pipeline(band: "records: results\nomits-nulls: true\nfetch: [GET /bands/]"))
+        #expect(options.entities["Band"]?.omitsNulls == true)
+        #expect(options.entities["Album"]?.omitsNulls == false)
+    }
+
     @Test func factsAreReadBesideEachPagingStyleAndOnARelationshipsEndpoint() throws {
         let options = try Self.remote(
             Self.pipeline(

@@ -90,7 +90,11 @@ struct RecordMapper: Sendable {
             switch mapping {
             case .endpoint: continue
             case .foreignKey(let field), .link(let field):
-                guard let json = Self.foreignKey(at: field, in: record) else { continue }
+                // Left out: not known, unless the records leave out nulls.
+                guard
+                    let json = Self.foreignKey(at: field, in: record)
+                        ?? (options.omitsNulls ? (relationship.isToMany ? .array([]) : .null) : nil)
+                else { continue }
                 let linked = if case .link = mapping { true } else { false }
                 func reference(_ json: JSONValue) throws(StoreChainError) -> ObjectID? {
                     do {
@@ -114,7 +118,9 @@ struct RecordMapper: Sendable {
                     relationships[relationship.name] = .toOne(try reference(json))
                 }
             case .embedded(let field):
-                guard let json = JSONPath.value(at: field, in: record) else { continue }
+                guard let json = JSONPath.value(at: field, in: record) ?? (options.omitsNulls ? .null : nil) else {
+                    continue
+                }
                 let nested: [JSONValue] =
                     switch json {
                     case .array(let elements): elements

@@ -248,7 +248,7 @@ struct RelatedLoader: Sendable {
                 throw StoreChainError(
                     .noEndpoint,
                     "\(owner)'s own record leaves out '\(entity.name).\(name)' (mapped \(mapping.mappedAs)) too, as its listing does",
-                    suggestion: "map it as it is written in the records, or give it its own endpoint")
+                    suggestion: Self.leftOutSuggestion(entity.name))
             }
             source[owner] = node
             result[owner] = value
@@ -350,6 +350,14 @@ struct RelatedLoader: Sendable {
         } catch let error as StoreChainError where error.code == .notCached {
             return nil
         }
+    }
+}
+
+extension RelatedLoader {
+    /// What to do when an object's own record leaves a relationship out.
+    static func leftOutSuggestion(_ entity: String) -> String {
+        "map it as it is written in the records, or give it its own endpoint; if the backend leaves out fields whose"
+            + " value is null, declare 'omits-nulls: true' for \(entity)"
     }
 }
 

@@ -48,7 +48,8 @@ extension RemoteOptions {
 
 extension RemoteEntityOptions {
     private enum Keys: String, CodingKey {
-        case records, key, attributes, relationships, dateFormat, fetch, get, create, update, delete, version
+        case records, key, attributes, relationships, dateFormat, fetch, get, create, update, delete, version,
+            omitsNulls
     }
 
     public init(from decoder: any Decoder) throws {
@@ -65,7 +66,8 @@ extension RemoteEntityOptions {
             create: try container.decodeIfPresent(String.self, forKey: .create),
             update: try container.decodeIfPresent(String.self, forKey: .update),
             delete: try container.decodeIfPresent(String.self, forKey: .delete),
-            version: try container.decodeIfPresent(String.self, forKey: .version))
+            version: try container.decodeIfPresent(String.self, forKey: .version),
+            omitsNulls: try container.decodeIfPresent(Bool.self, forKey: .omitsNulls) ?? false)
     }
 }
 

@@ -90,6 +90,10 @@ public struct RemoteEntityOptions: Sendable, Hashable, Decodable {
     /// updates and deletes are then sent with `If-Match` naming the version they are based on, and a
     /// backend that has a newer one answers 412 (see the outbox's `conflict-policy`).
     public var version: String?
+    /// Whether the records leave out a field whose value is null (a serializer set to drop nulls,
+    /// or Spring's HAL links): a relationship a record does not mention is then none. By default
+    /// it is not known, and read again where needed (a list serializer that leaves fields out).
+    public var omitsNulls: Bool
 
     /// How dates are written in request bodies.
     public enum DateFormat: String, Sendable, Hashable, CaseIterable, Decodable {
@@ -106,7 +110,7 @@ public struct RemoteEntityOptions: Sendable, Hashable, Decodable {
         records: String? = nil, key: String? = nil, attributes: [String: String] = [:],
         relationships: [String: RemoteRelationship] = [:], dateFormat: DateFormat = .iso8601,
         fetch: [RemoteEndpoint] = [], get: String? = nil, create: String? = nil, update: String? = nil,
-        delete: String? = nil, version: String? = nil
+        delete: String? = nil, version: String? = nil, omitsNulls: Bool = false
     ) {
         self.records = records
         self.key = key
@@ -119,6 +123,7 @@ public struct RemoteEntityOptions: Sendable, Hashable, Decodable {
         self.update = update
         self.delete = delete
         self.version = version
+        self.omitsNulls = omitsNulls
     }
 }
 

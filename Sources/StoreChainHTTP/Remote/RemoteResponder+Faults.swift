@@ -63,7 +63,7 @@ extension RemoteResponder {
                 throw StoreChainError(
                     .noEndpoint,
                     "\(id)'s own record leaves out '\(entity.name).\(relationshipName)' (mapped \(mapping.mappedAs))",
-                    suggestion: "map it as it is written in the records, or give it its own endpoint")
+                    suggestion: RelatedLoader.leftOutSuggestion(entity.name))
             }
             value = held
         case .endpoint?:
