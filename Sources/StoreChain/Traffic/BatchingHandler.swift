@@ -139,10 +139,7 @@ public final class BatchingHandler: FaultBatching {
                 span?.attributes["storechain.batch.size"] = batch.ids.count
                 // A fetch like any other, through the chain from the top: the caches answer what
                 // they hold and keep the rest, and the pager reads its pages.
-                if let answered = try await context.subrequest(.fetch(fetch), serving: .objectFault(first)) {
-                    return answered
-                }
-                return try await next(.fetch(fetch), context)
+                return try await context.subrequestThroughChain(.fetch(fetch), serving: .objectFault(first))
             }
             guard case .fetched(.objects(let nodes)) = response.result else {
                 throw StoreChainError(

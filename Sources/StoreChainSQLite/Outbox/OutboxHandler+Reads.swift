@@ -82,7 +82,7 @@ extension OutboxHandler {
         }
         // Objects the held saves changed may match now although the backend left them out.
         for id in view.changedObjects(of: request.entity) where seen.insert(id).inserted {
-            if let node = try await fault(id, serving: .fetch(request), context: context, next: next),
+            if let node = try await fault(id, serving: .fetch(request), context: context),
                 let shown = view.show(node)
             {
                 candidates.append(shown)
@@ -140,7 +140,7 @@ extension OutboxHandler {
         for target in value.objectIDs {
             if let node = related[target] ?? view.show(id: target) {
                 nodes.append(node)
-            } else if let node = try await fault(target, serving: request, context: context, next: next),
+            } else if let node = try await fault(target, serving: request, context: context),
                 let shown = view.show(node)
             {
                 nodes.append(shown)
@@ -159,7 +159,7 @@ extension OutboxHandler {
         while let (_, _, missing) = plan.firstUnloaded(candidates, source: source), tried.insert(missing).inserted {
             var shown = view.show(id: missing)
             if shown == nil, !view.isDeleted(missing),
-                let node = try await fault(missing, serving: .fetch(plan.request), context: context, next: next)
+                let node = try await fault(missing, serving: .fetch(plan.request), context: context)
             {
                 shown = view.show(node)
             }
@@ -169,14 +169,9 @@ extension OutboxHandler {
         try plan.requireLoaded(candidates, source: source)
     }
 
-    /// One object, through the whole chain so the caches can answer (below the outbox when
-    /// there is no chain).
-    private func fault(_ id: ObjectID, serving parent: StoreRequest, context: RequestContext, next: NextResponder)
-        async throws -> Node?
-    {
-        let request = StoreRequest.objectFault(id)
-        if let response = try await context.subrequest(request, serving: parent) { return try response.objectNode() }
-        return try await next(request, context).objectNode()
+    /// One object, through the whole chain so the caches can answer.
+    private func fault(_ id: ObjectID, serving parent: StoreRequest, context: RequestContext) async throws -> Node? {
+        try await context.subrequestThroughChain(.objectFault(id), serving: parent).objectNode()
     }
 
     private func local(_ result: StoreResponse.Result) -> StoreResponse {

@@ -10,7 +10,7 @@ extension OutboxHandler {
     /// reach a save costs one attempt.
     ///
     /// - Returns: whether an entry is still pending (the backend is out of reach).
-    func sendRecorded(before limit: Int64?, context: RequestContext, next: NextResponder?) async throws -> Bool {
+    func sendRecorded(before limit: Int64?, context: RequestContext) async throws -> Bool {
         let limit = limit ?? Int64.max
         // The waiting saves are in memory; failed ones (rare) are read for the inserts they hold.
         let failed = try await withFile { file in try file.entries(before: limit, state: .failed) }
@@ -21,20 +21,20 @@ extension OutboxHandler {
         if state.withLock({ $0.failures > 0 }), let first = lanes.first {
             // The lane then goes again from its start: what the probe sent is gone from the file,
             // and what it marked failed holds back the saves that depend on it.
-            try await sendLane(first, stop: stop, requests: 1, context: context, next: next)
+            try await sendLane(first, stop: stop, requests: 1, context: context)
         }
         if lanes.count == 1, let lane = lanes.first {
             // Nothing to run beside it: on the caller's executor, without a task.
-            try await sendLane(lane, stop: stop, context: context, next: next)
+            try await sendLane(lane, stop: stop, context: context)
         } else {
             try await withThrowingTaskGroup { group in
                 for _ in 0..<options.parallelReplay {
                     guard !stop.isStopped, let lane = lanes.popFirst() else { break }
-                    group.addTask { try await self.sendLane(lane, stop: stop, context: context, next: next) }
+                    group.addTask { try await self.sendLane(lane, stop: stop, context: context) }
                 }
                 while try await group.next() != nil {
                     guard !stop.isStopped, let lane = lanes.popFirst() else { continue }
-                    group.addTask { try await self.sendLane(lane, stop: stop, context: context, next: next) }
+                    group.addTask { try await self.sendLane(lane, stop: stop, context: context) }
                 }
             }
         }
@@ -46,7 +46,7 @@ extension OutboxHandler {
     /// the first the backend cannot take yet, when another lane did, or after `requests`
     /// requests the backend answered.
     private func sendLane(
-        _ lane: [Int64], stop: ReplayStop, requests: Int = .max, context: RequestContext, next: NextResponder?
+        _ lane: [Int64], stop: ReplayStop, requests: Int = .max, context: RequestContext
     ) async throws {
         var refusedInserts: [ObjectID: Int64] = [:]
         var conflicts: [Int64: Int] = [:]
@@ -88,9 +88,7 @@ extension OutboxHandler {
             defer { state.withLock { _ = $0.inFlight.removeValue(forKey: key) } }
             do {
                 let request = StoreRequest.save(batch.changes)
-                var response = try await context.sendOnOwnAccount(request)
-                if response == nil, let next { response = try await next(request, context) }
-                guard let response else {
+                guard let response = try await context.sendOnOwnAccount(request) else {
                     throw StoreChainError(
                         .unavailable, "the outbox has no chain to send its saves through",
                         suggestion: "put the outbox handler in a Chain and call Chain.sync()")

@@ -204,7 +204,7 @@ public final class OutboxHandler: SaveHolding {
 
     public func sync(context: RequestContext) async throws -> Int {
         try await sending.withLock {
-            _ = try await self.sendRecorded(before: nil, context: context, next: nil)
+            _ = try await self.sendRecorded(before: nil, context: context)
             return self.pendingCount
         }
     }
@@ -223,7 +223,7 @@ public final class OutboxHandler: SaveHolding {
         var changes = changes.remapping(state.withLock { $0.permanentIDs })
         changes.idempotencyKey = UUID().uuidString
         let recorded = try await record(changes, context: context)
-        let blocked = try await sendRecorded(before: recorded.id, context: context, next: next)
+        let blocked = try await sendRecorded(before: recorded.id, context: context)
         // Sending the saves before it may have given its temporary IDs permanent ones.
         guard var entry = try await withFile({ file in try file.entry(recorded.id) }) else {
             throw StoreChainError(.unavailable, "the outbox entry of this save was discarded while it was being sent")
