@@ -7,7 +7,7 @@ extension PostgresCacheStorage {
     /// Makes sure `entities` have a row in the counts of saves, each in a statement of its own
     /// (so no write's transaction holds a new row while it waits for another's).
     func ensureSaveCounts(of entities: Set<String>) async throws {
-        let missing = countedEntities.withLock { $0.isSuperset(of: entities) ? [] : entities.subtracting($0) }
+        let missing = countedEntities.withLock { entities.subtracting($0) }
         guard !missing.isEmpty else { return }
         try await connections.withSharedConnection { [self] connection in
             _ = try await connection.query(

@@ -17,17 +17,20 @@ extension SQLiteCacheStorage {
     }
 
     /// Takes in the saves other processes recorded since this one last looked (`SaveOrder`), so
-    /// a write checked after this is not stored over them. Run in the write's transaction.
-    func catchUpWithOtherProcesses(_ db: Database) throws {
-        saveOrder.catchUp(recorded: try Self.saveCounts(db))
+    /// a write checked after this is not stored over them; returns the counts it read. Run in the
+    /// write's transaction.
+    @discardableResult
+    func catchUpWithOtherProcesses(_ db: Database) throws -> [String: Int64] {
+        let counts = try Self.saveCounts(db)
+        saveOrder.catchUp(recorded: counts)
+        return counts
     }
 
     /// Records a write that changed `entities` (a save's, or a change heard of): another process
     /// whose answer was read before it does not store it after (`catchUpWithOtherProcesses`).
-    /// Run in the write's transaction, after `catchUpWithOtherProcesses`.
-    func recordSave(of entities: Set<String>, _ db: Database) throws {
+    /// Run in the write's transaction, after `catchUpWithOtherProcesses` read `counts`.
+    func recordSave(of entities: Set<String>, over counts: [String: Int64], _ db: Database) throws {
         guard !entities.isEmpty else { return }
-        let counts = try Self.saveCounts(db)
         var raised: [String: Int64] = [:]
         for entity in entities {
             let count = (counts[entity] ?? 0) &+ 1

@@ -193,9 +193,9 @@ public final class SQLiteCacheStorage: CacheStorage, SaveOrderSharing {
         }
         let ownCount = write.query == nil ? 0 : 1
         return try modify { db in
-            try catchUpWithOtherProcesses(db)
+            let saveCounts = try catchUpWithOtherProcesses(db)
             guard write.holds else { return [] }
-            try recordSave(of: write.invalidated, db)
+            try recordSave(of: write.invalidated, over: saveCounts, db)
             let decoder = RowDecoder()
             var removed = Set<ObjectID>()
             for entity in write.invalidated {

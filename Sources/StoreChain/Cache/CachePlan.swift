@@ -57,31 +57,22 @@ struct CachePlan: Sendable {
     }
 }
 
-/// The plans of the requests a cache saw last, by request: at most `capacity`, all dropped when
-/// full (an app makes a bounded set of distinct fetches; one that makes more pays the planning
-/// it always paid).
+/// The plans of the requests a cache saw last, by request (`KeptValues`).
 final class CachePlans: Sendable {
-    private let plans = Locked<[FetchRequest: CachePlan]>([:])
-    private let capacity: Int
+    private let plans: KeptValues<FetchRequest, CachePlan>
     private let model: ObjectModel
 
     init(model: ObjectModel, capacity: Int = 256) {
         self.model = model
-        self.capacity = capacity
+        plans = KeptValues(capacity: capacity)
     }
 
     /// The plan of `request`, made now unless kept.
     ///
     /// - Throws: `StoreChainError` when the request does not fit the model (not kept).
     func plan(for request: FetchRequest) throws(StoreChainError) -> CachePlan {
-        if let kept = plans.withLock({ $0[request] }) { return kept }
-        let plan = try CachePlan(request, model: model)
-        plans.withLock { plans in
-            if plans.count >= capacity { plans.removeAll(keepingCapacity: true) }
-            plans[request] = plan
-        }
-        return plan
+        try plans.value(for: request) { () throws(StoreChainError) in try CachePlan(request, model: model) }
     }
 
-    var count: Int { plans.withLock { $0.count } }
+    var count: Int { plans.count }
 }

@@ -362,12 +362,6 @@ extension RelatedLoader {
 }
 
 extension RemoteRelationship {
-    /// Whether the owner's own record holds it (a foreign key, link or embedded record), as
-    /// against an endpoint of its own.
-    var isInTheRecord: Bool {
-        if case .endpoint = self { false } else { true }
-    }
-
     /// How the relationship is mapped, for messages: "as the foreign key 'band_id'".
     var mappedAs: String {
         switch self {

@@ -145,6 +145,12 @@ public enum RemoteRelationship: Sendable, Hashable, Decodable {
     /// more-pages flag or the total (by default the `Link` and `X-Total-Count` headers).
     case endpoint(String, paging: PagingFacts = PagingFacts(), style: Paging = .link)
 
+    /// Whether the owner's own record holds it (a foreign key, link or embedded record), as
+    /// against an endpoint of its own.
+    var isInTheRecord: Bool {
+        if case .endpoint = self { false } else { true }
+    }
+
     /// Each record names its destination objects by key (a foreign key or a link).
     var keyInRecord: Bool {
         switch self {
