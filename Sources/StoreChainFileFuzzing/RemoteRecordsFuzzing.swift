@@ -20,9 +20,11 @@ extension FuzzTarget {
         } catch {
             return "the fuzz backend description is refused: \(error)"
         }
+        // As an app sends them: through a chain, whose pager asks the terminal for pages.
+        let chain = Chain(handlers: [], terminal: responder, tracing: nil)
         for request in RemoteRecordsFuzzing.requests {
             do {
-                let response = try await responder.respond(to: request, context: RequestContext())
+                let response = try await chain.send(request)
                 if let problem = RemoteRecordsFuzzing.wrongNodes(in: response, for: request) { return problem }
             } catch let error as StoreChainError {
                 if error.location?.path == nil && error.location?.file == nil {

@@ -3,6 +3,7 @@ import StoreChain
 import StoreChainDemoBackend
 import StoreChainHTTP
 import StoreChainPipeline
+import StoreChainTesting
 import Testing
 
 @Suite struct ServeDemoTests {
@@ -36,7 +37,7 @@ import Testing
         #expect(base.host == "127.0.0.1")
         let model = try ModelFile.parse(DemoCatalogModel.text)
         let v2 = try RemoteResponder(model: model, options: DemoRemoteOptions.v2(baseURL: base))
-        let count = try await v2.respond(
+        let count = try await v2.respondInAChain(
             to: .fetch(FetchRequest(entity: "Band", resultType: .count)), context: RequestContext())
         #expect(try count.fetchResult() == .count(3))
         #expect(text.contains("quirks: ETags with 304, max-age=60"), "\(text)")
@@ -45,8 +46,8 @@ import Testing
             text.contains("/v2/changes?since=") && text.contains("/v2/events")
                 && text.contains("churn: 50.0 changes a second"), "\(text)")
         // The churn changes records, and the change feed tells of it.
-        let now = try await v2.respond(to: .changes(ChangesRequest(cursor: nil)), context: RequestContext())
-        let changes = try await v2.respond(
+        let now = try await v2.respondInAChain(to: .changes(ChangesRequest(cursor: nil)), context: RequestContext())
+        let changes = try await v2.respondInAChain(
             to: .changes(ChangesRequest(cursor: try now.changeFeedPage().cursor, wait: .seconds(20))),
             context: RequestContext())
         #expect(try !changes.changeFeedPage().changes.isEmpty)

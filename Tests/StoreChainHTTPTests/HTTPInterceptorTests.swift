@@ -52,7 +52,7 @@ import Testing
     }
 
     func bands(_ remote: RemoteResponder) async throws -> [ObjectID] {
-        let response = try await remote.respond(to: .fetch(TestData.fetch("Band")), context: RequestContext())
+        let response = try await remote.respondInAChain(to: .fetch(TestData.fetch("Band")), context: RequestContext())
         return try response.fetchResult().nodes.map(\.id)
     }
 

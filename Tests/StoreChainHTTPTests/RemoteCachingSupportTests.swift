@@ -37,7 +37,7 @@ import Testing
             .fetch(FetchRequest(entity: "Band")), .objectFault(ObjectID(entity: "Band", key: 1)),
         ] {
             let error = await #expect(throws: StoreChainError.self) {
-                try await remote.respond(to: request, context: RequestContext(cachePolicy: .cacheOnly))
+                try await remote.respondInAChain(to: request, context: RequestContext(cachePolicy: .cacheOnly))
             }
             #expect(error?.code == .notCached)
         }
@@ -46,7 +46,7 @@ import Testing
 
     @Test func aDocumentIsReadOncePerRequest() async throws {
         let remote = try dumpOnly(dump)
-        let albums = try await remote.respond(
+        let albums = try await remote.respondInAChain(
             to: .fetch(TestData.fetch("Album", where: "band.name == 'Lower Dens'")), context: RequestContext())
         #expect(
             try albums.fetchResult()
@@ -61,7 +61,7 @@ import Testing
 
     @Test func reportsTheCollectionsItReadWhole() async throws {
         let remote = try dumpOnly(dump)
-        let response = try await remote.respond(
+        let response = try await remote.respondInAChain(
             to: .fetch(TestData.fetch("Album", where: "year > 2010")), context: RequestContext())
         #expect(response.info.completeCollections == ["Band", "Album"])
         #expect(
@@ -76,10 +76,11 @@ import Testing
         let remote = try RemoteResponder(
             model: model, options: RemoteFixtures.options(), transport: transport, environment: [:])
         let context = RequestContext()
-        let searched = try await remote.respond(
+        let searched = try await remote.respondInAChain(
             to: .fetch(TestData.fetch("Band", where: "name BEGINSWITH 'Lo'")), context: context)
         #expect(searched.info.completeCollections.isEmpty)
-        let listed = try await remote.respond(to: .fetch(TestData.fetch("Band", where: "rating > 4")), context: context)
+        let listed = try await remote.respondInAChain(
+            to: .fetch(TestData.fetch("Band", where: "rating > 4")), context: context)
         #expect(listed.info.completeCollections == ["Band"])
     }
 }
@@ -106,7 +107,8 @@ import Testing
             }
         }
         let remote = try pagedBands(model, pageSize: 2, transport)
-        let result = try await remote.respond(to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
+        let result = try await remote.respondInAChain(
+            to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
         guard case .objects(let bands) = try result.fetchResult() else {
             throw StoreChainError(.invalidResponse, "no objects")
         }

@@ -21,7 +21,7 @@ import Testing
     }
 
     func fetch(_ responder: RemoteResponder, _ request: FetchRequest) async throws -> StoreResponse {
-        try await responder.respond(to: .fetch(request), context: RequestContext())
+        try await responder.respondInAChain(to: .fetch(request), context: RequestContext())
     }
 
     // MARK: Planner: one test per binding rule
@@ -172,7 +172,7 @@ import Testing
         #expect(fetchError?.isConflict == [409, 412].contains(status))
         let update = Node(id: ObjectID(entity: "Band", key: 1), attributes: ["name": "Renamed"])
         let saveError = await #expect(throws: StoreChainError.self) {
-            try await remote.respond(to: .save(SaveChanges(updated: [update])), context: RequestContext())
+            try await remote.respondInAChain(to: .save(SaveChanges(updated: [update])), context: RequestContext())
         }
         #expect(saveError?.code == saveCode)
     }
@@ -256,14 +256,31 @@ import Testing
                 : .status(404)
         }
         let remote = try responder(transport)
-        let found = try await remote.respond(
+        let found = try await remote.respondInAChain(
             to: .objectFault(ObjectID(entity: "Band", key: 1)), context: RequestContext())
         #expect(try found.objectNode()?[attribute: "name"] == "Low")
         #expect(found.info.http?.headers["etag"] == "\"v1\"")
         #expect(found.info.http?.headers["cache-control"] == "max-age=60")
-        let gone = try await remote.respond(
+        let gone = try await remote.respondInAChain(
             to: .objectFault(ObjectID(entity: "Band", key: 2)), context: RequestContext())
         #expect(try gone.objectNode() == nil)
+    }
+
+    /// Called on its own, the terminal makes the one exchange a fault needs, but a whole fetch
+    /// (pages, related objects) is the chain's work: it is refused with what to do, and nothing
+    /// is sent; it never builds a chain of its own.
+    @Test func onItsOwnTheTerminalAnswersOneExchangeAndRefusesAWholeFetch() async throws {
+        let transport = StubTransport { _ in .json(#"{"id": 1, "attributes": {"name": "Low"}}"#) }
+        let remote = try responder(transport)
+        let fault = try await remote.respond(
+            to: .objectFault(ObjectID(entity: "Band", key: 1)), context: RequestContext())
+        #expect(try fault.objectNode()?[attribute: "name"] == "Low")
+        let error = await #expect(throws: StoreChainError.self) {
+            try await remote.respond(to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
+        }
+        #expect(error?.code == .invalidRequest)
+        #expect(error?.suggestion?.contains("through a Chain") == true)
+        #expect(transport.requests.count == 1)
     }
 
     /// `X-RateLimit-Remaining` / `X-RateLimit-Reset` become a typed `RateLimitStatus` (epoch
@@ -278,7 +295,7 @@ import Testing
         }
         let remote = try responder(transport)
         let band = ObjectID(entity: "Band", key: 1)
-        let epoch = try await remote.respond(to: .objectFault(band), context: RequestContext())
+        let epoch = try await remote.respondInAChain(to: .objectFault(band), context: RequestContext())
         #expect(
             epoch.info.rateLimit
                 == RateLimitStatus(remaining: 7, reset: .at(Date(timeIntervalSince1970: 1_767_225_600))))
@@ -291,7 +308,7 @@ import Testing
             ["X-RateLimit-Remaining": "2", "X-RateLimit-Reset": "soon"],
         ] {
             headers.withLock { $0 = bad }
-            let answer = try await remote.respond(to: .objectFault(band), context: RequestContext())
+            let answer = try await remote.respondInAChain(to: .objectFault(band), context: RequestContext())
             #expect(answer.info.rateLimit == nil, "\(bad)")
         }
     }
@@ -300,7 +317,7 @@ import Testing
     @Test func aGetAnsweringAnotherObjectIsAnErrorNotThatObject() async throws {
         let transport = StubTransport { _ in .json(#"{"id": 2, "attributes": {"name": "Low"}}"#) }
         let error = await #expect(throws: StoreChainError.self) {
-            try await self.responder(transport).respond(
+            try await self.responder(transport).respondInAChain(
                 to: .objectFault(ObjectID(entity: "Band", key: 1)), context: RequestContext())
         }
         #expect(error?.code == .badRecord)
@@ -314,11 +331,11 @@ import Testing
                 ? .status(304, headers: ["ETag": "\"v1\""]) : .json(RemoteFixtures.bandsPage)
         }
         let validators = Validators(etag: "\"v1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT")
-        let response = try await responder(transport).respond(
+        let response = try await responder(transport).respondInAChain(
             to: .revalidation(.fetch(FetchRequest(entity: "Band")), validators), context: RequestContext())
         #expect(response.info.notModified)
         #expect(transport.requests.first?.headers["If-Modified-Since"] == "Wed, 21 Oct 2026 07:28:00 GMT")
-        let plain = try await responder(transport).respond(
+        let plain = try await responder(transport).respondInAChain(
             to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
         #expect(!plain.info.notModified)
         #expect(transport.requests.last?.headers["If-None-Match"] == nil, "a fetch is never conditional")
@@ -339,13 +356,13 @@ import Testing
         var options = RemoteFixtures.options()
         options.entities["Band"]?.relationships = [:]
         let remote = try responder(transport, options: options)
-        let albums = try await remote.respond(
+        let albums = try await remote.respondInAChain(
             to: .relationshipFault(ObjectID(entity: "Band", key: 1), relationship: "albums"), context: RequestContext())
         #expect(
             try albums.relationshipValue()
                 == .toMany([ObjectID(entity: "Album", key: 10), ObjectID(entity: "Album", key: 11)]))
         #expect(albums.related.count == 2)
-        let band = try await remote.respond(
+        let band = try await remote.respondInAChain(
             to: .relationshipFault(ObjectID(entity: "Album", key: 10), relationship: "band"), context: RequestContext())
         #expect(try band.relationshipValue() == .toOne(ObjectID(entity: "Band", key: 1)))
         #expect(band.related.first?[attribute: "name"] == "Low")
@@ -377,7 +394,7 @@ import Testing
                 Node(id: ObjectID(entity: "Band", key: 1), attributes: ["founded": .date(ISO8601.parse("2001-01-01")!)])
             ],
             deleted: [ObjectID(entity: "Band", key: 2)])
-        let result = try await responder(transport).respond(to: .save(changes), context: RequestContext())
+        let result = try await responder(transport).respondInAChain(to: .save(changes), context: RequestContext())
             .saveResult()
         #expect(
             result.permanentIDs == [
@@ -399,7 +416,7 @@ import Testing
         let album = Node(
             id: .temporary(entity: "Album"), attributes: ["title": "X"], relationships: ["band": .toOne(band.id)])
         let error = await #expect(throws: StoreChainError.self) {
-            try await responder(transport).respond(
+            try await responder(transport).respondInAChain(
                 to: .save(SaveChanges(inserted: [band, album])), context: RequestContext())
         }
         #expect(error?.code == .saveFailed)

@@ -14,7 +14,7 @@ import Testing
     @Test(arguments: [PageInfo.Style.pageNumber, .offset, .cursor, .link])
     func everyPageIsReadUntilTheListingEnds(_ style: PageInfo.Style) async throws {
         let (remote, transport) = try RemotePagingTests.remote(style)
-        let response = try await remote.respond(to: Self.bands, context: RequestContext())
+        let response = try await remote.respondInAChain(to: Self.bands, context: RequestContext())
         guard case .objects(let nodes) = try response.fetchResult() else {
             Issue.record("a fetch of objects answered \(response.result)")
             return
@@ -36,7 +36,7 @@ import Testing
         let (remote, transport) = try RemotePagingTests.remote(.pageNumber)
         let validators = Validators(etag: "\"v1\"")
         let revalidation = StoreRequest.revalidation(Self.bands, validators)
-        let read = try await remote.respond(to: revalidation, context: RequestContext())
+        let read = try await remote.respondInAChain(to: revalidation, context: RequestContext())
         #expect(transport.requests.first?.headers["If-None-Match"] == "\"v1\"")
         #expect(transport.requests.dropFirst().allSatisfy { $0.headers["If-None-Match"] == nil })
         #expect(read.info.pagesRead == 6 && !read.info.notModified)
@@ -44,7 +44,7 @@ import Testing
         let unchanged = StubTransport { _ in TransportResponse(status: 304) }
         let notModified = try RemoteResponder(
             model: remote.model, options: remote.options, transport: unchanged, environment: [:])
-        let answer = try await notModified.respond(to: revalidation, context: RequestContext())
+        let answer = try await notModified.respondInAChain(to: revalidation, context: RequestContext())
         #expect(answer.info.notModified && answer.info.pagesRead == 1)
         #expect(try answer.fetchResult() == .objects([]))
         #expect(unchanged.requests.count == 1)
@@ -56,7 +56,7 @@ import Testing
         options.maxPages = 3
         let limited = try RemoteResponder(model: remote.model, options: options, transport: transport, environment: [:])
         let error = await #expect(throws: StoreChainError.self) {
-            try await limited.respond(to: Self.bands, context: RequestContext())
+            try await limited.respondInAChain(to: Self.bands, context: RequestContext())
         }
         #expect(error?.code == .tooManyPages)
         #expect(error?.message.contains("more than 3 pages") == true, "\(String(describing: error))")
@@ -74,7 +74,7 @@ import Testing
         options.headers["Authorization"] = "Bearer secret"
         let linked = try RemoteResponder(model: remote.model, options: options, transport: transport, environment: [:])
         let error = await #expect(throws: StoreChainError.self) {
-            try await linked.respond(to: Self.bands, context: RequestContext())
+            try await linked.respondInAChain(to: Self.bands, context: RequestContext())
         }
         #expect(error?.code == .badRecord)
         #expect(error?.message.contains("leads off the backend") == true, "\(String(describing: error))")
@@ -91,7 +91,7 @@ import Testing
         var options = remote.options
         options.entities["Band"]?.fetch = [RemoteEndpoint("GET /bands")]
         let unpaged = try RemoteResponder(model: remote.model, options: options, transport: transport, environment: [:])
-        let response = try await unpaged.respond(to: Self.bands, context: RequestContext())
+        let response = try await unpaged.respondInAChain(to: Self.bands, context: RequestContext())
         guard case .objects(let nodes) = try response.fetchResult() else {
             Issue.record("a fetch of objects answered \(response.result)")
             return
@@ -110,7 +110,7 @@ import Testing
         options.entities["Band"]?.fetch = [RemoteEndpoint("GET /bands")]
         let skipping = try RemoteResponder(
             model: remote.model, options: options, transport: transport, environment: [:])
-        let listing = try await skipping.respond(to: Self.bands, context: RequestContext())
+        let listing = try await skipping.respondInAChain(to: Self.bands, context: RequestContext())
         guard case .objects(let nodes) = try listing.fetchResult() else {
             Issue.record("a fetch of objects answered \(listing.result)")
             return
@@ -121,7 +121,7 @@ import Testing
         options.badRecords = .fail
         let failing = try RemoteResponder(model: remote.model, options: options, transport: transport, environment: [:])
         let error = await #expect(throws: StoreChainError.self) {
-            try await failing.respond(to: Self.bands, context: RequestContext())
+            try await failing.respondInAChain(to: Self.bands, context: RequestContext())
         }
         #expect(error?.code == .badRecord)
         #expect(error?.location?.path?.contains("$.data[1]") == true, "\(String(describing: error))")

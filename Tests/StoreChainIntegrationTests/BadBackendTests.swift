@@ -2,6 +2,7 @@ import Foundation
 import StoreChain
 import StoreChainDemoBackend
 import StoreChainHTTP
+import StoreChainTesting
 import Testing
 
 /// Reliability: a backend that misbehaves at the HTTP level (the demo backend's `/bad/…`
@@ -38,7 +39,7 @@ import Testing
         let remote = try RemoteResponder(
             model: backend.model, options: options, transport: AsyncHTTPClientTransport(maxBodySize: 1 << 20))
         let error = await #expect(throws: StoreChainError.self) {
-            try await remote.respond(to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
+            try await remote.respondInAChain(to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
         }
         #expect(error?.code == badCase.code, "\(String(describing: error))")
         #expect("\(String(describing: error))".contains(badCase.mentions), "\(String(describing: error))")
@@ -55,7 +56,8 @@ import Testing
         options.entities["Band"]?.fetch = [RemoteEndpoint("GET /bad/moved", records: "data")]
         let remote = try RemoteResponder(model: backend.model, options: options)
         do {
-            let response = try await remote.respond(to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
+            let response = try await remote.respondInAChain(
+                to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
             guard case .objects(let bands) = try response.fetchResult() else {
                 Issue.record("a fetch answers objects")
                 await backend.stop()

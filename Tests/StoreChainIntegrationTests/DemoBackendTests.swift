@@ -117,22 +117,25 @@ import Testing
             let v2 = try RemoteResponder(model: backend.model, options: options)
             backend.setQuirks(.none)
             let broken = await #expect(throws: StoreChainError.self) {
-                try await v2.respond(to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
+                try await v2.respondInAChain(to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
             }
             #expect(broken?.code == .malformedJSON)
             #expect(broken?.location?.file?.hasSuffix("/v2/broken") == true)
 
             backend.setQuirks(DemoQuirks(failEvery: 1))
             let failing = await #expect(throws: StoreChainError.self) {
-                try await v2.respond(to: .objectFault(ObjectID(entity: "Track", key: 1)), context: RequestContext())
+                try await v2.respondInAChain(
+                    to: .objectFault(ObjectID(entity: "Track", key: 1)), context: RequestContext())
             }
             #expect(failing?.code == .backendUnavailable)
             #expect(failing?.message.hasSuffix("/v2/tracks/1 answered 500") == true)
 
             backend.setQuirks(DemoQuirks(rateLimitPerSecond: 1))
-            _ = try? await v2.respond(to: .objectFault(ObjectID(entity: "Track", key: 1)), context: RequestContext())
+            _ = try? await v2.respondInAChain(
+                to: .objectFault(ObjectID(entity: "Track", key: 1)), context: RequestContext())
             let limited = await #expect(throws: StoreChainError.self) {
-                try await v2.respond(to: .objectFault(ObjectID(entity: "Track", key: 2)), context: RequestContext())
+                try await v2.respondInAChain(
+                    to: .objectFault(ObjectID(entity: "Track", key: 2)), context: RequestContext())
             }
             #expect(limited?.message.hasSuffix("answered 429") == true)
         }
@@ -143,7 +146,7 @@ import Testing
         closed.timeoutSeconds = 1
         let stopped = try RemoteResponder(model: backend.model, options: closed)
         let refused = await #expect(throws: StoreChainError.self) {
-            try await stopped.respond(to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
+            try await stopped.respondInAChain(to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
         }
         #expect(refused?.code == .transport)
     }
@@ -153,8 +156,10 @@ import Testing
             var options = DemoRemoteOptions.v2(baseURL: base)
             options.entities["Band"]?.fetch = [RemoteEndpoint("GET /gzipped", records: "data")]
             let v2 = try RemoteResponder(model: backend.model, options: options)
-            let bands = try await v2.respond(to: .fetch(FetchRequest(entity: "Band")), context: RequestContext())
-                .fetchResult()
+            let bands = try await v2.respondInAChain(
+                to: .fetch(FetchRequest(entity: "Band")), context: RequestContext()
+            )
+            .fetchResult()
             guard case .objects(let nodes) = bands else { return }
             #expect(nodes.map { $0[attribute: "name"] } == ["Gzipped Band"])
         }

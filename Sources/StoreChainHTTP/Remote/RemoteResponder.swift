@@ -217,23 +217,17 @@ public final class RemoteResponder: UpstreamCounting, PagedResponder {
     /// JSON and following pages must not run on the main actor of an app that fetches from it.
     @concurrent
     public func respond(to request: StoreRequest, context: RequestContext) async throws -> StoreResponse {
-        // Inside a chain the request stops at the seam below the caches; called on its own too.
+        // Inside a chain the request stops at the seam below the caches; outside one it is refused too.
         if context.effectiveCachePolicy(for: request) == .cacheOnly, request.kind != .save {
             throw StoreChainError.refusingCacheOnly(request)
         }
-        guard context.isInChain else {
-            // Called on its own: through a chain of its own, whose pager reads listings and
-            // relationship lists page by page and which takes the requests that reading related
-            // objects sends, as any chain does.
-            let chain = Chain(handlers: [], terminal: self, clock: context.clock, logger: context.logger, tracing: nil)
-            return try await chain.send(request, context: context.moved(to: chain))
-        }
         return switch request {
         case .fetch, .revalidation(.fetch, _):
-            // Every chain has a pager above this terminal, which asks for pages.
+            // Every chain has a pager above this terminal, which asks for pages; the terminal has
+            // no chain of its own to fall back on (one exchange per request).
             throw StoreChainError(
                 .invalidRequest, "the remote terminal answers a fetch a page at a time, and a whole fetch reached it",
-                suggestion: "put a PaginationHandler above it, or send the fetch through a Chain, which places one")
+                suggestion: "send the fetch through a Chain whose terminal it is, which places a pager above it")
         case .page(let fetch, let page): try await self.fetch(fetch, page: page, context: context)
         case .objectFault(let id): try await objectFault(id, context: context)
         case .revalidation(.objectFault(let id), let validators):
