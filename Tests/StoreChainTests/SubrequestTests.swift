@@ -47,6 +47,16 @@ import Testing
         #expect(terminal.seen.withLock { $0.last } == "other=false itself=false")
     }
 
+    /// A request a handler sends on its own account needs the chain; with none, it fails saying
+    /// so instead of answering nothing.
+    @Test func aRequestOnAHandlersOwnAccountOutsideAChainFailsSayingSo() async throws {
+        let error = await #expect(throws: StoreChainError.self) {
+            try await RequestContext().sendOnOwnAccount(.objectFault(ObjectID(entity: "Band", key: 1)))
+        }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.contains("there is none") == true)
+    }
+
     /// Asks for the next band's fault while answering each one: an endless chain of new
     /// requests, which the lineage bound ends.
     final class EndlessTerminal: StoreResponder {

@@ -147,12 +147,17 @@ public struct RequestContext: Sendable {
     /// `cachePolicy` applies to it alone: `.reload` makes the caches store the backend's answer
     /// in place of what they hold.
     ///
-    /// - Returns: the response, or `nil` when there is no chain above (a handler called on its
-    ///   own); the caller then sends it below itself.
+    /// - Throws: `.unavailable` when there is no chain to send it through (a handler called on
+    ///   its own), and whatever the chain throws.
     public func sendOnOwnAccount(_ request: StoreRequest, cachePolicy: CachePolicy? = nil) async throws
-        -> StoreResponse?
+        -> StoreResponse
     {
-        guard let entry = services.entry else { return nil }
+        guard let entry = services.entry else {
+            throw StoreChainError(
+                .unavailable,
+                "\(request) was to be sent through the chain, and there is none (a handler called on its own)",
+                suggestion: "put the handler in a Chain")
+        }
         return try await entry(request, RequestContext(services: services, cachePolicy: cachePolicy))
     }
 

@@ -164,6 +164,10 @@ public final class ChangeFeedHandler: ChangeSource {
             cursor = reached
         }
 
+        guard services.entry != nil else {
+            services.logger.error("change-feed: stopped, it has no chain to ask for changes through")
+            return
+        }
         while !Task.isCancelled {
             let started = clock.now
             let context = RequestContext(services: services, cachePolicy: nil, deadline: nil)
@@ -174,7 +178,7 @@ public final class ChangeFeedHandler: ChangeSource {
                 // the backend has nothing more to say.
                 let request = ChangesRequest(
                     cursor: cursor, wait: catchingUp ? nil : options.wait, stream: !catchingUp)
-                guard let response = try await context.sendOnOwnAccount(.changes(request)) else { return }
+                let response = try await context.sendOnOwnAccount(.changes(request))
                 if case .changeStream(let stream) = response.result {
                     following = stream
                     services.logger.debug(

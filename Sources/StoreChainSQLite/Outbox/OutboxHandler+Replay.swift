@@ -88,11 +88,7 @@ extension OutboxHandler {
             defer { state.withLock { _ = $0.inFlight.removeValue(forKey: key) } }
             do {
                 let request = StoreRequest.save(batch.changes)
-                guard let response = try await context.sendOnOwnAccount(request) else {
-                    throw StoreChainError(
-                        .unavailable, "the outbox has no chain to send its saves through",
-                        suggestion: "put the outbox handler in a Chain and call Chain.sync()")
-                }
+                let response = try await context.sendOnOwnAccount(request)
                 let result = try response.saveResult()
                 guard !result.isPending else {
                     stop.stop(nil)
