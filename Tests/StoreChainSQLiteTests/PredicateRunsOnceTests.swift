@@ -4,7 +4,7 @@ import StoreChainSQLite
 import StoreChainTesting
 import Testing
 
-/// The predicate runs once per record: where the terminal evaluated it (`PageInfo.matchesOnly`),
+/// The predicate runs once per record: where the terminal evaluated it (its pages' `applied.predicate`),
 /// neither the pager at the seam nor the memory and disk caches above it evaluate it again. The
 /// terminal here counts its evaluations and plants a record it calls a match, which anything
 /// evaluating the predicate again would drop.
@@ -33,11 +33,12 @@ import Testing
             let records = snapshot.nodes(of: fetch.entity)
             evaluations.withLock { $0 += records.count }
             let matches = records.filter { predicate?.evaluate($0, in: snapshot) ?? true } + [Self.planted]
+            // Matches only (the predicate evaluated here), in no known order.
             var info = ResponseInfo(
-                answeredBy: name, origin: .localStore, applied: .init(predicate: false, sort: false, window: false))
+                answeredBy: name, origin: .localStore, applied: .init(predicate: true, sort: false, window: false))
             info.page = PageInfo(
                 style: .offset, size: records.count + 1, start: 0, records: records.count, next: nil,
-                total: records.count, matchesOnly: true)
+                listing: .nothing, total: records.count)
             return StoreResponse(.fetched(.objects(matches)), info: info)
         }
     }

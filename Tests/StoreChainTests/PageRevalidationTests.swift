@@ -50,7 +50,8 @@ private final class VersionedBands: StoreResponder {
             info.applied = .init(predicate: true, sort: true, window: false)
             info.page = PageInfo(
                 style: .pageNumber, size: size, start: start, records: slice.count,
-                next: end < state.bands.count ? .record(end) : nil, total: state.bands.count, wholeCollection: true)
+                next: end < state.bands.count ? .record(end) : nil, listing: info.applied, total: state.bands.count,
+                wholeCollection: true)
             return StoreResponse(.fetched(.objects(slice)), info: info)
         }
     }

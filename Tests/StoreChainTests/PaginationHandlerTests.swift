@@ -75,7 +75,7 @@ private final class PagedBands: StoreResponder {
         var info = ResponseInfo(answeredBy: name, origin: .remote)
         info.applied = .init(predicate: filters, sort: sorts, window: false)
         info.page = PageInfo(
-            style: style, size: size, start: start, records: slice.count, next: next,
+            style: style, size: size, start: start, records: slice.count, next: next, listing: info.applied,
             total: reportsTotal ? listing.count : nil,
             lastStart: reportsLastPage ? max(0, listing.count - 1) / size * size : nil)
         return StoreResponse(.fetched(.objects(slice.filter(matches))), info: info)
@@ -104,9 +104,11 @@ private struct MatchedPage: StoreResponder {
             throw StoreChainError(.invalidRequest, "MatchedPage answers page requests only, not \(request)")
         }
         var info = ResponseInfo(answeredBy: name, origin: .remote)
-        info.applied = .init(predicate: false, sort: true, window: false)
+        // The backend sorted; the terminal evaluated the predicate itself: matches only.
+        info.applied = .init(predicate: true, sort: true, window: false)
         info.page = PageInfo(
-            style: .offset, size: 10, start: 0, records: 10, next: nil, matchesOnly: true)
+            style: .offset, size: 10, start: 0, records: 10, next: nil,
+            listing: .init(predicate: false, sort: true, window: false))
         return StoreResponse(.fetched(.objects(bands)), info: info)
     }
 }
@@ -126,7 +128,7 @@ private struct MatchedPage: StoreResponder {
             resultType: result)
     }
 
-    /// A page whose terminal evaluated the predicate (`PageInfo.matchesOnly`) is not filtered
+    /// A page whose terminal evaluated the predicate (its `applied.predicate`, the listing's not) is not filtered
     /// again: once per record, by whoever read it.
     @Test func aPageThatHoldsOnlyMatchesIsNotFilteredAgain() async throws {
         let terminal = MatchedPage()

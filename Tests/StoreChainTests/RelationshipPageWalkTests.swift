@@ -25,7 +25,8 @@ import Testing
             let next: PageRequest.Position? =
                 end < keys.count ? (style.isRandomAccess ? .record(end) : .token(String(end))) : nil
             var info = ResponseInfo(answeredBy: "albums", origin: .remote)
-            info.page = PageInfo(style: style, size: 10, start: start, records: slice.count, next: next)
+            info.page = PageInfo(
+                style: style, size: 10, start: start, records: slice.count, next: next, listing: .all)
             info.exchanges = 1
             let ids = slice.map { ObjectID(entity: "Album", key: .integer($0)) }
             return StoreResponse(

@@ -72,11 +72,10 @@ public struct DictionaryTerminal: PagedResponder {
         let size = max(1, page.size ?? pageSize)
         let slice = Array(all.dropFirst(start).prefix(size))
         let end = start + slice.count
-        var info = ResponseInfo(
-            answeredBy: name, origin: .localStore, applied: .init(predicate: false, sort: false, window: false))
+        var info = ResponseInfo(answeredBy: name, origin: .localStore, applied: .nothing)
         info.page = PageInfo(
             style: .offset, size: size, start: start, records: slice.count, next: end < all.count ? .record(end) : nil,
-            total: all.count, wholeCollection: true)
+            listing: .nothing, total: all.count, wholeCollection: true)
         return StoreResponse(.fetched(.objects(slice)), info: info)
     }
 }

@@ -17,7 +17,9 @@ public struct ResponseInfo: Sendable, Hashable {
         case outbox
     }
 
-    /// What a terminal applied of a fetch request; the rest must be done above it.
+    /// What was applied of a fetch request; the rest must be done above it. As a response's
+    /// `applied`, what was done to the records it holds; as a page's `PageInfo.listing`, what the
+    /// backend's listing applied.
     public struct Applied: Sendable, Hashable {
         /// Whether the predicate was applied in full.
         public var predicate: Bool
@@ -41,6 +43,8 @@ public struct ResponseInfo: Sendable, Hashable {
 
         /// The whole request was applied.
         public static let all = Applied(predicate: true, sort: true, window: true)
+        /// Nothing was applied: every record, in no known order.
+        public static let nothing = Applied(predicate: false, sort: false, window: false, tiesInKeyOrder: false)
     }
 
     /// The handler or terminal that answered (its type name).
@@ -50,7 +54,8 @@ public struct ResponseInfo: Sendable, Hashable {
     /// The answer is older than the cache policy normally allows (stale-while-revalidate, or
     /// stale-if-error with `error` set).
     public var isStale: Bool
-    /// What the answerer applied of a fetch request; the rest must be done above it.
+    /// What was done to the records this answer holds; the rest must be done above it. (For a
+    /// page, what the backend's listing applied is `PageInfo.listing`.)
     public var applied: Applied
     /// Whether the backend has more pages than this answer holds, when known.
     public var hasMorePages: Bool?

@@ -147,9 +147,10 @@ extension RemoteResponder {
         }
         let ids = loaded.nodes.map(\.id)
         var info = HTTPMetadata.info(from: response, answeredBy: self.name)
+        // A relationship's list is the whole answer, in its order.
         info.page = PageInfo(
             style: address.style, size: size, start: address.start, records: records.count, next: next,
-            total: signals.total, endpoint: text)
+            listing: .all, total: signals.total, endpoint: text)
         return StoreResponse(
             .relationship(relationship.isToMany ? .toMany(ids) : .toOne(ids.first)),
             related: loaded.embedded + loaded.nodes, info: info)

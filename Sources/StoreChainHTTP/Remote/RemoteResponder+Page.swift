@@ -90,14 +90,17 @@ extension RemoteResponder {
         var info = HTTPMetadata.info(from: response, answeredBy: name)
         info.describe(queryPlan)
         info.skippedRecords = loaded.skipped
-        info.applied = .init(
+        // The backend's listing applied what was pushed; the page's records were then filtered
+        // here by the rest of the predicate, so they are matches only, in the listing's order.
+        let listing = ResponseInfo.Applied(
             predicate: queryPlan.filterApplied, sort: queryPlan.orderApplied, window: false,
             tiesInKeyOrder: queryPlan.tiesInKeyOrder)
+        info.applied = .init(
+            predicate: true, sort: listing.sort, window: false, tiesInKeyOrder: listing.tiesInKeyOrder)
         info.hasMorePages = next != nil
         info.page = PageInfo(
-            style: style, size: size, start: start, records: records.count, next: next, total: total,
-            lastStart: lastStart, wholeCollection: wholeCollection, endpoint: queryPlan.endpoint.request,
-            matchesOnly: true)
+            style: style, size: size, start: start, records: records.count, next: next, listing: listing,
+            total: total, lastStart: lastStart, wholeCollection: wholeCollection, endpoint: queryPlan.endpoint.request)
         let reached = objects.nodes(along: paths.map { $0.joined(separator: ".") }, from: nodes)
         return StoreResponse(.fetched(.objects(nodes)), related: reached + leftOut, info: info)
     }

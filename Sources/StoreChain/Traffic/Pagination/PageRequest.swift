@@ -109,6 +109,13 @@ public struct PageInfo: Sendable, Hashable {
     public var records: Int
     /// Where the next page is; `nil` on the last page.
     public var next: PageRequest.Position?
+    /// What the backend's listing applied of the fetch (pushed to the backend), which decides
+    /// what a record's position in it means: with the predicate and the sort applied, ties in key
+    /// order, the listing's records are the answer's in its order, so a pager reads a window
+    /// from its own pages, and the listing's total is the count. What was done to the records
+    /// this page holds is the response's `ResponseInfo.applied` (a terminal may have evaluated
+    /// in memory what the backend did not).
+    public var listing: ResponseInfo.Applied
     /// Records the backend says the whole listing holds, when it says.
     public var total: Int?
     /// Where the listing's last page starts, when the backend says (a `Link` header's
@@ -120,26 +127,22 @@ public struct PageInfo: Sendable, Hashable {
     public var wholeCollection: Bool
     /// The backend endpoint the page came from (`GET /albums`), for messages about the listing.
     public var endpoint: String?
-    /// The page holds only records that match the whole predicate: the backend filtered them,
-    /// or the answerer evaluated in memory what it did not push (the remote adapter does, with
-    /// the related objects the predicate reads). A pager does not evaluate the predicate again.
-    public var matchesOnly: Bool
-
     /// A page as read, with what the backend said of the listing.
     public init(
-        style: Style, size: Int, start: Int, records: Int, next: PageRequest.Position?, total: Int? = nil,
-        lastStart: Int? = nil, wholeCollection: Bool = false, endpoint: String? = nil, matchesOnly: Bool = false
+        style: Style, size: Int, start: Int, records: Int, next: PageRequest.Position?,
+        listing: ResponseInfo.Applied, total: Int? = nil, lastStart: Int? = nil, wholeCollection: Bool = false,
+        endpoint: String? = nil
     ) {
         self.style = style
         self.size = size
         self.start = start
         self.records = records
         self.next = next
+        self.listing = listing
         self.total = total
         self.lastStart = lastStart
         self.wholeCollection = wholeCollection
         self.endpoint = endpoint
-        self.matchesOnly = matchesOnly
     }
 }
 

@@ -83,27 +83,28 @@ struct PageWalk {
             info.pagesRead = sequence.pagesRead
             return StoreResponse(.fetched(.objects([])), info: info)
         }
-        guard first.info.page != nil else {
+        guard let firstPage = first.info.page else {
             // The terminal does not page: its answer holds every match.
             sequence.add([first])
             return try await finish(offset: request.fetchOffset, windowFull: false)
         }
-        let applied = first.info.applied
-        // A window is read from its own pages only when the backend's order is the whole order,
-        // ties included: where ties come in no known order, the records just outside a window
-        // may belong in it.
-        let exact = applied.predicate && applied.sort && applied.tiesInKeyOrder
+        // What the backend's listing applied decides what a position in it means. A window is
+        // read from its own pages only when the listing's order is the whole order, ties
+        // included: where ties come in no known order, the records just outside a window may
+        // belong in it.
+        let listing = firstPage.listing
+        let exact = listing.predicate && listing.sort && listing.tiesInKeyOrder
         if !exact, first.start > 0 {
             try sequence.reserve(1)
             first = try await sequence.read(.record(0), after: nil, validators: nil)
         }
         sequence.add([first])
         // A count's order does not matter: the backend's filter is enough for its total.
-        if request.resultType == .count, applied.predicate, let total = try await listingSize() {
+        if request.resultType == .count, listing.predicate, let total = try await listingSize() {
             return countAnswer(total: total)
         }
         let mode: Mode =
-            switch (request.fetchLimit.map { request.fetchOffset + $0 }, exact, applied.sort) {
+            switch (request.fetchLimit.map { request.fetchOffset + $0 }, exact, listing.sort) {
             case (let end?, true, _): .window(end: end)
             case (let end?, false, true): .residual(end: end)
             default: .all
@@ -168,7 +169,7 @@ struct PageWalk {
             return last.start + (last.info.page?.records ?? last.nodes.count) >= end
         case .residual(let end):
             guard pages.reduce(0, { $0 + $1.nodes.count }) >= end else { return false }
-            return pages.last?.info.applied.tiesInKeyOrder != false || tieGroupClosed(at: end, pages)
+            return pages.last?.info.page?.listing.tiesInKeyOrder != false || tieGroupClosed(at: end, pages)
         case .all:
             return false
         }
@@ -243,7 +244,7 @@ struct PageWalk {
         // pages hold the matches only: the predicate runs once per record, where it was read
         // (and could not run here where the backend applied it: the related objects a key path
         // such as `album.year` reads were never loaded).
-        let matchesOnly = pages.allSatisfy { $0.info.applied.predicate || $0.info.page?.matchesOnly == true }
+        let matchesOnly = pages.allSatisfy { $0.info.applied.predicate }
         let localPlan = plan.answering(fromOffset: max(0, offset), filtering: !matchesOnly, model: model)
         let local = localPlan.request
         // What the pages left out that evaluating here reads (a terminal that sends records as
