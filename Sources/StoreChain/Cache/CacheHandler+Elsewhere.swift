@@ -15,6 +15,7 @@ extension CacheHandler: CachingHandler {
     /// complete collections of its entities; everything after a gap (changes made elsewhere that
     /// nobody could name); makes everything stale when the change says so.
     public func forget(_ change: ChangeEvent, context: RequestContext) async {
+        var change = change
         if change.isGap {
             saveOrder.end(begun: [], changed: changedEntities(change))
             await perform("clear", context: context) { try await storage.clear() }
@@ -25,6 +26,9 @@ extension CacheHandler: CachingHandler {
             await perform("expire", context: context) { try await storage.expire(at: now) }
             return
         }
+        // A record older than what a save of this process stored (told late) says nothing
+        // reliable of the object or its relationships: it is changed, state unknown.
+        change.nodes.removeAll { saveOrder.untold.mayBeOlder($0) }
         var write = CacheWrite()
         let inPlace = await updatedInPlace(change, context: context)
         let moved = change.inserted.union(change.updated).union(change.deleted).subtracting(inPlace.keys)

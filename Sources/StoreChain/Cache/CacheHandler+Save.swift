@@ -125,6 +125,8 @@ extension CacheHandler {
         }
         changed = write.entities.union(write.invalidated)
         await store(write, context: context)
+        saveOrder.untold.stored(
+            Dictionary(result.nodes.filter { nodes[$0.id] != nil }.map { ($0.id, $0.version) }) { _, last in last })
         let unknown = across.unknown.filter { nodes[$0] == nil && !write.removed.contains($0) }
         if !unknown.isEmpty {
             await perform("forget", context: context) {

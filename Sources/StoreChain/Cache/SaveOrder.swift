@@ -26,6 +26,8 @@ package final class SaveOrder: Sendable {
     }
 
     private let state = Locked(State())
+    /// The objects this process saved that no change feed has told back yet.
+    package let untold = UntoldSaves()
 
     package init() {}
 
