@@ -196,7 +196,7 @@ final class PostgresChangeListener: Sendable {
         }
         if !readers.isEmpty {
             logger.notice("\(source): listening on \(channel) again after a drop; changes made meanwhile are unknown")
-            let gap = ChangeEvent(source: source, isGap: true)
+            let gap = ChangeEvent(source: source, scope: .gap)
             for reader in readers { reader.yield(gap) }
         }
         for waiter in waiters { waiter.resume() }

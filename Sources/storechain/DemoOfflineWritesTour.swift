@@ -107,7 +107,7 @@ struct DemoOfflineWritesTour {
         for _ in 0..<3 {
             guard let event = await iterator.next() else { break }
             permanentIDs.merge(event.permanentIDs) { _, new in new }
-            resolved.merge(event.resolved) { _, new in new }
+            resolved.merge(event.outbox.resolved) { _, new in new }
         }
         let routes = backend.stats.requestsByRoute
         print("   Replayed, \(left) left. Permanent IDs: ", terminator: "")

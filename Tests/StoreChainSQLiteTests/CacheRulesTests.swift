@@ -247,7 +247,7 @@ import Testing
         #expect(try await harness.fetch(albumsOfBand1).cacheStatus == .hit)
         let forwarded = harness.backend.count()
         let cache = try #require(harness.handler as? any CachingHandler)
-        await cache.forget(ChangeEvent(source: "change-feed", marksStale: true), context: harness.chain.makeContext())
+        await cache.forget(ChangeEvent(source: "change-feed", scope: .stale), context: harness.chain.makeContext())
 
         let unavailable = StoreChainError(.backendUnavailable, "GET /albums answered 503")
         harness.backend.update { $0.failure = unavailable }

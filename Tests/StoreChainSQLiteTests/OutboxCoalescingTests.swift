@@ -61,7 +61,7 @@ import Testing
         #expect(try await outbox.entries().isEmpty)
         // Still one event per save, so a context counting pending saves per object settles.
         var iterator = events.makeAsyncIterator()
-        for _ in 0..<5 { #expect(try #require(await iterator.next()).sent.count == 1) }
+        for _ in 0..<5 { #expect(try #require(await iterator.next()).outbox.sent.count == 1) }
     }
 
     @Test func withCoalescingOffEachSaveIsItsOwnRequest() async throws {

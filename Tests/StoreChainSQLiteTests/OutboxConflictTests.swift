@@ -37,8 +37,8 @@ import Testing
         #expect(try await outbox.entries().isEmpty)
         var iterator = events.makeAsyncIterator()
         var event = try #require(await iterator.next())
-        while event.resolved.isEmpty { event = try #require(await iterator.next()) }
-        #expect(event.resolved == [album: policy] && event.source == "outbox")
+        while event.outbox.resolved.isEmpty { event = try #require(await iterator.next()) }
+        #expect(event.outbox.resolved == [album: policy] && event.source == "outbox")
         return (outbox, chain, event)
     }
 
@@ -47,7 +47,7 @@ import Testing
     @Test func serverWinsDropsTheLocalChangeAndTheCachesHoldTheBackendsObject() async throws {
         let (_, chain, event) = try await replayConflict(.serverWins)
         #expect(stored()?[attribute: "title"] == "Guide to an Escape" && stored()?[attribute: "year"] == 1999)
-        #expect(event.sent == [album] && event.nodes.first?[attribute: "year"] == 1999)
+        #expect(event.outbox.sent == [album] && event.nodes.first?[attribute: "year"] == 1999)
         // Answered by the memory cache, which took the backend's object.
         let cached = try await chain.send(.objectFault(album))
         #expect(try cached.objectNode()?[attribute: "title"] == "Guide to an Escape" && cached.info.cacheStatus == .hit)
@@ -58,7 +58,7 @@ import Testing
         let (_, _, event) = try await replayConflict(.clientWins)
         #expect(stored()?[attribute: "title"] == "Mine" && stored()?[attribute: "year"] == 1999)
         #expect(backend.saves.count == 2 && backend.saves[1].updated.first?.version == nil)
-        #expect(event.sent.isEmpty)
+        #expect(event.outbox.sent.isEmpty)
     }
 
     @Test func mergeSendsTheChangedAttributesOntoTheBackendsCurrentVersion() async throws {
@@ -109,7 +109,7 @@ import Testing
         #expect(versions(album) == ["0", "1"] && versions(other) == ["0"])
         #expect(stored()?[attribute: "title"] == "Mine" && stored()?[attribute: "year"] == 2030)
         var iterator = events.makeAsyncIterator()
-        for _ in 0..<3 { #expect(try #require(await iterator.next()).resolved.isEmpty) }
+        for _ in 0..<3 { #expect(try #require(await iterator.next()).outbox.resolved.isEmpty) }
     }
 
     @Test func aPolicyNamingNoRegisteredResolverIsAClearError() throws {
@@ -141,15 +141,15 @@ import Testing
         backend.mode = .up
         #expect(try await chain.sync() == 0)
         #expect(try await outbox.entries().isEmpty)
-        let event = try #require(await events.first { !$0.resolved.isEmpty })
-        #expect(event.resolved == [album: policy])
+        let event = try #require(await events.first { !$0.outbox.resolved.isEmpty })
+        #expect(event.outbox.resolved == [album: policy])
         return event
     }
 
     @Test func aDeleteThatMeetsSomeoneElsesChangeIsDroppedWhenTheServerWins() async throws {
         let event = try await replayDeleteConflict(.serverWins)
         #expect(stored()?[attribute: "year"] == 1999)
-        #expect(event.sent == [album] && event.nodes.first?[attribute: "year"] == 1999)
+        #expect(event.outbox.sent == [album] && event.nodes.first?[attribute: "year"] == 1999)
         #expect(backend.saves.count == 1)
     }
 

@@ -115,10 +115,10 @@ import Testing
             announced.append(event)
             if announced.count == 3 { break }
         }
-        #expect(announced.allSatisfy { $0.source == "outbox" && $0.sent.count == 1 })
+        #expect(announced.allSatisfy { $0.source == "outbox" && $0.outbox.sent.count == 1 })
         let insertEvents = announced.filter { !$0.permanentIDs.isEmpty }
         #expect(insertEvents.map(\.permanentIDs) == [[band.id: bandID], [album.id: stored.id]])
-        #expect(insertEvents.first?.sent == [bandID])
+        #expect(insertEvents.first?.outbox.sent == [bandID])
     }
 
     @Test func withParallelReplayOfOneEverySaveGoesInTheOrderMade() async throws {
@@ -208,8 +208,8 @@ import Testing
         // The independent update went through.
         #expect(backend.store.node(for: id("Album", 10))?[attribute: "year"] == 2011)
         // (The update, independent of both, may be announced first.)
-        let rejection = try #require(await events.first { !$0.rejected.isEmpty })
-        #expect(rejection.rejected == [band.id] && rejection.rejection?.contains("422") == true)
+        let rejection = try #require(await events.first { !$0.outbox.rejected.isEmpty })
+        #expect(rejection.outbox.rejected == [band.id] && rejection.outbox.rejection?.contains("422") == true)
         #expect(rejection.deleted == [band.id])
 
         // Failed entries wait for the app: retried, they go; discarded, they are gone.
@@ -253,7 +253,7 @@ import Testing
         await clock.advance(by: .seconds(1))
         var iterator = events.makeAsyncIterator()
         let sent = try #require(await iterator.next())
-        #expect(sent.sent.count == 1 && sent.source == "outbox")
+        #expect(sent.outbox.sent.count == 1 && sent.source == "outbox")
         #expect(try await outbox.entries().isEmpty)
         await chain.shutdown(cancelling: true)
     }
@@ -268,7 +268,7 @@ import Testing
         _ = try await chain.send(.objectFault(id("Band", 1)))
         var iterator = events.makeAsyncIterator()
         let sent = try #require(await iterator.next())
-        #expect(sent.inserted.count == 1 && sent.sent == sent.inserted)
+        #expect(sent.inserted.count == 1 && sent.outbox.sent == sent.inserted)
         #expect(try await outbox.entries().isEmpty)
         await chain.shutdown(cancelling: true)
     }
@@ -290,7 +290,7 @@ import Testing
         try await clock.waitForSleepers(1)
         await clock.advance(by: .seconds(10))
         var iterator = events.makeAsyncIterator()
-        #expect(try #require(await iterator.next()).sent.count == 1)
+        #expect(try #require(await iterator.next()).outbox.sent.count == 1)
         #expect(outbox.pendingCount == 0 && backend.attempts == 2)
         await chain.shutdown(cancelling: true)
     }

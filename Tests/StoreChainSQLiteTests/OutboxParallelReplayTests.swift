@@ -143,7 +143,7 @@ import Testing
             await clock.advance(by: .seconds(delay))
         }
         var sent = 0
-        for await event in events where !event.sent.isEmpty {
+        for await event in events where !event.outbox.sent.isEmpty {
             sent += 1
             if sent == 6 { break }
         }

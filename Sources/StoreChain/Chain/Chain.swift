@@ -199,6 +199,7 @@ public final class Chain: Sendable {
             inserted: inserted, updated: Set(changes.updated.map(\.id)), deleted: Set(changes.deleted),
             invalidatedEntities: changes.entities.union(result.nodes.map(\.id.entity)), nodes: result.nodes,
             permanentIDs: result.permanentIDs, source: source,
-            unsentUpdates: result.pending.isEmpty ? [] : changes.updated.filter { result.pending.contains($0.id) })
+            outbox: OutboxOutcome(
+                unsentUpdates: result.pending.isEmpty ? [] : changes.updated.filter { result.pending.contains($0.id) }))
     }
 }

@@ -212,13 +212,13 @@ extension ObjectContext {
             defer { state.table.endEvent() }
             state.table.noteNamed(event.inserted.union(event.updated).union(event.deleted).union(event.nodes.map(\.id)))
             state.remap(event.permanentIDs)
-            state.settleUnsent(sent: event.sent, rejected: event.rejected)
+            state.settleUnsent(sent: event.outbox.sent, rejected: event.outbox.rejected)
             for id in event.deleted { state.table.removeRow(for: id) }
             state.nullify(Set(event.deleted))
-            state.keepInversesInStep(with: event.nodes + event.unsentUpdates, model: model)
+            state.keepInversesInStep(with: event.nodes + event.outbox.unsentUpdates, model: model)
             state.absorb(event.nodes.filter { state.table.knows($0.id) })
-            for update in event.unsentUpdates { state.table.updateRow(for: update.id) { $0.apply(update) } }
-            let described = Set(event.nodes.map(\.id)).union(event.unsentUpdates.map(\.id))
+            for update in event.outbox.unsentUpdates { state.table.updateRow(for: update.id) { $0.apply(update) } }
+            let described = Set(event.nodes.map(\.id)).union(event.outbox.unsentUpdates.map(\.id))
             for id in event.updated where !described.contains(id) && state.pending[id] == nil {
                 state.table.removeRow(for: id)
             }

@@ -109,7 +109,7 @@ public final class ChangeFeedHandler: ChangeSource {
             if let problem = kept.problem {
                 // Where the feed stood is not known, so neither is what changed meanwhile.
                 services.logger.warning("change-feed: \(problem); caches forget what they hold")
-                await apply(ChangeEvent(source: name, isGap: true))
+                await apply(ChangeEvent(source: name, scope: .gap))
             }
         }
         if cursor != nil { _ = positionKnown() }
@@ -240,7 +240,7 @@ public final class ChangeFeedHandler: ChangeSource {
                             services.logger.warning(
                                 "change-feed: no answer for over \(maxOutage); what the caches hold is made stale and observers refetch"
                             )
-                            await apply(ChangeEvent(source: name, marksStale: true))
+                            await apply(ChangeEvent(source: name, scope: .stale))
                             markedStale = true
                         }
                     }
@@ -276,7 +276,7 @@ public final class ChangeFeedHandler: ChangeSource {
             services.logger.warning(
                 "change-feed: \(problem); what the caches kept from before the restart is made stale (revalidated before use)"
             )
-            await apply(ChangeEvent(source: name, marksStale: true))
+            await apply(ChangeEvent(source: name, scope: .stale))
         }
         catchUp.open()
     }

@@ -93,7 +93,7 @@ extension ChangeFeedPage {
     /// The page as the chain's change event: caches forget what it names, observers refetch.
     /// An object changed more than once is named by its last change, with its last state.
     public func event(source: String) -> ChangeEvent {
-        var event = ChangeEvent(source: source, isGap: isGap)
+        var event = ChangeEvent(source: source, scope: isGap ? .gap : .named)
         var last: [ObjectID: FeedChange] = [:]
         var order: [ObjectID] = []
         for change in changes {

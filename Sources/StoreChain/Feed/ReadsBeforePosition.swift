@@ -35,7 +35,7 @@ struct ReadsBeforePosition: Sendable {
 
     /// What to announce once the feed knows its position: nothing when nothing was read.
     func event(source: String) -> ChangeEvent? {
-        if overflowed { return ChangeEvent(source: source, marksStale: true) }
+        if overflowed { return ChangeEvent(source: source, scope: .stale) }
         guard !entities.isEmpty || !objects.isEmpty else { return nil }
         return ChangeEvent(updated: objects, invalidatedEntities: entities, source: source)
     }

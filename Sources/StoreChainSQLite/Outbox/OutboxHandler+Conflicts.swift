@@ -87,7 +87,7 @@ extension OutboxHandler {
             ])
         let event = ChangeEvent(
             updated: Set(resolved.keys), invalidatedEntities: Set(resolved.keys.map(\.entity)), nodes: kept,
-            source: name, sent: dropped, resolved: resolved)
+            source: name, outbox: OutboxOutcome(sent: dropped, resolved: resolved))
         // The caches above showed the held change in their windows, which the settlement may undo.
         await context.services.forgetInCaches(event, context: context)
         context.events.publish(event)

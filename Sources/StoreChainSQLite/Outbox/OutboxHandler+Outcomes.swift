@@ -108,7 +108,7 @@ extension OutboxHandler {
         let ids = Set(entry.objectIDs)
         let event = ChangeEvent(
             deleted: Set(entry.changes.inserted.map(\.id)), invalidatedEntities: entry.changes.entities,
-            source: name, rejected: ids, rejection: rejection.description)
+            source: name, outbox: OutboxOutcome(rejected: ids, rejection: rejection.description))
         // The caches above showed the save in the windows it joined: those go, and its inserts.
         await context.services.forgetInCaches(event, context: context)
         context.events.publish(event)
@@ -136,6 +136,6 @@ extension OutboxHandler {
             inserted: inserted, updated: Set(changes.updated.map(\.id)), deleted: Set(changes.deleted),
             invalidatedEntities: changes.entities.union(result.nodes.map(\.id.entity)), nodes: result.nodes,
             permanentIDs: result.permanentIDs, source: name,
-            sent: inserted.union(changes.updated.map(\.id)).union(changes.deleted))
+            outbox: OutboxOutcome(sent: inserted.union(changes.updated.map(\.id)).union(changes.deleted)))
     }
 }
