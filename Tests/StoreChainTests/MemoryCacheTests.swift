@@ -317,6 +317,22 @@ import Testing
         #expect(await keys(in: storage, upTo: 5) == [2, 3, 4])
     }
 
+    /// A hit finds the node's place in the use order kept with the node; after removals that
+    /// compact the nodes' storage, each still marks its own place (a stale one would mark
+    /// another object used, which then outlives the one read).
+    @Test func aHitMarksItsOwnObjectUsedAfterRemovalsCompactTheStorage() async {
+        let storage = MemoryCacheStorage(limits: .init(maxObjects: 40))
+        await write((0..<40).map { node($0) }, to: storage)
+        var removal = CacheWrite()
+        removal.removed = Set(
+            ([0] + Array(stride(from: 1, to: 40, by: 2))).map { ObjectID(entity: "Track", key: .integer($0)) })
+        _ = await storage.write(removal)  // 2, 4, …, 38 are left, 2 the least recently used
+        _ = await storage.nodes([ObjectID(entity: "Track", key: 6)])
+        await write((40..<62).map { node($0) }, to: storage)  // one over the limit: 2 goes
+        let left = await keys(in: storage, upTo: 62)
+        #expect(!left.contains(2) && left.contains(4) && left.contains(6))
+    }
+
     @Test func staysWithinItsByteBound() async {
         let storage = MemoryCacheStorage(limits: .init(maxObjects: 1_000, maxBytes: 4_000))
         await write((0..<100).map { node($0, title: String(repeating: "x", count: 100)) }, to: storage)

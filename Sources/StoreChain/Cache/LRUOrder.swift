@@ -55,6 +55,15 @@ struct LRUOrder<Key: Hashable> {
         return slots[position].size
     }
 
+    /// `set(_:size:)` for a key whose `hashValue` the caller has worked out; also returns the
+    /// key's position (as `touch(_:hash:)` does).
+    mutating func set(_ key: Key, size: Int, hash: Int) -> (position: Int, previousSize: Int) {
+        assert(hash == key.hashValue, "the hash given is not the key's")
+        let position = use(key, hash: hash)
+        defer { slots[position].size = size }
+        return (position, slots[position].size)
+    }
+
     /// Removes `key`; returns the size it had (0 if absent).
     @discardableResult
     mutating func remove(_ key: Key) -> Int {

@@ -139,9 +139,9 @@ public final class MemoryCacheStorage: CacheStorage, SaveOrderSharing {
             window.positions.reserveCapacity(ids.count)
             for id in ids {
                 let hash = id.hashValue
-                guard let node = state.nodes.node(for: id, hash: hash) else { return nil }
+                guard let (node, tag) = state.nodes.entry(id, hash: hash) else { return nil }
                 window.nodes.append(node)
-                window.positions.append(state.order.touch(.node(id), hash: hash))
+                window.positions.append(Self.touch(id, hash: hash, tag: tag, in: &state))
             }
             // Kept in place of another window of the same query, if it fits.
             let replaced = state.windows[key]?.byteCount ?? 0
@@ -159,12 +159,22 @@ public final class MemoryCacheStorage: CacheStorage, SaveOrderSharing {
         state.withLock { state in Self.use(id, in: &state) }
     }
 
-    /// The node with this ID, marked recently used; the ID is hashed once for both.
+    /// The node with this ID, marked recently used: one lookup finds the node and its place in
+    /// the use order (kept with it as its tag).
     private static func use(_ id: ObjectID, in state: inout State) -> Node? {
         let hash = id.hashValue
-        guard let node = state.nodes.node(for: id, hash: hash) else { return nil }
-        state.order.touch(.node(id), hash: hash)
+        guard let (node, tag) = state.nodes.entry(id, hash: hash) else { return nil }
+        touch(id, hash: hash, tag: tag, in: &state)
         return node
+    }
+
+    /// Marks the node just used; returns its place in the use order. Every node is inserted with
+    /// its place as its tag (`insert`); a node without one is looked up by key instead.
+    @discardableResult
+    private static func touch(_ id: ObjectID, hash: Int, tag: Int, in state: inout State) -> Int {
+        guard tag >= 0 else { return state.order.touch(.node(id), hash: hash) }
+        state.order.touch(at: tag)
+        return tag
     }
 
     public func collection(_ entity: String) async -> Freshness? {
@@ -246,9 +256,13 @@ public final class MemoryCacheStorage: CacheStorage, SaveOrderSharing {
         }
     }
 
+    /// Stores the node and accounts for it; its place in the use order is kept with it.
     private static func insert(_ node: Node, into state: inout State) {
-        store(node, in: &state)
-        account(.node(node.id), size: node.approximateByteCount, in: &state)
+        let size = node.approximateByteCount
+        let (position, previousSize) = state.order.set(.node(node.id), size: size, hash: node.id.hashValue)
+        state.bytes += size - previousSize
+        dropWindows(&state)
+        state.nodes.upsert(node, tag: position)
     }
 
     /// Stores the node in place of the one with its ID; the kept windows go, as they may hold it.

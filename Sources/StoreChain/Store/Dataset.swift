@@ -20,13 +20,13 @@ package struct Dataset: Sendable, NodeSource {
     }
 
     package func node(for id: ObjectID) -> Node? {
-        node(for: id, hash: id.hashValue)
+        position(of: id.entity).flatMap { nodesByEntity[$0][id] }
     }
 
-    /// The node with this ID, whose `hashValue` the caller has already worked out (to use it
-    /// again, for a least-recently-used order say).
-    func node(for id: ObjectID, hash: Int) -> Node? {
-        position(of: id.entity).flatMap { nodesByEntity[$0][id, hash: hash] }
+    /// The node with this ID and the tag its owner keeps with it (`OrderedNodes.entry`), whose
+    /// `hashValue` the caller has already worked out (to use it again).
+    func entry(_ id: ObjectID, hash: Int) -> (node: Node, tag: Int)? {
+        position(of: id.entity).flatMap { nodesByEntity[$0].entry(id, hash: hash) }
     }
 
     /// Every node, entity by entity in the model's order.
@@ -44,8 +44,9 @@ package struct Dataset: Sendable, NodeSource {
         position(of: entity).map { nodesByEntity[$0].ids } ?? []
     }
 
-    /// Inserts the node, or replaces the node with the same ID in its place.
-    package mutating func upsert(_ node: Node) {
+    /// Inserts the node, or replaces the node with the same ID in its place, with the tag its
+    /// owner keeps with it (a replaced node's is kept when none is given).
+    package mutating func upsert(_ node: Node, tag: Int? = nil) {
         let position =
             position(of: node.id.entity)
             ?? {
@@ -53,7 +54,7 @@ package struct Dataset: Sendable, NodeSource {
                 nodesByEntity.append(OrderedNodes())
                 return entityNames.count - 1
             }()
-        if nodesByEntity[position].upsert(node) { count += 1 }
+        if nodesByEntity[position].upsert(node, tag: tag) { count += 1 }
     }
 
     /// Removes the node with this ID; returns whether there was one.
