@@ -38,8 +38,8 @@ struct LRUOrder<Key: Hashable> {
         return use(key, hash: hash)
     }
 
-    /// Marks the key at `position` (from `touch(_:hash:)`, the key not removed since) as just
-    /// used, without looking it up.
+    /// Marks the key at `position` (from `touch(_:hash:)` or `set(_:size:hash:)`, the key not
+    /// removed since) as just used, without looking it up.
     mutating func touch(at position: Int) {
         // A removed key's position is out of range or holds no key; checked in debug builds (a
         // release build's array access still traps out of range).
@@ -50,9 +50,7 @@ struct LRUOrder<Key: Hashable> {
     /// Sets `key`'s size and marks it as just used; returns the size it had (0 if new).
     @discardableResult
     mutating func set(_ key: Key, size: Int) -> Int {
-        let position = use(key, hash: key.hashValue)
-        defer { slots[position].size = size }
-        return slots[position].size
+        set(key, size: size, hash: key.hashValue).previousSize
     }
 
     /// `set(_:size:)` for a key whose `hashValue` the caller has worked out; also returns the

@@ -98,9 +98,4 @@ public struct OutboxOutcome: Sendable, Hashable {
         self.resolved = resolved
         self.unsentUpdates = unsentUpdates
     }
-
-    /// Nothing became of any held save.
-    public var isEmpty: Bool {
-        sent.isEmpty && rejected.isEmpty && resolved.isEmpty && unsentUpdates.isEmpty
-    }
 }
