@@ -502,6 +502,20 @@ private final class AnswerQueue: Sendable {
         await chain.shutdown()
     }
 
+    /// A feed followed with no chain to ask through (services made on their own) stops at once,
+    /// saying why, instead of failing and waiting to try again for ever.
+    @Test(.timeLimit(.minutes(1)))
+    func aFeedWithNoChainStopsSayingSo() async {
+        let log = CapturedLog()
+        let feed = ChangeFeedHandler(options: ChangeFeedOptions(wait: .seconds(25)), jitter: { $0 })
+        let applied = Watched<[ChangeEvent]>([])
+        await feed.follow(services: ChainServices(clock: clock, logger: log.logger())) { event in
+            applied.withLock { $0.append(event) }
+        }
+        #expect(log.text.contains("change-feed: stopped, it has no chain to ask for changes through"))
+        #expect(applied.withLock { $0.isEmpty })
+    }
+
     @Test func aGapMakesTheCachesForgetEverything() async throws {
         let feed = ScriptedFeed(store: store)
         let chain = chain(feed, caches: [MemoryCache(model: store.model)])
