@@ -37,17 +37,27 @@ import Testing
         )
     }
 
-    @Test func aKeyPathNeedsItsRelationshipUnlessTheRecordCarriesTheKey() throws {
+    @Test func aKeyPathNeedsItsRelatedObjectsUnlessItReadsOnlyTheirKey() throws {
         let (remote, _) = try Self.remote(bands: 1)
         let byBandKey = try FetchRequest(entity: "Album", predicate: FetchPredicate("band.id == 1"))
+        let keyOnly = remote.related.neededPaths(try FetchPlan(byBandKey, model: remote.model))
+        #expect(keyOnly == [LoadPath(names: ["band"], objectHops: 0)], "the relationship, not the band")
         #expect(
-            try remote.related.neededKeyPaths(FetchPlan(byBandKey, model: remote.model)).isEmpty,
-            "band_id is on the record")
+            keyOnly.map { remote.related.namesRead(along: $0, from: "Album") } == [[]],
+            "band_id is on the record: nothing to read")
         let byBandName = try FetchRequest(entity: "Album", predicate: FetchPredicate("band.name == 'Low'"))
-        #expect(try remote.related.neededKeyPaths(FetchPlan(byBandName, model: remote.model)) == [["band"]])
+        #expect(
+            try remote.related.neededPaths(FetchPlan(byBandName, model: remote.model))
+                == [LoadPath(names: ["band"], objectHops: 1)])
         var sorted = FetchRequest(entity: "Album", sortDescriptors: [FetchSortDescriptor("band.name")])
         sorted.relationshipKeyPathsForPrefetching = ["band"]
-        #expect(remote.related.neededKeyPaths(try FetchPlan(sorted, model: remote.model)) == [["band"]])
+        #expect(
+            remote.related.neededPaths(try FetchPlan(sorted, model: remote.model))
+                == [LoadPath(names: ["band"], objectHops: 1)])
+        // A relationship with its own endpoint is read even for its keys: no record carries them.
+        let byAlbumKey = try FetchRequest(entity: "Band", predicate: FetchPredicate("ANY albums.id == 10"))
+        let endpoint = remote.related.neededPaths(try FetchPlan(byAlbumKey, model: remote.model))
+        #expect(endpoint.map { remote.related.namesRead(along: $0, from: "Band") } == [["albums"]])
     }
 
     /// Few owners read their lists one by one; from three on, an unpaged destination listing

@@ -37,7 +37,7 @@ import Testing
             // A chain that knows nothing of the track listing's size reads its first page once
             // (`Link: rel="last"` tells the size), then the listing, not one list per album.
             let (chain, remote) = try chain(base: base, model: backend.model)
-            let explained = try await remote.explain(request)
+            let explained = try await remote.explain(request, context: chain.makeContext())
             #expect(explained.relatedReads.first?.options.last?.contains("pages not known") == true)
             #expect(backendTests.comparable(try await chain.fetch(request)) == expected)
             #expect(backend.stats.requestsByRoute["/v3/albums/{id}/tracks", default: 0] == 0)
@@ -45,11 +45,11 @@ import Testing
             #expect(backend.stats.requests == albumPages + trackPages + 1, "\(backend.stats.requestsByRoute)")
 
             // What it learned, `explain` now shows.
-            let known = try await remote.explain(request)
+            let known = try await remote.explain(request, context: chain.makeContext())
             #expect(
                 known.relatedReads.first?.options.last
                     == "listing: GET /tracks?page={page}&per_page={per_page} filtered by album.id in memory,"
-                    + " \(trackPages) page(s) (known from a page read in this process)")
+                    + " \(trackPages) page(s) (known from a page this chain read)")
             print(
                 "related reads: tracks.@count > 12 over \(albums) albums, \(backend.stats.requests) requests"
                     + " (\(trackPages) pages of tracks, 1 to learn their number, \(albumPages) of albums)")
@@ -111,7 +111,7 @@ import Testing
             let request = FetchRequest(
                 entity: "Album", predicate: try FetchPredicate("band.name BEGINSWITH 'T' OR year < 1980"))
             let expected = backendTests.comparable(try backend.store.fetch(request))
-            let explained = try await remote.explain(request)
+            let explained = try await remote.explain(request, context: chain.makeContext())
             let bands = try #require(explained.relatedReads.first)
             #expect(bands.relationship == "Album.band")
             #expect(bands.options.contains("per id: GET /bands/{id}, 1 request for each"))

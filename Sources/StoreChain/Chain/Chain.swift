@@ -109,6 +109,7 @@ public final class Chain: Sendable {
         services.entry = next
         services.install(handlers)
         services.narrowing = terminal as? any FetchNarrowing
+        services.backendReads = terminal as? any BackendReads
         relays = Self.relayChangesFromElsewhere(among: handlers, services: services)
     }
 

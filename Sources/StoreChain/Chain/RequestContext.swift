@@ -224,6 +224,18 @@ public final class ChainServices: Sendable {
         set { narrower.withLock { $0 = newValue } }
     }
 
+    private let reads = Locked<(any BackendReads)?>(nil)
+
+    /// What the chain's pagers learned of its listings' sizes, for the query engine.
+    package let listingSizes = ListingSizes()
+
+    /// The chain's terminal, when it says how its backend reads related objects (`BackendReads`),
+    /// for the query engine.
+    package var backendReads: (any BackendReads)? {
+        get { reads.withLock { $0 } }
+        set { reads.withLock { $0 = newValue } }
+    }
+
     /// The chain's handlers, for `keepsAnswers(of:)`.
     func install(_ handlers: [any StoreHandler]) {
         self.handlers.withLock { $0 = handlers }
@@ -232,7 +244,7 @@ public final class ChainServices: Sendable {
     /// Whether a handler of the chain keeps `entity`'s fetch answers (a cache), so that what one
     /// request reads, the requests after it find without going upstream; `false` for services
     /// made to call a handler or responder on its own.
-    public func keepsAnswers(of entity: String) -> Bool {
+    package func keepsAnswers(of entity: String) -> Bool {
         handlers.withLock { $0 }.contains { $0.keepsAnswers(of: entity) }
     }
 

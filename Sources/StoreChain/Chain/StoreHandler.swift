@@ -112,8 +112,8 @@ public protocol StoreHandler: Sendable {
         -> StoreResponse
 
     /// Whether this handler keeps the answers to `entity`'s fetches and answers later requests
-    /// from them (a cache does); `false` by default. The remote adapter weighs reading a whole
-    /// listing once against smaller reads by it (`ChainServices.keepsAnswers(of:)`).
+    /// from them (a cache does); `false` by default. The query engine weighs reading a related
+    /// entity's whole listing once against smaller reads by it (`BackendReads`).
     func keepsAnswers(of entity: String) -> Bool
 }
 

@@ -41,7 +41,9 @@ extension RemoteResponder: FetchExplaining {
             case .link?: (.link, nil)
             case nil: (nil, nil)
             }
-        let paths = related.neededKeyPaths(plan)
+        let paths = related.neededPaths(plan).map { related.namesRead(along: $0, from: plan.entity.name) }.filter {
+            !$0.isEmpty
+        }
         return FetchExplanation(
             endpoint: queryPlan.endpoint.request,
             pushed: queryPlan.pushed.map { pushed in
@@ -113,7 +115,7 @@ extension RemoteResponder: FetchExplaining {
             "per \(entity.name): \(endpoint), 1 request or more for each",
         ]
         var choice = "the cache when it can answer, else one request per \(entity.name)"
-        if let keyPath = try related.destinationListing(of: relationship, destination: destination) {
+        if let keyPath = related.destinationListing(of: relationship, destination: destination) {
             options.append(
                 try await listingOption(
                     of: destination, by: keyPath.joined(separator: "."), context: context, serving: parent))

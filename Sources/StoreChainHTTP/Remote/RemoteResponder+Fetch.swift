@@ -51,7 +51,7 @@ extension RemoteResponder {
         }
         if queryPlan.pushed.isEmpty, !queryPlan.endpoint.single, !loaded.notModified, loaded.pages > 0 {
             let records = loaded.nodes.count + loaded.skipped
-            listingSizes.learn(
+            context.services.listingSizes.learn(
                 plan.entity.name, records: records, pageSize: max(1, (records + loaded.pages - 1) / loaded.pages))
         }
         var info = loaded.last ?? ResponseInfo(answeredBy: name, origin: .remote)
@@ -71,7 +71,7 @@ extension RemoteResponder {
         // caches, which then answer any later fetch of those entities locally.
         let collections = completeCollections(fetched: plan.entity, plan: queryPlan, loaded: loaded)
         for node in collections.values.joined() where source[node.id] == nil { source[node.id] = node }
-        let paths = related.neededKeyPaths(plan)
+        let paths = related.neededPaths(plan)
         for path in paths {
             try await related.follow(
                 path, from: &nodes, source: &source, whole: collections, context: context, serving: .fetch(request))
@@ -81,7 +81,7 @@ extension RemoteResponder {
         var alongside: [Node] = []
         if case .objects(let objects) = result, !paths.isEmpty {
             // Every object the answer was computed over, so a handler above can check it again.
-            alongside = source.nodes(along: paths.map { $0.joined(separator: ".") }, from: objects)
+            alongside = source.nodes(along: paths.map(\.text), from: objects)
         }
         var known = Set(alongside.map(\.id))
         if case .objects(let objects) = result { known.formUnion(objects.map(\.id)) }

@@ -64,12 +64,7 @@ extension RemoteResponder {
         for node in nodes { objects[node.id] = node }
         let lastStart = try lastPageStart(in: response, paging: paging, template: queryPlan.template, size: size)
         let wholeCollection = queryPlan.pushed.isEmpty
-        if wholeCollection {
-            learnListingSize(
-                of: plan.entity.name, total: total, lastStart: lastStart, start: start, size: size,
-                records: records.count, isLast: next == nil)
-        }
-        let paths = related.neededKeyPaths(plan)
+        let paths = related.neededPaths(plan)
         let repeats = pagesLeft(
             from: start, size: size, total: total, lastStart: lastStart, hasNext: next != nil, request: request,
             exact: queryPlan.filterApplied && queryPlan.orderApplied)
@@ -101,7 +96,7 @@ extension RemoteResponder {
         info.page = PageInfo(
             style: style, size: size, start: start, records: records.count, next: next, listing: listing,
             total: total, lastStart: lastStart, wholeCollection: wholeCollection, endpoint: queryPlan.endpoint.request)
-        let reached = objects.nodes(along: paths.map { $0.joined(separator: ".") }, from: nodes)
+        let reached = objects.nodes(along: paths.map(\.text), from: nodes)
         return StoreResponse(.fetched(.objects(nodes)), related: reached + leftOut, info: info)
     }
 
@@ -115,22 +110,6 @@ extension RemoteResponder {
         var end = total ?? lastStart.map { $0 + size } ?? (start + 2 * size)
         if exact, let limit = request.fetchLimit { end = min(end, request.fetchOffset + limit) }
         return max(1, (end - start + size - 1) / size)
-    }
-
-    /// Remembers how large an unfiltered listing is, from one of its pages: the total the
-    /// backend states, else where its last page starts (counting that page as full), else, on
-    /// the last page, the records up to its end.
-    private func learnListingSize(
-        of entity: String, total: Int?, lastStart: Int?, start: Int, size: Int, records: Int, isLast: Bool
-    ) {
-        let pageSize = size > 0 ? size : records
-        if let total {
-            listingSizes.learn(entity, records: total, pageSize: pageSize)
-        } else if let lastStart {
-            listingSizes.learn(entity, records: lastStart + pageSize, pageSize: pageSize)
-        } else if isLast, start > 0 || records > 0 {
-            listingSizes.learn(entity, records: start + records, pageSize: pageSize)
-        }
     }
 
     /// Where the last page starts, from a page-number endpoint's `Link: <…page=N…>; rel="last"`

@@ -33,8 +33,6 @@ public final class RemoteResponder: UpstreamCounting, PagedResponder {
     public var interceptors: [any HTTPInterceptor] { exchange.interceptors }
     let mapper: RecordMapper
     let planners: [String: QueryPlanner]
-    /// The sizes of the listings read so far, for choosing how to load related objects.
-    let listingSizes = ListingSizes()
 
     /// Requests and bytes exchanged so far.
     public typealias Traffic = UpstreamTraffic
@@ -210,7 +208,7 @@ public final class RemoteResponder: UpstreamCounting, PagedResponder {
 
     /// Loads the related objects a fetch or fault needs, through the chain.
     var related: RelatedLoader {
-        RelatedLoader(model: model, mapper: mapper, planners: planners, listingSizes: listingSizes)
+        RelatedLoader(model: model, backend: self)
     }
 
     /// Runs off the caller's executor (`@concurrent`): building requests, parsing and mapping

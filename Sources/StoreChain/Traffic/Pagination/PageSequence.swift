@@ -33,15 +33,19 @@ struct PageSequence {
     private let sendPage: Send
     /// Told after every page added, for a fetch of the entity named.
     private let progress: (entity: String, report: FetchProgressKey.Value)?
+    /// Told what every page of the named entity's unfiltered listing shows of its size.
+    private let sizes: (entity: String, learned: ListingSizes)?
 
     init(
         reading: String, options: PaginationOptions, pageSize: Int?,
-        progress: (entity: String, report: FetchProgressKey.Value)? = nil, send: @escaping Send
+        progress: (entity: String, report: FetchProgressKey.Value)? = nil,
+        sizes: (entity: String, learned: ListingSizes)? = nil, send: @escaping Send
     ) {
         self.reading = reading
         self.options = options
         self.pageSize = pageSize
         self.progress = progress
+        self.sizes = sizes
         self.sendPage = send
     }
 
@@ -76,6 +80,7 @@ struct PageSequence {
             recordsRead += page.info.page?.records ?? page.nodes.count
             if let pageTotal = page.info.page?.total { total = pageTotal }
             if let pageLastStart = page.info.page?.lastStart { lastStart = pageLastStart }
+            if let sizes, let info = page.info.page { sizes.learned.learn(sizes.entity, from: info, start: page.start) }
             pages.append(page)
         }
         pages.sort { $0.start < $1.start }

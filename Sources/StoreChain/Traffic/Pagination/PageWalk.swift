@@ -36,6 +36,7 @@ struct PageWalk {
         sequence = PageSequence(
             reading: "fetching \(plan.request)", options: options, pageSize: options.pageSize(for: entity),
             progress: context[FetchProgressKey.self].map { (entity, $0) },
+            sizes: (entity, context.services.listingSizes),
             send: Self.sender(of: pageFetch, context: context, next: next))
     }
 
@@ -249,8 +250,11 @@ struct PageWalk {
         let local = localPlan.request
         // What the pages left out that evaluating here reads (a terminal that sends records as
         // it stores them), read through the chain.
-        try await KeyPathLoader(model: model, context: context, parent: .fetch(plan.request)).load(
-            for: localPlan, nodes: &nodes, source: &source)
+        let loader = RelatedLoader(model: model, backend: context.services.backendReads)
+        for path in loader.neededPaths(localPlan) {
+            try await loader.follow(
+                path, from: &nodes, source: &source, context: context, serving: .fetch(plan.request))
+        }
         try localPlan.requireLoaded(nodes, source: source)
         let result = localPlan.execute(over: nodes, source: source)
         var related: [Node] = []

@@ -1,58 +1,76 @@
-import Foundation
-@_spi(Internals) import StoreChain
-
-/// Loads what a fetch reads besides its own listing: the relationships and related objects its key
-/// paths, sort, properties and prefetching need, loaded the cheapest way the endpoints allow
-/// (a whole collection in hand, the caches, a batch, one request per owner, or a listing).
+/// Loads what a fetch reads besides its own records: the relationships and related objects its
+/// key paths, sort, chosen properties and prefetching need, the cheapest way the backend allows
+/// (a whole collection in hand, the caches, a batch, one request per owner or key, or the
+/// destination's whole listing), as the terminal describes its backend (`BackendReads`; a
+/// terminal that does not gets one relationship fault per owner and one fetch by keys per hop).
 ///
-/// Each read is a sub-request through the chain, so the caches answer what they hold and
-/// retry, rate limiting and logging see the rest.
-struct RelatedLoader: Sendable {
-    let model: ObjectModel
-    let mapper: RecordMapper
-    let planners: [String: QueryPlanner]
-    /// The sizes of the listings read so far, for choosing how to load related objects.
-    let listingSizes: ListingSizes
+/// Each read is a request through the chain from the top, so the caches answer what they hold
+/// and rate limiting, retry and logging see the rest. The pager at the seam uses it for what a
+/// fetch's pages left out; a terminal uses it for what it reads beside one exchange.
+package struct RelatedLoader: Sendable {
+    package let model: ObjectModel
+    /// What the terminal says of its backend's reads; `nil`: the plain way.
+    package let backend: (any BackendReads)?
 
-    /// The relationship key paths a request needs loaded to be evaluated in memory: the plan's
-    /// hops (its predicate, sort and chosen properties) and its prefetching. A last hop read only
-    /// for its key (`band.id`) needs nothing more than the foreign key the record carries, unless
-    /// the relationship has its own endpoint (then the record carries nothing of it).
-    func neededKeyPaths(_ plan: FetchPlan) -> [[String]] {
-        var paths: [[String]] = []
+    package init(model: ObjectModel, backend: (any BackendReads)?) {
+        self.model = model
+        self.backend = backend
+    }
+
+    /// The relationship paths a request needs loaded to be evaluated in memory: the plan's hops
+    /// (its predicate, sort and chosen properties) and its prefetching. A last hop read only for
+    /// its key (`band.id`) loads the relationship but not the object it leads to (`objectHops`).
+    package func neededPaths(_ plan: FetchPlan) -> [LoadPath] {
+        var paths: [LoadPath] = []
         for hops in plan.hops {
-            var names = hops.names
-            // The last hop's owner: the entity the hop before it leads to, or the fetched one.
-            let owner = hops.destinations.dropLast().last ?? plan.entity.name
-            if hops.endsAtRelatedKey, let last = names.last, !isEndpointMapped(last, of: owner) {
-                names.removeLast()
-            }
-            if !names.isEmpty, !paths.contains(names) { paths.append(names) }
+            let path = LoadPath(names: hops.names, objectHops: hops.objectHops)
+            if !path.names.isEmpty, !paths.contains(path) { paths.append(path) }
         }
-        for path in plan.request.relationshipKeyPathsForPrefetching {
-            let names = path.split(separator: ".").map(String.init)
-            if !paths.contains(names) { paths.append(names) }
+        for keyPath in plan.request.relationshipKeyPathsForPrefetching {
+            let names = keyPath.split(separator: ".").map(String.init)
+            let path = LoadPath(names: names, objectHops: names.count)
+            if !paths.contains(where: { $0.names == names }) { paths.append(path) }
         }
         return paths
     }
 
-    /// Whether `entity`'s relationship `name` is read from an endpoint of its own.
-    private func isEndpointMapped(_ name: String, of entity: String) -> Bool {
-        if case .endpoint? = mapper.options(for: entity).relationships[name] { true } else { false }
+    /// The relationships along `path` that loading it may read: all of them, but a last hop read
+    /// only for its key when the records carry that key (for explanations).
+    package func namesRead(along path: LoadPath, from entity: String) -> [String] {
+        guard path.objectHops < path.names.count, let last = path.names.last else { return path.names }
+        var owner = entity
+        for name in path.names.dropLast() {
+            guard let destination = model.entity(named: owner)?.relationship(named: name)?.destination else { break }
+            owner = destination
+        }
+        if case .ownRequest = relationshipSource(last, of: owner) { return path.names }
+        return Array(path.names.dropLast())
     }
 
-    /// Loads the relationships along `path` for `nodes` and the objects they lead to; an entity
+    /// How `entity`'s records carry `name`.
+    package func relationshipSource(_ name: String, of entity: String) -> RelationshipSource {
+        backend?.relationshipSource(name, of: entity) ?? .ownRequest("as a relationship fault")
+    }
+
+    /// Whether the backend applies some of `predicate` reading `entity`; throws when it cannot
+    /// read `entity` by it.
+    package func pushesDown(_ predicate: FetchPredicate, of entity: String) throws -> Bool {
+        try backend?.pushesDown(predicate, of: entity) ?? true
+    }
+
+    /// Loads the relationships along `path` for `nodes` and the objects they lead to (as far as
+    /// `path.objectHops`); an entity
     /// whose whole collection is in hand (`whole`) is read from it, with no request. `repeats`
     /// is how many times the fetch will make this read (once per page of its listing), so that
     /// reading a destination's whole listing once is weighed against the requests all of them
     /// would make.
-    func follow(
-        _ path: [String], from nodes: inout [Node], source: inout [ObjectID: Node], whole: [String: [Node]] = [:],
+    package func follow(
+        _ path: LoadPath, from nodes: inout [Node], source: inout [ObjectID: Node], whole: [String: [Node]] = [:],
         repeats: Int = 1, context: RequestContext, serving parent: StoreRequest
     ) async throws {
         var level = nodes.map(\.id)
         var entityName = nodes.first?.id.entity ?? ""
-        for name in path {
+        for (index, name) in path.names.enumerated() {
             guard let entity = model.entity(named: entityName), let relationship = entity.relationship(named: name),
                 let destination = model.entity(named: relationship.destination)
             else { return }
@@ -70,6 +88,7 @@ struct RelatedLoader: Sendable {
                     }
                 for (owner, value) in values { source[owner]?.relationships[name] = value }
             }
+            guard index < path.objectHops else { break }
             let targets = Array(Set(level.compactMap { source[$0]?.relationships[name]?.objectIDs }.flatMap { $0 }))
             // A whole collection in hand holds every object there is: none is missing from it.
             let missing = members == nil ? targets.filter { source[$0] == nil } : []
@@ -100,7 +119,7 @@ struct RelatedLoader: Sendable {
     }
 
     /// The objects of `entity` with these keys, in as few requests as the endpoints allow.
-    func fetchNodes(
+    package func fetchNodes(
         _ entity: EntityDescription, keys: [Value], repeats: Int = 1, context: RequestContext,
         serving parent: StoreRequest
     ) async throws -> [Node] {
@@ -114,30 +133,28 @@ struct RelatedLoader: Sendable {
     /// listing when that costs fewer requests than the pushed-down reads would make over
     /// `repeats` calls (`listingEstimate`; the caches then hold the whole collection and answer
     /// the calls after it). Each fetch is a sub-request through the chain, so caches answer it.
-    func fetchWhere(
+    package func fetchWhere(
         _ entity: EntityDescription, keyPath: [String], equalsAnyOf values: [Value], repeats: Int = 1,
         context: RequestContext,
         serving parent: StoreRequest
     ) async throws -> [Node] {
         guard !values.isEmpty else { return [] }
-        let planner = try planners.planner(for: entity.name)
         let list = FetchPredicate.comparison(Comparison(.keyPath(keyPath), .in, .array(values.map(Operand.constant))))
         let filter = try CompiledPredicate(list, entity: entity.name, model: model)
-        // No endpoint may take the list (an entity read only by its get endpoint).
-        let listPlan = try? planner.plan(predicate: filter.predicate, sort: [])
+        // `nil`: nothing may take the list (an entity read only by its get endpoint).
+        let listPushed = try? pushesDown(filter.predicate, of: entity.name)
         var predicates: [FetchPredicate?] = [filter.predicate]
-        // The requests the endpoints' own choice is expected to make over every call.
-        var expected = listPlan?.pushed.isEmpty == false ? repeats : nil
-        if listPlan?.pushed.isEmpty ?? true,
-            let single = try? planner.plan(
-                predicate: .comparison(Comparison(.keyPath(keyPath), .equal, .constant(values[0]))), sort: []),
-            !single.pushed.isEmpty
+        // The requests the backend's own choice is expected to make over every call.
+        var expected = listPushed == true ? repeats : nil
+        if listPushed != true,
+            (try? pushesDown(
+                .comparison(Comparison(.keyPath(keyPath), .equal, .constant(values[0]))), of: entity.name)) == true
         {
             predicates = values.map { .comparison(Comparison(.keyPath(keyPath), .equal, .constant($0))) }
             expected = values.count * repeats
-        } else if listPlan == nil {
-            // Neither: the planner throws, saying why.
-            _ = try planner.plan(predicate: filter.predicate, sort: [])
+        } else if listPushed == nil {
+            // Neither: the backend says why.
+            _ = try pushesDown(filter.predicate, of: entity.name)
         }
         if let expected, expected >= Self.listingThreshold {
             if context.cachePolicy != .reload,
@@ -168,7 +185,7 @@ struct RelatedLoader: Sendable {
 
     /// The values of a relationship the records did not carry: from its own endpoint, or from
     /// the inverse foreign key on the destination.
-    func relationshipValues(
+    package func relationshipValues(
         _ name: String, of owners: [ObjectID], entity: EntityDescription, source: inout [ObjectID: Node],
         repeats: Int = 1,
         context: RequestContext, serving parent: StoreRequest
@@ -177,7 +194,8 @@ struct RelatedLoader: Sendable {
             let destination = model.entity(named: relationship.destination)
         else { return [:] }
         var result: [ObjectID: RelationshipValue] = [:]
-        if case .endpoint? = mapper.options(for: entity.name).relationships[name] {
+        let carried = relationshipSource(name, of: entity.name)
+        if case .ownRequest = carried {
             if owners.count > 1,
                 let members = try await cachedMembers(
                     of: owners, through: relationship, destination: destination, context: context, serving: parent)
@@ -220,16 +238,15 @@ struct RelatedLoader: Sendable {
         let named =
             owners.prefix(3).map(\.description).joined(separator: ", ")
             + (owners.count > 3 ? " and \(owners.count - 3) more" : "")
-        let entityOptions = mapper.options(for: entity.name)
-        guard let mapping = entityOptions.relationships[name] else {
+        guard carried != .unmapped else {
             throw StoreChainError(
                 .noEndpoint, "cannot read '\(entity.name).\(name)' from the backend (needed for \(named))",
                 suggestion: "map it as a foreign key, an embedded record or its own endpoint")
         }
-        guard entityOptions.get != nil else {
+        guard backend?.readsObjectsByKey(of: entity.name) ?? true else {
             throw StoreChainError(
                 .noEndpoint,
-                "the records of \(named) leave out '\(entity.name).\(name)' (mapped \(mapping.mappedAs)), and \(entity.name) has no"
+                "the records of \(named) leave out '\(entity.name).\(name)' (mapped \(carried.described)), and \(entity.name) has no"
                     + " get endpoint to read it from",
                 suggestion: "declare \(entity.name)'s get endpoint, or fetch from an endpoint whose records carry it")
         }
@@ -247,7 +264,7 @@ struct RelatedLoader: Sendable {
             guard let value = node.relationships[name] else {
                 throw StoreChainError(
                     .noEndpoint,
-                    "\(owner)'s own record leaves out '\(entity.name).\(name)' (mapped \(mapping.mappedAs)) too, as its listing does",
+                    "\(owner)'s own record leaves out '\(entity.name).\(name)' (mapped \(carried.described)) too, as its listing does",
                     suggestion: Self.leftOutSuggestion(entity.name))
             }
             source[owner] = node
@@ -260,15 +277,13 @@ struct RelatedLoader: Sendable {
     /// grouped by the foreign key its records carry for the to-one inverse, which this returns.
     /// `nil` when the records carry no such key, or when the destination's endpoints would push
     /// the owners' keys down one at a time (as many requests as reading each owner's list).
-    func destinationListing(of relationship: RelationshipDescription, destination: EntityDescription)
-        throws(StoreChainError) -> [String]?
+    package func destinationListing(of relationship: RelationshipDescription, destination: EntityDescription)
+        -> [String]?
     {
-        guard let keyPath = inverseForeignKey(of: relationship, destination: destination),
-            let planner = planners[destination.name]
-        else { return nil }
+        guard let keyPath = inverseForeignKey(of: relationship, destination: destination) else { return nil }
         let key = Operand.constant(.integer(0))
         for byOwner in [Comparison(.keyPath(keyPath), .in, .array([key])), Comparison(.keyPath(keyPath), .equal, key)]
-        where (try? planner.plan(predicate: .comparison(byOwner), sort: []))?.pushed.isEmpty == false {
+        where (try? pushesDown(.comparison(byOwner), of: destination.name)) == true {
             return nil
         }
         return keyPath
@@ -277,9 +292,11 @@ struct RelatedLoader: Sendable {
     /// The key path of the owner's key on the destination (`album.id` for `Album.tracks`), when
     /// the destination's records carry the to-one inverse as a foreign key, so that its objects
     /// can be grouped by owner.
-    func inverseForeignKey(of relationship: RelationshipDescription, destination: EntityDescription) -> [String]? {
+    package func inverseForeignKey(of relationship: RelationshipDescription, destination: EntityDescription)
+        -> [String]?
+    {
         guard let inverseName = relationship.inverse, let inverse = destination.relationship(named: inverseName),
-            !inverse.isToMany, mapper.options(for: destination.name).relationships[inverseName]?.keyInRecord == true,
+            !inverse.isToMany, case .keyInRecord = relationshipSource(inverseName, of: destination.name),
             let ownerEntity = model.entity(named: inverse.destination)
         else { return nil }
         return [inverseName, ownerEntity.key]
@@ -325,7 +342,8 @@ struct RelatedLoader: Sendable {
 
     /// The objects a fetch matches when the caches answer it fresh (asked with `.cacheOnly`, so
     /// it never goes upstream); `nil` when they cannot, or outside a chain.
-    func cachedMatches(_ request: FetchRequest, context: RequestContext, serving parent: StoreRequest) async throws
+    package func cachedMatches(_ request: FetchRequest, context: RequestContext, serving parent: StoreRequest)
+        async throws
         -> [Node]?
     {
         guard
@@ -338,7 +356,7 @@ struct RelatedLoader: Sendable {
     /// What the caches answer for `request`, asked with `.cacheOnly` so it never goes upstream;
     /// `nil` when they cannot, when the answer is stale and `acceptingStale` is false, or outside
     /// a chain.
-    func cachedAnswer(
+    package func cachedAnswer(
         _ request: FetchRequest, acceptingStale: Bool, context: RequestContext, serving parent: StoreRequest
     ) async throws -> FetchResult? {
         do {
@@ -355,20 +373,23 @@ struct RelatedLoader: Sendable {
 
 extension RelatedLoader {
     /// What to do when an object's own record leaves a relationship out.
-    static func leftOutSuggestion(_ entity: String) -> String {
+    package static func leftOutSuggestion(_ entity: String) -> String {
         "map it as it is written in the records, or give it its own endpoint; if the backend leaves out fields whose"
             + " value is null, declare 'omits-nulls: true' for \(entity)"
     }
 }
 
-extension RemoteRelationship {
-    /// How the relationship is mapped, for messages: "as the foreign key 'band_id'".
-    var mappedAs: String {
-        switch self {
-        case .foreignKey(let field): "as the foreign key '\(field)'"
-        case .link(let field): "as the link '\(field)'"
-        case .embedded(let field): "as the embedded record '\(field)'"
-        case .endpoint(let request, _, _): "to its own endpoint \(request)"
-        }
+/// The relationships along a key path to load, and how many of its hops lead to objects that
+/// must be loaded too (all but a last hop read only for its key, `band.id`).
+package struct LoadPath: Sendable, Hashable {
+    package var names: [String]
+    package var objectHops: Int
+
+    package init(names: [String], objectHops: Int) {
+        self.names = names
+        self.objectHops = objectHops
     }
+
+    /// `album.band`.
+    package var text: String { names.joined(separator: ".") }
 }

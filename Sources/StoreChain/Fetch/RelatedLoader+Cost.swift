@@ -1,12 +1,9 @@
-import Foundation
-import StoreChain
-
 /// What reading an entity's whole, unfiltered listing is expected to cost, and where that
 /// figure comes from.
-struct ListingEstimate: Sendable, Hashable {
-    enum Source: String, Sendable {
-        /// A listing page read in this process (a total header, `Link: rel="last"`, its end).
-        case learned = "known from a page read in this process"
+package struct ListingEstimate: Sendable, Hashable {
+    package enum Source: String, Sendable {
+        /// A listing page this chain read (a total header, `Link: rel="last"`, its end).
+        case learned = "known from a page this chain read"
         /// The caches hold the whole collection (fresh or not) and counted it.
         case cached = "counted in the caches' copy"
         /// Its first page was read to find out.
@@ -15,8 +12,8 @@ struct ListingEstimate: Sendable, Hashable {
         case unpaged = "one document (the endpoint does not page)"
     }
 
-    var pages: Int
-    var source: Source
+    package var pages: Int
+    package var source: Source
 }
 
 extension RelatedLoader {
@@ -25,17 +22,19 @@ extension RelatedLoader {
     /// costs one.
     static let listingThreshold = 3
 
-    /// The requests that reading `entity`'s whole listing is expected to take: what this process
-    /// learned, else one for an endpoint that does not page, else the size of the collection the
+    /// The requests that reading `entity`'s whole listing is expected to take: what the chain
+    /// learned from its pages, else one for an endpoint that does not page, else the size of the collection the
     /// caches hold (asked with `.cacheOnly`, so it never goes upstream), else, with `probe`, what
     /// reading its first page through the chain shows (a `Link: rel="last"` or a total). `nil`
-    /// when nothing tells.
-    func listingEstimate(
+    /// when nothing tells, or the terminal says nothing of its backend (`BackendReads`).
+    package func listingEstimate(
         of entity: EntityDescription, probe: Bool, context: RequestContext, serving parent: StoreRequest
     ) async throws -> ListingEstimate? {
+        guard let backend else { return nil }
+        let listingSizes = context.services.listingSizes
         if let size = listingSizes.size(of: entity.name) { return ListingEstimate(pages: size.pages, source: .learned) }
-        let paging = try planners.planner(for: entity.name).plan(predicate: nil, sort: []).endpoint.paging
-        guard paging != nil else { return ListingEstimate(pages: 1, source: .unpaged) }
+        let paging = try backend.listingPaging(of: entity.name)
+        guard paging != .unpaged else { return ListingEstimate(pages: 1, source: .unpaged) }
         if let records = try await cachedCount(of: entity, context: context, serving: parent),
             let pages = Self.pages(records: records, paging: paging)
         {
@@ -44,27 +43,29 @@ extension RelatedLoader {
         // One probe per entity and process: a listing that does not state its size is not asked
         // again for every page of the fetch that needs it.
         guard probe, listingSizes.markProbed(entity.name) else { return nil }
-        // Exactly one request: the listing's first page, at the endpoint's own page size. Its
-        // answer (`answerPage`) teaches `listingSizes` the total it states.
+        // Exactly one request: the listing's first page, at the endpoint's own page size; its
+        // total (or last page) is what it is read for.
         let first = StoreRequest.page(FetchRequest(entity: entity.name), PageRequest(.record(0)))
-        _ = try await context.subrequestThroughChain(first, serving: parent)
+        let answer = try await context.subrequestThroughChain(first, serving: parent)
+        if let page = answer.info.page { listingSizes.learn(entity.name, from: page, start: 0) }
         return listingSizes.size(of: entity.name).map { ListingEstimate(pages: $0.pages, source: .probed) }
     }
 
     /// Requests to read `records` at the page size a listing is read at when nothing asks for
-    /// another; `nil` for a `Link` listing, whose page size is the backend's secret.
-    static func pages(records: Int, paging: Paging?) -> Int? {
+    /// another; `nil` for a listing whose page size is the backend's secret.
+    static func pages(records: Int, paging: ListingPaging) -> Int? {
         switch paging {
-        case .pages(_, _, let size, _)?, .offset(_, _, let size)?, .cursor(_, _, _, let size)?:
-            max(1, (records + max(1, size) - 1) / max(1, size))
-        case .link?: nil
-        case nil: 1
+        case .pages(let size): max(1, (records + max(1, size) - 1) / max(1, size))
+        case .sizeNotStated: nil
+        case .unpaged: 1
         }
     }
 
     /// The requests reading `entity`'s whole listing costs over `repeats` calls: once when a
     /// cache keeps it (the calls after the first find it there), else once per call.
-    func listingCost(_ listing: ListingEstimate, of entity: EntityDescription, repeats: Int, context: RequestContext)
+    package func listingCost(
+        _ listing: ListingEstimate, of entity: EntityDescription, repeats: Int, context: RequestContext
+    )
         -> Int
     {
         context.services.keepsAnswers(of: entity.name) ? listing.pages : listing.pages * repeats
