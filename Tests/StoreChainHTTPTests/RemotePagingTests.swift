@@ -220,7 +220,46 @@ import Testing
         #expect(superset.info.page?.listing.predicate == false)
         #expect(try superset.fetchResult() == exact.fetchResult())
         // Two facts: what the backend's listing applied, and what was done to the page's records
-        // (here, the rest of the predicate evaluated by the terminal: matches only, both times).
-        #expect(exact.info.applied.predicate && superset.info.applied.predicate)
+        // (nothing the terminal vouches for: the records as the backend sent them, both times;
+        // the pager checks the predicate on each).
+        #expect(!exact.info.applied.predicate && !superset.info.applied.predicate)
+        #expect(exact.info.applied.sort == exact.info.page?.listing.sort)
+    }
+
+    /// A page is one exchange: the terminal sends the records as the backend sent them and loads
+    /// nothing; the pager above it loads what the predicate reads (the bands, as a fetch through
+    /// the chain) and keeps the matches.
+    @Test func aPageIsOneExchangeAndThePagerLoadsWhatThePredicateReads() async throws {
+        let model = try RemoteFixtures.model()
+        var options = RemoteFixtures.options()
+        options.entities["Album"]?.fetch = [
+            RemoteEndpoint("GET /albums?o={o}&l={l}", paging: .offset(offset: "o", limit: "l", size: 10))
+        ]
+        let transport = StubTransport { request in
+            if request.url.path.hasSuffix("/albums") {
+                return .json(
+                    #"{"data": [{"album_id": 10, "title": "Things We Lost", "band_id": 1},"#
+                        + #" {"album_id": 20, "title": "Nest", "band_id": 2}]}"#)
+            }
+            let band = request.url.lastPathComponent
+            let name = band == "1" ? "Low" : "Nest Makers"
+            return .json(#"{"id": \#(band), "attributes": {"name": "\#(name)"}}"#)
+        }
+        let remote = try RemoteResponder(model: model, options: options, transport: transport, environment: [:])
+        let request = try TestData.fetch("Album", where: "band.name == 'Low'")
+        let page = try await remote.respond(to: .page(request, PageRequest(.record(0))), context: RequestContext())
+        #expect(transport.requests.map(\.url.path) == ["/v2/albums"], "one exchange, no related read")
+        #expect(try page.fetchedObjects(for: request).map(\.id.key) == [.integer(10), .integer(20)])
+        #expect(!page.info.applied.predicate, "the records as the backend sent them")
+
+        let chain = Chain(handlers: [], terminal: remote, tracing: nil)
+        let answer = try await chain.fetch(request)
+        guard case .objects(let albums) = answer else { throw StoreChainError(.invalidResponse, "\(answer)") }
+        #expect(albums.map(\.id.key) == [.integer(10)])
+        #expect(
+            transport.requests.map(\.url.path) == ["/v2/albums", "/v2/albums", "/v2/bands/1", "/v2/bands/2"]
+                || transport.requests.map(\.url.path) == ["/v2/albums", "/v2/albums", "/v2/bands/2", "/v2/bands/1"],
+            "the page again, then the bands the predicate reads, each by its key")
+        await chain.shutdown()
     }
 }

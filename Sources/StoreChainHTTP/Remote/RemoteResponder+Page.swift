@@ -2,9 +2,9 @@ import Foundation
 @_spi(Internals) import StoreChain
 
 extension RemoteResponder {
-    /// Reads the one page a pager asked for (`StoreRequest.page`): its records that match the
-    /// whole predicate, in the backend's order, with the related objects the predicate, sort
-    /// and prefetching need, and `ResponseInfo.page` saying where the next page is.
+    /// Reads the one page a pager asked for (`StoreRequest.page`): its records in the backend's
+    /// order, with the records embedded in them, and `ResponseInfo.page` saying where the next
+    /// page is and what the backend applied (the pager applies the rest).
     func fetchPage(
         _ page: PageRequest, paging: Paging, request: FetchRequest, plan: FetchPlan, queryPlan: QueryPlanner.Plan,
         context: RequestContext
@@ -26,9 +26,8 @@ extension RemoteResponder {
             request: request, plan: plan, queryPlan: queryPlan, context: context)
     }
 
-    /// One page's answer from the backend's response: its records that match the whole
-    /// predicate, in the backend's order, with the related objects the predicate, sort and
-    /// prefetching need, and `ResponseInfo.page` saying where the next page is.
+    /// One page's answer from the backend's response: its records in the backend's order, with
+    /// the records embedded in them, and `ResponseInfo.page` saying where the next page is.
     func answerPage(
         _ response: TransportResponse, from url: URL, style: PageInfo.Style, paging: Paging, start: Int, size: Int,
         request: FetchRequest, plan: FetchPlan, queryPlan: QueryPlanner.Plan, context: RequestContext
@@ -59,57 +58,24 @@ extension RemoteResponder {
             signals, body: body, from: url, paging: paging, start: start, size: size, records: records,
             recordsPath: recordsPath, endpoint: queryPlan.endpoint.request)
 
-        var nodes = loaded.nodes
-        var objects = Dictionary(loaded.embedded.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        for node in nodes { objects[node.id] = node }
         let lastStart = try lastPageStart(in: response, paging: paging, template: queryPlan.template, size: size)
-        let wholeCollection = queryPlan.pushed.isEmpty
-        let paths = related.neededPaths(plan)
-        let repeats = pagesLeft(
-            from: start, size: size, total: total, lastStart: lastStart, hasNext: next != nil, request: request,
-            exact: queryPlan.filterApplied && queryPlan.orderApplied)
-        for path in paths {
-            try await related.follow(
-                path, from: &nodes, source: &objects, repeats: repeats, context: context, serving: .fetch(request))
-        }
-        try plan.requireLoaded(nodes, source: objects)
-        var leftOut: [Node] = []
-        if let predicate = plan.predicate {
-            let matches = nodes.filter { predicate.evaluate($0, in: objects) }
-            if wholeCollection, matches.count < nodes.count {
-                let matched = Set(matches.map(\.id))
-                leftOut = nodes.filter { !matched.contains($0.id) }
-            }
-            nodes = matches
-        }
         var info = HTTPMetadata.info(from: response, answeredBy: name)
         info.describe(queryPlan)
         info.skippedRecords = loaded.skipped
-        // The backend's listing applied what was pushed; the page's records were then filtered
-        // here by the rest of the predicate, so they are matches only, in the listing's order.
+        // The backend's listing applied what was pushed (what a position in it means). Its
+        // records go up as it sent them: the pager checks the whole predicate on each, so a
+        // backend that ignores a filter it was sent is caught, not believed.
         let listing = ResponseInfo.Applied(
             predicate: queryPlan.filterApplied, sort: queryPlan.orderApplied, window: false,
             tiesInKeyOrder: queryPlan.tiesInKeyOrder)
         info.applied = .init(
-            predicate: true, sort: listing.sort, window: false, tiesInKeyOrder: listing.tiesInKeyOrder)
+            predicate: false, sort: listing.sort, window: false, tiesInKeyOrder: listing.tiesInKeyOrder)
         info.hasMorePages = next != nil
         info.page = PageInfo(
             style: style, size: size, start: start, records: records.count, next: next, listing: listing,
-            total: total, lastStart: lastStart, wholeCollection: wholeCollection, endpoint: queryPlan.endpoint.request)
-        let reached = objects.nodes(along: paths.map(\.text), from: nodes)
-        return StoreResponse(.fetched(.objects(nodes)), related: reached + leftOut, info: info)
-    }
-
-    /// The pages the walk is expected to read from this one on, this one included: to the
-    /// listing's stated end, or to the end of the window when the backend applies the whole
-    /// request (the pager stops there); at least two while a next page is announced.
-    private func pagesLeft(
-        from start: Int, size: Int, total: Int?, lastStart: Int?, hasNext: Bool, request: FetchRequest, exact: Bool
-    ) -> Int {
-        guard hasNext, size > 0 else { return 1 }
-        var end = total ?? lastStart.map { $0 + size } ?? (start + 2 * size)
-        if exact, let limit = request.fetchLimit { end = min(end, request.fetchOffset + limit) }
-        return max(1, (end - start + size - 1) / size)
+            total: total, lastStart: lastStart, wholeCollection: queryPlan.pushed.isEmpty,
+            endpoint: queryPlan.endpoint.request)
+        return StoreResponse(.fetched(.objects(loaded.nodes)), related: loaded.embedded, info: info)
     }
 
     /// Where the last page starts, from a page-number endpoint's `Link: <…page=N…>; rel="last"`

@@ -37,13 +37,18 @@ struct PageWalk {
             reading: "fetching \(plan.request)", options: options, pageSize: options.pageSize(for: entity),
             progress: context[FetchProgressKey.self].map { (entity, $0) },
             sizes: (entity, context.services.listingSizes),
-            send: Self.sender(of: pageFetch, context: context, next: next))
+            send: Self.sender(
+                of: pageFetch, context: context, next: next,
+                evaluation: PageEvaluation(
+                    pageFetch: pageFetch, window: (plan.request.fetchOffset, plan.request.fetchLimit), model: model,
+                    context: context)))
     }
 
-    /// Sends one page of `fetch` below the pager, in a span of its own when the chain traces.
-    private static func sender(of fetch: FetchRequest, context: RequestContext, next: NextResponder)
-        -> PageSequence.Send
-    {
+    /// Sends one page of `fetch` below the pager, in a span of its own when the chain traces,
+    /// and applies to it what the backend did not (`evaluation`).
+    private static func sender(
+        of fetch: FetchRequest, context: RequestContext, next: NextResponder, evaluation: PageEvaluation
+    ) -> PageSequence.Send {
         { page in
             let response = try await context.withSpan("storechain.pagination.page") { span in
                 span?.attributes["storechain.entity"] = fetch.entity
@@ -55,7 +60,7 @@ struct PageWalk {
                     .invalidResponse, "\(response.info.answeredBy) answered a page of \(fetch.entity) without objects",
                     suggestion: "a terminal asked for a page answers with the page's objects")
             }
-            return (nodes, response.related, response.info)
+            return try await evaluation.apply(to: (nodes, response.related, response.info))
         }
     }
 
