@@ -226,14 +226,17 @@ import Testing
         #expect(exact.info.applied.sort == exact.info.page?.listing.sort)
     }
 
-    /// A page is one exchange: the terminal sends the records as the backend sent them and loads
-    /// nothing; the pager above it loads what the predicate reads (the bands, as a fetch through
-    /// the chain) and keeps the matches.
-    @Test func aPageIsOneExchangeAndThePagerLoadsWhatThePredicateReads() async throws {
+    /// A page (or an endpoint's one document) is one exchange: the terminal sends the records as
+    /// the backend sent them and loads nothing; the pager above it loads what the predicate reads
+    /// (the bands, as a fetch through the chain) and keeps the matches.
+    @Test(arguments: [true, false])
+    func aPageIsOneExchangeAndThePagerLoadsWhatThePredicateReads(paged: Bool) async throws {
         let model = try RemoteFixtures.model()
         var options = RemoteFixtures.options()
         options.entities["Album"]?.fetch = [
-            RemoteEndpoint("GET /albums?o={o}&l={l}", paging: .offset(offset: "o", limit: "l", size: 10))
+            paged
+                ? RemoteEndpoint("GET /albums?o={o}&l={l}", paging: .offset(offset: "o", limit: "l", size: 10))
+                : RemoteEndpoint("GET /albums")
         ]
         let transport = StubTransport { request in
             if request.url.path.hasSuffix("/albums") {

@@ -64,31 +64,17 @@ extension RemoteResponder {
             info.notModified = true
             return StoreResponse(.fetched(.objects([])), info: info)
         }
-        var source = Dictionary(loaded.embedded.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        var nodes = loaded.nodes
-        for node in nodes { source[node.id] = node }
-        // The whole collections it read anyway answer key paths into them, and go up to the
-        // caches, which then answer any later fetch of those entities locally.
+        // The records go up as the backend sent them, with the whole collections the document
+        // held (for the pager to answer key paths into them, and the caches to keep): the pager
+        // applies the request.
         let collections = completeCollections(fetched: plan.entity, plan: queryPlan, loaded: loaded)
-        for node in collections.values.joined() where source[node.id] == nil { source[node.id] = node }
-        let paths = related.neededPaths(plan)
-        for path in paths {
-            try await related.follow(
-                path, from: &nodes, source: &source, whole: collections, context: context, serving: .fetch(request))
-        }
-        try plan.requireLoaded(nodes, source: source)
-        let result = plan.execute(over: nodes, source: source)
-        var alongside: [Node] = []
-        if case .objects(let objects) = result, !paths.isEmpty {
-            // Every object the answer was computed over, so a handler above can check it again.
-            alongside = source.nodes(along: paths.map(\.text), from: objects)
-        }
-        var known = Set(alongside.map(\.id))
-        if case .objects(let objects) = result { known.formUnion(objects.map(\.id)) }
-        for node in collections.values.joined() where known.insert(node.id).inserted {
-            alongside.append(source[node.id] ?? node)
+        var related: [Node] = []
+        var known = Set(loaded.nodes.map(\.id))
+        for node in loaded.embedded + collections.values.joined() where known.insert(node.id).inserted {
+            related.append(node)
         }
         info.completeCollections = Set(collections.keys)
-        return StoreResponse(.fetched(result), related: alongside, info: info)
+        info.applied = .nothing
+        return StoreResponse(.fetched(.objects(loaded.nodes)), related: related, info: info)
     }
 }

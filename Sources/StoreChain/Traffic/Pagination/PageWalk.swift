@@ -255,10 +255,23 @@ struct PageWalk {
         let local = localPlan.request
         // What the pages left out that evaluating here reads (a terminal that sends records as
         // it stores them), read through the chain.
+        // The entities whose every object the pages hold answer key paths into them by
+        // themselves (a to-many grouped by its inverse, with no request).
+        let complete = completeCollections()
+        var whole: [String: [Node]] = [:]
+        if !complete.isEmpty {
+            var seen: Set<ObjectID> = []
+            for page in pages {
+                for node in page.nodes + page.related
+                where complete.contains(node.id.entity) && seen.insert(node.id).inserted {
+                    whole[node.id.entity, default: []].append(node)
+                }
+            }
+        }
         let loader = RelatedLoader(model: model, backend: context.services.backendReads)
         for path in loader.neededPaths(localPlan) {
             try await loader.follow(
-                path, from: &nodes, source: &source, context: context, serving: .fetch(plan.request))
+                path, from: &nodes, source: &source, whole: whole, context: context, serving: .fetch(plan.request))
         }
         try localPlan.requireLoaded(nodes, source: source)
         let result = localPlan.execute(over: nodes, source: source)
@@ -268,7 +281,7 @@ struct PageWalk {
         }
         var info = answerInfo()
         info.pageValidators = pageValidators(windowFull: windowFull)
-        info.completeCollections = completeCollections()
+        info.completeCollections = complete
         if !info.completeCollections.isEmpty {
             // A cache above stores a complete collection from the nodes the answer holds.
             var known = Set(related.map(\.id))
