@@ -43,13 +43,16 @@ extension RemoteResponder {
         return StoreResponse(.object(nodes.first { $0.id == id }), info: info)
     }
 
+    /// A relationship the owner's own record holds (a foreign key, a link, an embedded record),
+    /// read with the owner: one exchange. The objects it names that the record did not embed,
+    /// the pager reads by key; a relationship with an endpoint of its own is read a page at a
+    /// time (`relationshipPage`), and one with neither fails `no-endpoint`, which the pager
+    /// answers through a to-one inverse when there is one.
     func relationshipFault(_ id: ObjectID, _ relationshipName: String, context: RequestContext) async throws
         -> StoreResponse
     {
         let entity = try model.requireEntity(id.entity)
-        let relationship = try entity.requireRelationship(relationshipName)
-        var source: [ObjectID: Node] = [:]
-        var value: RelationshipValue?
+        _ = try entity.requireRelationship(relationshipName)
         switch mapper.options(for: entity.name).relationships[relationshipName] {
         case let mapping? where mapping.isInTheRecord:
             let owner = try await objectFault(id, context: context)
@@ -57,15 +60,17 @@ extension RemoteResponder {
                 throw StoreChainError(
                     .unavailable, "\(id) no longer exists, so its '\(relationshipName)' cannot be read")
             }
-            for node in owner.related { source[node.id] = node }
             // A record that leaves the field out says nothing of the relationship: not "none".
-            guard let held = node.relationships[relationshipName] else {
+            guard let value = node.relationships[relationshipName] else {
                 throw StoreChainError(
                     .noEndpoint,
                     "\(id)'s own record leaves out '\(entity.name).\(relationshipName)' (mapped \(mapping.mappedAs))",
                     suggestion: RelatedLoader.leftOutSuggestion(entity.name))
             }
-            value = held
+            let named = Set(value.objectIDs)
+            return StoreResponse(
+                .relationship(value), related: owner.related.filter { named.contains($0.id) },
+                info: ResponseInfo(answeredBy: name, origin: .remote))
         case .endpoint?:
             // Its list is read a page at a time (`relationshipPage`) by the chain's pager, which
             // every chain in front of this terminal has.
@@ -74,23 +79,13 @@ extension RemoteResponder {
                 "\(id).\(relationshipName) has an endpoint of its own, read one page at a time by a pager above",
                 suggestion: "send relationship faults through a Chain (it places a pager in front of this terminal)")
         default:
-            value = try await related.relationshipValues(
-                relationshipName, of: [id], entity: entity, source: &source, context: context,
-                serving: .relationshipFault(id, relationship: relationshipName))[id]
+            throw StoreChainError(
+                .noEndpoint,
+                "'\(entity.name).\(relationshipName)' is neither in \(entity.name)'s records nor read from an endpoint of its own",
+                suggestion:
+                    "map it as a foreign key, a link, an embedded record or its own endpoint, or give it a to-one inverse"
+                    + " whose records carry \(entity.name)'s key")
         }
-        let resolved = value ?? (relationship.isToMany ? .toMany([]) : .toOne(nil))
-        let missing = resolved.objectIDs.filter { source[$0] == nil }
-        if !missing.isEmpty, let destination = model.entity(named: relationship.destination) {
-            for node in try await related.fetchNodes(
-                destination, keys: missing.compactMap(\.key), context: context,
-                serving: .relationshipFault(id, relationship: relationshipName))
-            {
-                source[node.id] = node
-            }
-        }
-        return StoreResponse(
-            .relationship(resolved), related: resolved.objectIDs.compactMap { source[$0] },
-            info: ResponseInfo(answeredBy: name, origin: .remote))
     }
 
     /// Reads one page of a relationship's own list (`StoreRequest.relationshipPage`): the

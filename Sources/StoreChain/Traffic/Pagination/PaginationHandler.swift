@@ -49,7 +49,8 @@ public struct PaginationHandler: FetchPaging {
         case .relationshipFault(let owner, let name), .revalidation(.relationshipFault(let owner, let name), _):
             // A list has no validators of its own: its pages are read again.
             let relationship = try model.requireEntity(owner.entity).requireRelationship(name)
-            var walk = RelationshipPageWalk(relationship, of: owner, options: options, context: context, next: next)
+            var walk = RelationshipPageWalk(
+                relationship, of: owner, model: model, options: options, context: context, next: next)
             do {
                 return try await walk.run()
             } catch let error as StoreChainError where error.code == .noEndpoint {

@@ -5,16 +5,18 @@
 struct RelationshipPageWalk {
     private let owner: ObjectID
     private let relationship: RelationshipDescription
+    private let model: ObjectModel
     private let context: RequestContext
     private let next: NextResponder
     private var sequence: PageSequence
 
     init(
-        _ relationship: RelationshipDescription, of owner: ObjectID, options: PaginationOptions,
+        _ relationship: RelationshipDescription, of owner: ObjectID, model: ObjectModel, options: PaginationOptions,
         context: RequestContext, next: NextResponder
     ) {
         self.owner = owner
         self.relationship = relationship
+        self.model = model
         self.context = context
         self.next = next
         let name = relationship.name
@@ -30,7 +32,7 @@ struct RelationshipPageWalk {
         try sequence.reserve(1)
         let firstPage = PageRequest(.record(0))
         let first = try await next(.relationshipPage(owner, relationship: relationship.name, firstPage), context)
-        guard first.info.page != nil else { return first }
+        guard first.info.page != nil else { return try await withTheirRecords(first) }
         sequence.add([
             sequence.place(
                 try Self.members(of: first, page: firstPage, of: owner, relationship.name), asked: firstPage,
@@ -60,6 +62,23 @@ struct RelationshipPageWalk {
             .relationship(relationship.isToMany ? .toMany(ids) : .toOne(ids.first)), related: related, info: info)
     }
 
+    /// A list answered whole (the owner's record names the objects by key), with the records
+    /// of the objects it names: those the answer did not bring are read by key through the
+    /// chain (so the caches answer what they hold), for whoever follows the relationship.
+    private func withTheirRecords(_ answer: StoreResponse) async throws -> StoreResponse {
+        guard case .relationship(let value) = answer.result,
+            let destination = model.entity(named: relationship.destination)
+        else { return answer }
+        let held = Set(answer.related.map(\.id))
+        let missing = value.objectIDs.filter { !held.contains($0) }
+        guard !missing.isEmpty else { return answer }
+        let loader = RelatedLoader(model: model, backend: context.services.backendReads)
+        let read = try await loader.fetchNodes(
+            destination, keys: missing.compactMap(\.key), context: context,
+            serving: .relationshipFault(owner, relationship: relationship.name))
+        return StoreResponse(answer.result, related: answer.related + read, info: answer.info)
+    }
+
     /// A page's objects in the backend's order (each with its record), the objects that came
     /// with them, and what the answer says.
     private static func members(of response: StoreResponse, page: PageRequest, of owner: ObjectID, _ name: String)
@@ -81,13 +100,14 @@ struct RelationshipPageWalk {
         return (nodes, response.related.filter { !named.contains($0.id) }, response.info)
     }
 
-    /// A to-many list read as the fetch of the objects whose to-one inverse names `owner`
-    /// (`Band/1.albums` as `Album where band.id == 1`, in key order), through the chain so the
-    /// caches answer it; `nil` when the relationship has no to-one inverse.
+    /// A relationship the terminal cannot read, read as the fetch of the objects whose to-one
+    /// inverse names `owner` (`Band/1.albums` as `Album where band.id == 1`, in key order; a
+    /// to-one as the first of them), through the chain so the caches answer it; `nil` when the
+    /// relationship has no to-one inverse.
     static func throughInverse(
         _ relationship: RelationshipDescription, of owner: ObjectID, model: ObjectModel, context: RequestContext
     ) async throws -> StoreResponse? {
-        guard relationship.isToMany, let inverseName = relationship.inverse, let key = owner.key,
+        guard let inverseName = relationship.inverse, let key = owner.key,
             let ownerEntity = model.entity(named: owner.entity),
             let destination = model.entity(named: relationship.destination),
             destination.relationship(named: inverseName)?.isToMany == false
@@ -103,6 +123,7 @@ struct RelationshipPageWalk {
         var info = ResponseInfo(
             answeredBy: response.info.answeredBy, origin: response.info.origin, isStale: response.info.isStale)
         info.freshness = response.info.freshness?.withoutValidators
-        return StoreResponse(.relationship(.toMany(members.map(\.id))), related: members, info: info)
+        let value: RelationshipValue = relationship.isToMany ? .toMany(members.map(\.id)) : .toOne(members.first?.id)
+        return StoreResponse(.relationship(value), related: members, info: info)
     }
 }

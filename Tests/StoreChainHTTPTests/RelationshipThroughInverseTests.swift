@@ -1,0 +1,56 @@
+import Foundation
+import StoreChain
+import StoreChainTesting
+import Testing
+
+@testable import StoreChainHTTP
+
+/// A relationship the owner's records do not hold and that has no endpoint of its own is read by
+/// the pager as a fetch through its to-one inverse, to-many or to-one alike; the REST adapter
+/// itself makes no read beside its one exchange.
+@Suite struct RelationshipThroughInverseTests {
+    private static func model() throws -> ObjectModel {
+        try ObjectModel([
+            EntityDescription(
+                "Person", key: "id", attributes: [AttributeDescription("id", .integer)],
+                relationships: [
+                    RelationshipDescription("passport", .toOne, "Passport", inverse: "holder", optional: true)
+                ]),
+            EntityDescription(
+                "Passport", key: "id", attributes: [AttributeDescription("id", .integer)],
+                relationships: [
+                    RelationshipDescription("holder", .toOne, "Person", inverse: "passport", optional: true)
+                ]),
+        ])
+    }
+
+    @Test func aToOneWithNoMappingIsReadThroughItsInverse() async throws {
+        let transport = StubTransport { request in
+            request.url.path == "/v2/passports"
+                ? .json(#"[{"id": 7, "holder_id": 1}, {"id": 8, "holder_id": 2}]"#) : .status(404)
+        }
+        let options = RemoteOptions(
+            baseURL: RemoteFixtures.base,
+            entities: [
+                "Person": RemoteEntityOptions(fetch: [RemoteEndpoint("GET /people")]),
+                "Passport": RemoteEntityOptions(
+                    relationships: ["holder": .foreignKey("holder_id")], fetch: [RemoteEndpoint("GET /passports")]),
+            ])
+        let remote = try RemoteResponder(
+            model: try Self.model(), options: options, transport: transport, environment: [:])
+        let fault = StoreRequest.relationshipFault(ObjectID(entity: "Person", key: 1), relationship: "passport")
+        let refused = await #expect(throws: StoreChainError.self) {
+            try await remote.respond(to: fault, context: RequestContext())
+        }
+        #expect(refused?.code == .noEndpoint)
+        #expect(refused?.description.contains("'Person.passport' is neither in Person's records") == true)
+        #expect(transport.requests.isEmpty, "the terminal alone reads nothing beside one exchange")
+
+        let chain = Chain(handlers: [], terminal: remote, tracing: nil)
+        let answer = try await chain.send(fault)
+        #expect(try answer.relationshipValue() == .toOne(ObjectID(entity: "Passport", key: 7)))
+        #expect(answer.related.map(\.id) == [ObjectID(entity: "Passport", key: 7)])
+        #expect(transport.requests.map(\.url.path) == ["/v2/passports"])
+        await chain.shutdown()
+    }
+}
