@@ -39,46 +39,34 @@ extension RemoteResponder {
             }
             return StoreResponse(.object(node), related: embedded, info: info)
         }
-        let nodes = try await related.fetchNodes(entity, keys: [key], context: context, serving: .objectFault(id))
-        return StoreResponse(.object(nodes.first { $0.id == id }), info: info)
+        // The chain's pager reads it as a fetch by key.
+        throw StoreChainError(
+            .noEndpoint, "\(entity.name) has no get endpoint to read one object by its key",
+            suggestion: "declare \(entity.name)'s get endpoint, or send object faults through a Chain (its pager reads"
+                + " the object as a fetch by key)")
     }
 
-    /// A relationship the owner's own record holds (a foreign key, a link, an embedded record),
-    /// read with the owner: one exchange. The objects it names that the record did not embed,
-    /// the pager reads by key; a relationship with an endpoint of its own is read a page at a
-    /// time (`relationshipPage`), and one with neither fails `no-endpoint`, which the pager
-    /// answers through a to-one inverse when there is one.
-    func relationshipFault(_ id: ObjectID, _ relationshipName: String, context: RequestContext) async throws
+    /// A relationship fault is no one exchange of its own: one with its own endpoint is read a
+    /// page at a time (`relationshipPage`); any other fails `no-endpoint`, and the chain's pager
+    /// reads it from the owner's record (read again by key) or through its to-one inverse.
+    func relationshipFault(_ id: ObjectID, _ relationshipName: String, context: RequestContext) throws
         -> StoreResponse
     {
         let entity = try model.requireEntity(id.entity)
         _ = try entity.requireRelationship(relationshipName)
         switch mapper.options(for: entity.name).relationships[relationshipName] {
-        case let mapping? where mapping.isInTheRecord:
-            let owner = try await objectFault(id, context: context)
-            guard let node = try owner.objectNode() else {
-                throw StoreChainError(
-                    .unavailable, "\(id) no longer exists, so its '\(relationshipName)' cannot be read")
-            }
-            // A record that leaves the field out says nothing of the relationship: not "none".
-            guard let value = node.relationships[relationshipName] else {
-                throw StoreChainError(
-                    .noEndpoint,
-                    "\(id)'s own record leaves out '\(entity.name).\(relationshipName)' (mapped \(mapping.mappedAs))",
-                    suggestion: RelatedLoader.leftOutSuggestion(entity.name))
-            }
-            let named = Set(value.objectIDs)
-            return StoreResponse(
-                .relationship(value), related: owner.related.filter { named.contains($0.id) },
-                info: ResponseInfo(answeredBy: name, origin: .remote))
         case .endpoint?:
-            // Its list is read a page at a time (`relationshipPage`) by the chain's pager, which
-            // every chain in front of this terminal has.
             throw StoreChainError(
                 .invalidRequest,
                 "\(id).\(relationshipName) has an endpoint of its own, read one page at a time by a pager above",
                 suggestion: "send relationship faults through a Chain (it places a pager in front of this terminal)")
-        default:
+        case let mapping?:
+            throw StoreChainError(
+                .noEndpoint,
+                "'\(entity.name).\(relationshipName)' is read from \(id)'s own record (mapped \(mapping.mappedAs)), not by"
+                    + " a request of its own",
+                suggestion: "send relationship faults through a Chain (its pager reads the owner's record)")
+        case nil:
             throw StoreChainError(
                 .noEndpoint,
                 "'\(entity.name).\(relationshipName)' is neither in \(entity.name)'s records nor read from an endpoint of its own",
@@ -99,8 +87,8 @@ extension RemoteResponder {
         guard let relationship = entity.relationship(named: name),
             case .endpoint(let text, let facts, let paging)? = mapper.options(for: entity.name).relationships[name]
         else {
-            // No endpoint of its own: no pages; the whole relationship answers.
-            return try await relationshipFault(owner, name, context: context)
+            // No endpoint of its own: no pages (the pager reads it another way).
+            return try relationshipFault(owner, name, context: context)
         }
         let destination = try model.requireEntity(relationship.destination)
         let template = try RequestTemplate(text)

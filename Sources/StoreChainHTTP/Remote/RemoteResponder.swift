@@ -206,7 +206,7 @@ public final class RemoteResponder: UpstreamCounting, PagedResponder {
         PaginationOptions(maxPages: options.maxPages, concurrency: 1)
     }
 
-    /// Loads the related objects a fetch or fault needs, through the chain.
+    /// The query engine's loader over this backend, for `explain`'s estimates of related reads.
     var related: RelatedLoader {
         RelatedLoader(model: model, backend: self)
     }
@@ -231,7 +231,7 @@ public final class RemoteResponder: UpstreamCounting, PagedResponder {
         case .revalidation(.objectFault(let id), let validators):
             try await objectFault(id, ifChangedSince: validators, context: context)
         case .revalidation(let request, _): try await respond(to: request, context: context)
-        case .relationshipFault(let id, let name): try await relationshipFault(id, name, context: context)
+        case .relationshipFault(let id, let name): try relationshipFault(id, name, context: context)
         case .relationshipPage(let id, let name, let page):
             try await relationshipPage(page, of: id, name, context: context)
         case .save(let changes): try await save(changes, context: context)

@@ -55,8 +55,17 @@ public struct PaginationHandler: FetchPaging {
                 return try await walk.run()
             } catch let error as StoreChainError where error.code == .noEndpoint {
                 guard
-                    let answer = try await RelationshipPageWalk.throughInverse(
+                    let answer = try await FaultFallback.relationship(
                         relationship, of: owner, model: model, context: context)
+                else { throw error }
+                return answer
+            }
+        case .objectFault(let id), .revalidation(.objectFault(let id), _):
+            do {
+                return try await next(request, context)
+            } catch let error as StoreChainError where error.code == .noEndpoint {
+                // The terminal reads no single object of this entity: a fetch by its key.
+                guard let answer = try await FaultFallback.object(id, model: model, answeredBy: name, context: context)
                 else { throw error }
                 return answer
             }

@@ -32,7 +32,10 @@ struct RelationshipPageWalk {
         try sequence.reserve(1)
         let firstPage = PageRequest(.record(0))
         let first = try await next(.relationshipPage(owner, relationship: relationship.name, firstPage), context)
-        guard first.info.page != nil else { return try await withTheirRecords(first) }
+        guard first.info.page != nil else {
+            return try await FaultFallback.withTheirRecords(
+                first, of: owner, relationship, model: model, context: context)
+        }
         sequence.add([
             sequence.place(
                 try Self.members(of: first, page: firstPage, of: owner, relationship.name), asked: firstPage,
@@ -62,23 +65,6 @@ struct RelationshipPageWalk {
             .relationship(relationship.isToMany ? .toMany(ids) : .toOne(ids.first)), related: related, info: info)
     }
 
-    /// A list answered whole (the owner's record names the objects by key), with the records
-    /// of the objects it names: those the answer did not bring are read by key through the
-    /// chain (so the caches answer what they hold), for whoever follows the relationship.
-    private func withTheirRecords(_ answer: StoreResponse) async throws -> StoreResponse {
-        guard case .relationship(let value) = answer.result,
-            let destination = model.entity(named: relationship.destination)
-        else { return answer }
-        let held = Set(answer.related.map(\.id))
-        let missing = value.objectIDs.filter { !held.contains($0) }
-        guard !missing.isEmpty else { return answer }
-        let loader = RelatedLoader(model: model, backend: context.services.backendReads)
-        let read = try await loader.fetchNodes(
-            destination, keys: missing.compactMap(\.key), context: context,
-            serving: .relationshipFault(owner, relationship: relationship.name))
-        return StoreResponse(answer.result, related: answer.related + read, info: answer.info)
-    }
-
     /// A page's objects in the backend's order (each with its record), the objects that came
     /// with them, and what the answer says.
     private static func members(of response: StoreResponse, page: PageRequest, of owner: ObjectID, _ name: String)
@@ -98,32 +84,5 @@ struct RelationshipPageWalk {
         }
         let named = Set(members)
         return (nodes, response.related.filter { !named.contains($0.id) }, response.info)
-    }
-
-    /// A relationship the terminal cannot read, read as the fetch of the objects whose to-one
-    /// inverse names `owner` (`Band/1.albums` as `Album where band.id == 1`, in key order; a
-    /// to-one as the first of them), through the chain so the caches answer it; `nil` when the
-    /// relationship has no to-one inverse.
-    static func throughInverse(
-        _ relationship: RelationshipDescription, of owner: ObjectID, model: ObjectModel, context: RequestContext
-    ) async throws -> StoreResponse? {
-        guard let inverseName = relationship.inverse, let key = owner.key,
-            let ownerEntity = model.entity(named: owner.entity),
-            let destination = model.entity(named: relationship.destination),
-            destination.relationship(named: inverseName)?.isToMany == false
-        else { return nil }
-        let fetch = FetchRequest(
-            entity: destination.name,
-            predicate: .comparison(Comparison(.keyPath([inverseName, ownerEntity.key]), .equal, .constant(key))),
-            sortDescriptors: [FetchSortDescriptor(destination.key)])
-        let response = try await context.subrequestThroughChain(
-            .fetch(fetch), serving: .relationshipFault(owner, relationship: relationship.name))
-        let members = try response.fetchedObjects(for: fetch)
-        // Only what every answer has: the fetch's windows, pages and collections are not the list's.
-        var info = ResponseInfo(
-            answeredBy: response.info.answeredBy, origin: response.info.origin, isStale: response.info.isStale)
-        info.freshness = response.info.freshness?.withoutValidators
-        let value: RelationshipValue = relationship.isToMany ? .toMany(members.map(\.id)) : .toOne(members.first?.id)
-        return StoreResponse(.relationship(value), related: members, info: info)
     }
 }
