@@ -29,15 +29,19 @@ enum FaultFallback {
         }
     }
 
-    /// The relationship as the owner's own record holds it, read again by key past the caches
-    /// (which may hold a slimmer record of a listing), with the records of the objects it names.
+    /// The relationship as the owner's own record holds it, with the records of the objects it
+    /// names. Where the backend reads one object by key, the record is read again past the caches
+    /// (they may hold a slimmer record of a listing): one exchange, as a terminal reading it
+    /// would make. Where it does not, the owner is read as the fetch by key the pager makes of
+    /// it, which the caches may answer: a reload there would read the whole listing again.
     private static func fromRecord(
         _ relationship: RelationshipDescription, of owner: ObjectID, mapped: String, model: ObjectModel,
         context: RequestContext
     ) async throws -> StoreResponse {
+        let byKey = context.services.backendReads?.readsObjectsByKey(of: owner.entity) ?? true
         let read = try await context.subrequestThroughChain(
             .objectFault(owner), serving: .relationshipFault(owner, relationship: relationship.name),
-            cachePolicy: .reload)
+            cachePolicy: byKey ? .reload : nil)
         guard let node = try read.objectNode() else {
             throw StoreChainError(
                 .unavailable, "\(owner) no longer exists, so its '\(relationship.name)' cannot be read")
