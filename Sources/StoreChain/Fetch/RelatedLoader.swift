@@ -6,7 +6,9 @@
 ///
 /// Each read is a request through the chain from the top, so the caches answer what they hold
 /// and rate limiting, retry and logging see the rest. The pager at the seam uses it for what a
-/// fetch's pages left out; a terminal uses it for what it reads beside one exchange.
+/// fetch's pages left out (`PageEvaluation`, `PageWalk`) and for the faults a terminal has no
+/// single exchange for (`FaultFallback`); a terminal makes one exchange per request and never
+/// needs it (the REST adapter's `explain` reads its estimates).
 package struct RelatedLoader: Sendable {
     package let model: ObjectModel
     /// What the terminal says of its backend's reads; `nil`: the plain way.
@@ -177,7 +179,7 @@ package struct RelatedLoader: Sendable {
             // whole, so the calls after it are answered by `cachedMembers`).
             let perOwner = owners.count * repeats
             if perOwner >= Self.listingThreshold,
-                let keyPath = try destinationListing(of: relationship, destination: destination),
+                let keyPath = destinationListing(of: relationship, destination: destination),
                 let listing = try await listingEstimate(
                     of: destination, probe: true, context: context, serving: parent),
                 listingCost(listing, of: destination, repeats: repeats, context: context) < perOwner
