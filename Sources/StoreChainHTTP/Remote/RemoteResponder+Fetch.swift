@@ -33,21 +33,20 @@ extension RemoteResponder {
         if !queryPlan.endpoint.single {
             if let paging = queryPlan.endpoint.paging {
                 return try await fetchPage(
-                    page, paging: paging, request: request, plan: plan, queryPlan: queryPlan, context: context)
+                    page, paging: paging, plan: plan, queryPlan: queryPlan, context: context)
             }
             if case .token = page.position {
                 // A later page of a listing that announced it pages.
                 return try await fetchPage(
-                    page, paging: .link, request: request, plan: plan, queryPlan: queryPlan, context: context)
+                    page, paging: .link, plan: plan, queryPlan: queryPlan, context: context)
             }
         }
         let loaded = try await listings.readDocument(
             queryPlan, entity: plan.entity, ifChangedSince: page.validators, context: context)
         if let (url, response) = loaded.document, loaded.announcesNextPage {
             // Declared without paging, but it pages: this is the first page of a `Link` listing.
-            return try await answerPage(
-                response, from: url, style: .link, paging: .link, start: 0, size: 0, request: request, plan: plan,
-                queryPlan: queryPlan, context: context)
+            return try answerPage(
+                response, from: url, style: .link, paging: .link, start: 0, size: 0, plan: plan, queryPlan: queryPlan)
         }
         if queryPlan.pushed.isEmpty, !queryPlan.endpoint.single, !loaded.notModified, loaded.pages > 0 {
             let records = loaded.nodes.count + loaded.skipped

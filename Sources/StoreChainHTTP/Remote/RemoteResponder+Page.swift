@@ -6,8 +6,7 @@ extension RemoteResponder {
     /// order, with the records embedded in them, and `ResponseInfo.page` saying where the next
     /// page is and what the backend applied (the pager applies the rest).
     func fetchPage(
-        _ page: PageRequest, paging: Paging, request: FetchRequest, plan: FetchPlan, queryPlan: QueryPlanner.Plan,
-        context: RequestContext
+        _ page: PageRequest, paging: Paging, plan: FetchPlan, queryPlan: QueryPlanner.Plan, context: RequestContext
     ) async throws -> StoreResponse {
         let address = try listings.pageAddress(
             page.position, size: page.size, paging: paging, template: queryPlan.template,
@@ -21,17 +20,17 @@ extension RemoteResponder {
             info.describe(queryPlan)
             return StoreResponse(.fetched(.objects([])), info: info)
         }
-        return try await answerPage(
+        return try answerPage(
             response, from: address.url, style: address.style, paging: paging, start: address.start, size: address.size,
-            request: request, plan: plan, queryPlan: queryPlan, context: context)
+            plan: plan, queryPlan: queryPlan)
     }
 
     /// One page's answer from the backend's response: its records in the backend's order, with
     /// the records embedded in them, and `ResponseInfo.page` saying where the next page is.
     func answerPage(
         _ response: TransportResponse, from url: URL, style: PageInfo.Style, paging: Paging, start: Int, size: Int,
-        request: FetchRequest, plan: FetchPlan, queryPlan: QueryPlanner.Plan, context: RequestContext
-    ) async throws -> StoreResponse {
+        plan: FetchPlan, queryPlan: QueryPlanner.Plan
+    ) throws -> StoreResponse {
         var size = size
         // A page past the last (Django REST Framework's 404 for a page number past the end) is
         // an empty last page.

@@ -54,11 +54,8 @@ enum FaultFallback {
                 suggestion: RelatedLoader.leftOutSuggestion(owner.entity))
         }
         let named = Set(value.objectIDs)
-        var info = ResponseInfo(
-            answeredBy: read.info.answeredBy, origin: read.info.origin, isStale: read.info.isStale)
-        info.freshness = read.info.freshness?.withoutValidators
         let answer = StoreResponse(
-            .relationship(value), related: read.related.filter { named.contains($0.id) }, info: info)
+            .relationship(value), related: read.related.filter { named.contains($0.id) }, info: listInfo(of: read))
         return try await withTheirRecords(answer, of: owner, relationship, model: model, context: context)
     }
 
@@ -80,12 +77,18 @@ enum FaultFallback {
         let response = try await context.subrequestThroughChain(
             .fetch(fetch), serving: .relationshipFault(owner, relationship: relationship.name))
         let members = try response.fetchedObjects(for: fetch)
-        // Only what every answer has: the fetch's windows, pages and collections are not the list's.
+        let value: RelationshipValue = relationship.isToMany ? .toMany(members.map(\.id)) : .toOne(members.first?.id)
+        return StoreResponse(.relationship(value), related: members, info: listInfo(of: response))
+    }
+
+    /// What a relationship read through another request keeps of that request's answer: only
+    /// what every answer has (a fetch's windows, pages and collections, an object's validators,
+    /// are not the relationship's).
+    private static func listInfo(of response: StoreResponse) -> ResponseInfo {
         var info = ResponseInfo(
             answeredBy: response.info.answeredBy, origin: response.info.origin, isStale: response.info.isStale)
         info.freshness = response.info.freshness?.withoutValidators
-        let value: RelationshipValue = relationship.isToMany ? .toMany(members.map(\.id)) : .toOne(members.first?.id)
-        return StoreResponse(.relationship(value), related: members, info: info)
+        return info
     }
 
     /// A relationship answered whole, with the records of the objects it names: those the
